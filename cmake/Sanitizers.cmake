@@ -1,0 +1,5 @@
+if(JOULESTAT_SANITIZE)
+  set(_san -fsanitize=${JOULESTAT_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_compile_options(${_san})
+  add_link_options(${_san})
+endif()

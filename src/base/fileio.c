@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "parse_num.h"
+
+#define READ_INITIAL_SIZE 4096
+#define READ_RETRIES 3
+
+int read_fd_into(int fd, char *buf, size_t cap) {
+    ssize_t n;
+
+    if (cap < 1)
+        return -EINVAL;
+    do
+        n = pread(fd, buf, cap, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    if ((size_t)n >= cap)
+        return -EFBIG;
+    buf[n] = '\0';
+    return (int)n;
+}
+
+int read_file_into_at(int dirfd, const char *path, char *buf, size_t cap) {
+    _cleanup_(closep) int fd = -1;
+
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    return read_fd_into(fd, buf, cap);
+}
+
+int read_virtual_file_at(int dirfd, const char *path, size_t max_size, char **ret_content,
+                         size_t *ret_size) {
+    _cleanup_(closep) int fd = -1;
+    _cleanup_(freep) char *buf = NULL;
+    size_t size = MIN((size_t)READ_INITIAL_SIZE, max_size);
+
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+
+    for (int attempt = 0; attempt <= READ_RETRIES; attempt++) {
+        char *p;
+        int n;
+
+        /* One byte more than we accept, so a full read tells us the file was larger. */
+        p = realloc(buf, size + 1);
+        if (!p)
+            return -ENOMEM;
+        buf = p;
+        n = read_fd_into(fd, buf, size + 1);
+        if (n >= 0) {
+            if (ret_size)
+                *ret_size = (size_t)n;
+            *ret_content = TAKE_PTR(buf);
+            return 0;
+        }
+        if (n != -EFBIG)
+            return n;
+        if (size >= max_size)
+            return -EFBIG;
+        size = size > max_size / 4 ? max_size : size * 4;
+    }
+    return -EFBIG;
+}
+
+int read_u64_at(int dirfd, const char *path, uint64_t *ret_value) {
+    char buf[64];
+    int r;
+
+    r = read_file_into_at(dirfd, path, buf, sizeof(buf));
+    if (r < 0)
+        return r;
+    return safe_atou64(buf, ret_value);
+}
+
+int open_dir_at(int dirfd, const char *path) {
+    int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    return fd < 0 ? -errno : fd;
+}
+
+int open_root(const char *path) {
+    return open_dir_at(AT_FDCWD, path);
+}
+
+int write_file_at(int dirfd, const char *path, const void *data, size_t size) {
+    _cleanup_(closep) int fd = -1;
+    const char *p = data;
+
+    fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    while (size > 0) {
+        ssize_t n = write(fd, p, size);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The one way to read /proc, sysfs and other virtual files: openat(dirfd, path) with
+ * O_CLOEXEC, one read() of a buffer larger than the content, and up to three re-reads
+ * from offset 0 with a bigger buffer when the file did not fit. Never stdio.
+ *
+ * read_virtual_file_at(): reads at most max_size bytes; the result is NUL-terminated and
+ * owned by the caller. Returns 0, -ENOENT/-EACCES/... from openat/read, -EFBIG when the
+ * file is larger than max_size. ret_* are written only on success.
+ */
+int read_virtual_file_at(int dirfd, const char *path, size_t max_size, char **ret_content,
+                         size_t *ret_size);
+
+/* Same, into a caller buffer of `cap` bytes (content truncated never: -EFBIG if it does not
+ * fit in cap-1 bytes). Returns the length (>= 0) or -errno. For the tick's hot paths. */
+int read_file_into_at(int dirfd, const char *path, char *buf, size_t cap);
+
+/* Same, on an already open fd, read from offset 0 with pread(). */
+int read_fd_into(int fd, char *buf, size_t cap);
+
+/* Reads a file holding one unsigned decimal number (trailing whitespace allowed). */
+int read_u64_at(int dirfd, const char *path, uint64_t *ret_value);
+
+/* Opens a directory relative to dirfd (O_DIRECTORY|O_CLOEXEC). Returns fd or -errno. */
+int open_dir_at(int dirfd, const char *path);
+
+/* Opens a root path (e.g. --path.procfs) as a directory fd. Returns fd or -errno. */
+int open_root(const char *path);
+
+/* Writes a whole buffer to path (O_CREAT|O_TRUNC, mode 0644) relative to dirfd. */
+int write_file_at(int dirfd, const char *path, const void *data, size_t size);

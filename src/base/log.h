@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+/* syslog-compatible levels; the prefix "<N>" on stderr is understood by journald. */
+enum log_level {
+    LOG_LEVEL_ERROR = 3,
+    LOG_LEVEL_WARNING = 4,
+    LOG_LEVEL_INFO = 6,
+    LOG_LEVEL_DEBUG = 7,
+};
+
+void log_set_max_level(enum log_level level);
+enum log_level log_get_max_level(void);
+/* Parses "debug", "info", "warn"/"warning", "error". Returns 0 or -EINVAL. */
+int log_level_from_string(const char *s, enum log_level *ret_level);
+
+/* Logs and returns -|err| (or 0 when err is 0). `%m` in fmt prints strerror(|err|). */
+int log_full_errno(enum log_level level, int err, const char *fmt, ...) _printf_(3, 4);
+
+#define log_debug(...) (void)log_full_errno(LOG_LEVEL_DEBUG, 0, __VA_ARGS__)
+#define log_info(...) (void)log_full_errno(LOG_LEVEL_INFO, 0, __VA_ARGS__)
+#define log_warning(...) (void)log_full_errno(LOG_LEVEL_WARNING, 0, __VA_ARGS__)
+#define log_error(...) (void)log_full_errno(LOG_LEVEL_ERROR, 0, __VA_ARGS__)
+#define log_debug_errno(e, ...) log_full_errno(LOG_LEVEL_DEBUG, (e), __VA_ARGS__)
+#define log_info_errno(e, ...) log_full_errno(LOG_LEVEL_INFO, (e), __VA_ARGS__)
+#define log_warning_errno(e, ...) log_full_errno(LOG_LEVEL_WARNING, (e), __VA_ARGS__)
+#define log_error_errno(e, ...) log_full_errno(LOG_LEVEL_ERROR, (e), __VA_ARGS__)
+
+/*
+ * Rate limiter for a repeating failure: complain_should_log() is true at the first
+ * failure, then at doubling intervals (capped at one hour); complain_release() returns
+ * true exactly once when a failure that was logged recovers, so the caller can say so.
+ */
+struct complaint {
+    uint64_t next_ns;
+    uint64_t interval_ns;
+    uint64_t count;
+    bool active;
+};
+
+bool complain_should_log(struct complaint *c, uint64_t now_ns);
+bool complain_release(struct complaint *c);

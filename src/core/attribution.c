@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+#include "attribution.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const policy_names[_IDLE_POLICY_MAX] = {
+    [IDLE_POLICY_EVEN] = "even",
+    [IDLE_POLICY_SHARE] = "share",
+    [IDLE_POLICY_MEMORY] = "memory",
+    [IDLE_POLICY_UNATTRIBUTED] = "unattributed",
+};
+
+const char *idle_policy_to_string(enum idle_policy p) {
+    return (unsigned)p < _IDLE_POLICY_MAX ? policy_names[p] : NULL;
+}
+
+int idle_policy_from_string(const char *s) {
+    for (unsigned i = 0; i < _IDLE_POLICY_MAX; i++)
+        if (strcmp(s, policy_names[i]) == 0)
+            return (int)i;
+    return -EINVAL;
+}
+
+int split_scratch_reserve(struct split_scratch *s, size_t n) {
+    uint64_t **arrays[] = {&s->keys, &s->weights, &s->shares};
+    uint32_t *order;
+    unsigned __int128 *rem;
+
+    if (n <= s->cap)
+        return 0;
+    if (n > SPLIT_MAX_CONSUMERS)
+        return -EINVAL;
+    order = reallocarray(s->order, n, sizeof(*order));
+    if (!order)
+        return -ENOMEM;
+    s->order = order;
+    rem = reallocarray(s->rem, n, sizeof(*rem));
+    if (!rem)
+        return -ENOMEM;
+    s->rem = rem;
+    for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+        uint64_t *p = reallocarray(*arrays[i], n, sizeof(*p));
+
+        if (!p)
+            return -ENOMEM;
+        *arrays[i] = p;
+    }
+    s->cap = n;
+    return 0;
+}
+
+void split_scratch_done(struct split_scratch *s) {
+    free(s->order);
+    free(s->rem);
+    free(s->keys);
+    free(s->weights);
+    free(s->shares);
+    *s = (struct split_scratch){0};
+}
+
+struct rank_ctx {
+    const unsigned __int128 *rem;
+    const uint64_t *keys;
+};
+
+/* Larger remainder first; equal remainders by smaller key, then by index. */
+static int compare_rank(const void *a, const void *b, void *userdata) {
+    const struct rank_ctx *ctx = userdata;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+    if (ctx->rem[i] != ctx->rem[j])
+        return ctx->rem[i] > ctx->rem[j] ? -1 : 1;
+    if (ctx->keys && ctx->keys[i] != ctx->keys[j])
+        return ctx->keys[i] < ctx->keys[j] ? -1 : 1;
+    return i < j ? -1 : (i > j ? 1 : 0);
+}
+
+int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
+               struct split_scratch *scratch, uint64_t *out) {
+    unsigned __int128 sum = 0;
+    uint64_t assigned = 0, left;
+    bool even;
+
+    if (n == 0)
+        return total == 0 ? 0 : -EINVAL;
+    if (!out || n > SPLIT_MAX_CONSUMERS)
+        return -EINVAL;
+    if (scratch->cap < n)
+        return -ENOBUFS;
+
+    if (weights)
+        for (size_t i = 0; i < n; i++)
+            sum += weights[i];
+    even = sum == 0;
+    if (even)
+        sum = n;
+
+    /* total < 2^64 and w < 2^64, so total * w < 2^128: no overflow in 128 bits. */
+    for (size_t i = 0; i < n; i++) {
+        unsigned __int128 q = (unsigned __int128)total * (even ? 1 : weights[i]);
+
+        out[i] = (uint64_t)(q / sum);
+        scratch->rem[i] = q % sum;
+        assigned += out[i];
+    }
+
+    /* Sum of floors is within n of total, so at most n-1 units are left over. */
+    left = total - assigned;
+    if (left == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        scratch->order[i] = (uint32_t)i;
+    qsort_r(scratch->order, n, sizeof(*scratch->order), compare_rank,
+            &(struct rank_ctx){scratch->rem, keys});
+    for (uint64_t k = 0; k < left; k++)
+        out[scratch->order[k]]++;
+    return 0;
+}
+
+enum split_field {
+    FIELD_NONE,   /* even */
+    FIELD_WEIGHT, /* by weight (all zero: even) */
+    FIELD_MEMORY, /* by used memory (all zero: even) */
+};
+
+/* Distributes `total` among the request's consumers by one field, adding into parts. */
+static int add_distribution(uint64_t total, const struct split_request *req, enum split_field field,
+                            struct split_scratch *s, uint64_t *parts) {
+    int r;
+
+    if (total == 0)
+        return 0;
+    for (size_t i = 0; i < req->n; i++) {
+        const struct split_consumer *c = &req->consumers[i];
+
+        s->keys[i] = c->key;
+        s->weights[i] = field == FIELD_WEIGHT ? c->weight : field == FIELD_MEMORY ? c->memory : 0;
+    }
+    r = distribute(total, req->n, s->weights, s->keys, s, s->shares);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < req->n; i++)
+        parts[i] += s->shares[i];
+    return 0;
+}
+
+int split_energy(const struct split_request *req, struct split_scratch *scratch, uint64_t *parts,
+                 struct split_result *ret_result) {
+    struct split_result res = {0};
+    bool any_weight = false;
+    enum split_field idle_field = FIELD_NONE;
+    int r;
+
+    if ((unsigned)req->policy >= _IDLE_POLICY_MAX || req->n > SPLIT_MAX_CONSUMERS)
+        return -EINVAL;
+    if (req->n > 0 && (!req->consumers || !parts))
+        return -EINVAL;
+    if (scratch->cap < req->n)
+        return -ENOBUFS;
+
+    res.idle_uj = req->idle_uj < req->energy_uj ? req->idle_uj : req->energy_uj;
+    res.active_uj = req->energy_uj - res.idle_uj;
+
+    if (req->n == 0) {
+        res.unattributed_no_consumer_uj = req->energy_uj;
+        *ret_result = res;
+        return 0;
+    }
+    if (req->n == 1) {
+        /* Alone on the device: the whole measured delta is this consumer's. */
+        parts[0] = req->energy_uj;
+        res.exclusive = true;
+        *ret_result = res;
+        return 0;
+    }
+
+    for (size_t i = 0; i < req->n; i++) {
+        parts[i] = 0;
+        any_weight = any_weight || req->consumers[i].weight != 0;
+    }
+    res.even_fallback = !any_weight;
+
+    if (req->policy == IDLE_POLICY_SHARE) {
+        /* One distribution of the whole delta: exactly dE * w_i / sum(w), rounded once. */
+        r = add_distribution(req->energy_uj, req, FIELD_WEIGHT, scratch, parts);
+        if (r < 0)
+            return r;
+        *ret_result = res;
+        return 0;
+    }
+
+    r = add_distribution(res.active_uj, req, FIELD_WEIGHT, scratch, parts);
+    if (r < 0)
+        return r;
+
+    switch (req->policy) {
+    case IDLE_POLICY_EVEN:
+        idle_field = FIELD_NONE;
+        break;
+    case IDLE_POLICY_SHARE: /* handled above */
+        idle_field = FIELD_WEIGHT;
+        break;
+    case IDLE_POLICY_MEMORY:
+        idle_field = FIELD_MEMORY;
+        break;
+    case IDLE_POLICY_UNATTRIBUTED:
+    case _IDLE_POLICY_MAX:
+        res.unattributed_idle_uj = res.idle_uj;
+        *ret_result = res;
+        return 0;
+    }
+    r = add_distribution(res.idle_uj, req, idle_field, scratch, parts);
+    if (r < 0)
+        return r;
+    *ret_result = res;
+    return 0;
+}

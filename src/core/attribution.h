@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The exact split of one device's energy over one window among its consumers.
+ *
+ * Integers only: energy in microjoules, weights in any unit. The parts plus the
+ * unattributed energy always add up to the input energy exactly. Rounding is by largest
+ * remainder, ties broken by the consumer key (never by position), so the result does not
+ * depend on the order in which consumers are listed.
+ */
+
+enum idle_policy {
+    IDLE_POLICY_EVEN,         /* idle energy split evenly among the consumers (default) */
+    IDLE_POLICY_SHARE,        /* idle energy split by the same weights as active energy */
+    IDLE_POLICY_MEMORY,       /* idle energy split by used memory */
+    IDLE_POLICY_UNATTRIBUTED, /* idle energy kept at device level */
+    _IDLE_POLICY_MAX,
+};
+
+const char *idle_policy_to_string(enum idle_policy p);
+/* Returns the policy (>= 0) or -EINVAL. */
+int idle_policy_from_string(const char *s);
+
+struct split_consumer {
+    uint64_t key;    /* stable identity, for deterministic tie-breaks */
+    uint64_t weight; /* share of active energy */
+    uint64_t memory; /* used memory, for IDLE_POLICY_MEMORY */
+};
+
+struct split_request {
+    uint64_t energy_uj; /* measured delta of the device in the window */
+    uint64_t idle_uj;   /* idle power x window length; capped at energy_uj */
+    enum idle_policy policy;
+    size_t n;
+    const struct split_consumer *consumers;
+};
+
+struct split_result {
+    uint64_t active_uj;                   /* energy_uj - idle part */
+    uint64_t idle_uj;                     /* min(idle_uj, energy_uj) */
+    uint64_t unattributed_idle_uj;        /* idle kept at device level by policy */
+    uint64_t unattributed_no_consumer_uj; /* nobody used the device */
+    bool exclusive;                       /* one consumer: its part is measured, not split */
+    bool even_fallback;                   /* all weights zero: active energy split evenly */
+};
+
+/* Caller-owned scratch, reused between calls so the tick does not allocate. */
+struct split_scratch {
+    size_t cap;
+    uint32_t *order;
+    unsigned __int128 *rem;
+    uint64_t *keys;
+    uint64_t *weights;
+    uint64_t *shares;
+};
+
+/* Makes room for n consumers. Returns 0 or -ENOMEM. */
+int split_scratch_reserve(struct split_scratch *s, size_t n);
+void split_scratch_done(struct split_scratch *s);
+
+/* Largest upper bound on consumers per split. */
+#define SPLIT_MAX_CONSUMERS 65536U
+
+/*
+ * Splits req->energy_uj. parts[0..n) receive each consumer's energy (active + idle).
+ * Returns 0, -EINVAL (bad policy, n over the limit, NULL arrays with n > 0) or -ENOBUFS
+ * (scratch smaller than n). ret_result is written only on success; parts may hold
+ * partial results after a failure.
+ */
+int split_energy(const struct split_request *req, struct split_scratch *scratch, uint64_t *parts,
+                 struct split_result *ret_result);
+
+/*
+ * Largest-remainder distribution of `total` by `weights` (all zero: evenly), ties by key.
+ * out[i] = floor(total * w_i / W) plus one for the (total - sum of floors) consumers with
+ * the largest remainders. Exposed for tests and for the CPU split.
+ */
+int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
+               struct split_scratch *scratch, uint64_t *out);

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * An immutable picture of everything exported, built by the sampler after each tick and
+ * published with a reference count. The HTTP side renders from it and never samples.
+ * Energies are integer microjoules (rendered as joules with six decimals).
+ */
+
+#define SNAP_LABEL_MAX 128
+#define SNAP_ID_MAX 80
+
+struct snap_identity {
+    char process_name[SNAP_LABEL_MAX];
+    char pod[SNAP_LABEL_MAX];
+    char namespace_[SNAP_LABEL_MAX];
+    char container[SNAP_LABEL_MAX];
+    char pod_uid[SNAP_ID_MAX];
+    char container_id[SNAP_ID_MAX];
+    char slurm_job[SNAP_ID_MAX];
+};
+
+struct snap_gpu_process {
+    uint32_t pid;
+    unsigned gpu;
+    struct snap_identity id;
+    uint64_t energy_measured_uj;  /* exclusive windows */
+    uint64_t energy_estimated_uj; /* shared windows */
+    bool util_valid;
+    double sm_util_ratio;
+    double mem_util_ratio;
+    bool memory_valid;
+    uint64_t memory_used_bytes;
+    double start_time_seconds; /* unix time */
+    bool active;
+};
+
+enum unattributed_reason {
+    UNATTR_IDLE,        /* idle energy kept at device level by policy */
+    UNATTR_NO_CONSUMER, /* device busy or idle with no process on it */
+    UNATTR_NO_DATA,     /* windows without a usable reading (GPU lost, counter glitch) */
+    _UNATTR_MAX,
+};
+
+const char *unattributed_reason_to_string(enum unattributed_reason r);
+
+struct snap_gpu {
+    unsigned index;
+    char uuid[SNAP_ID_MAX];
+    char model[SNAP_LABEL_MAX];
+    bool up;
+    bool energy_estimated; /* no energy counter: integrated from power */
+    uint64_t energy_uj;    /* measured since joulestat started */
+    uint64_t unattributed_uj[_UNATTR_MAX];
+    bool power_valid;
+    double power_watts;
+    bool idle_power_valid;
+    double idle_power_watts;
+    unsigned process_count;
+};
+
+struct snap_rapl {
+    unsigned package;
+    char domain[16];
+    uint64_t energy_uj;
+    uint64_t unattributed_uj[_UNATTR_MAX];
+};
+
+/* Energy per workload (container, pod, SLURM job), by component. */
+enum workload_kind { WORKLOAD_CONTAINER, WORKLOAD_POD, WORKLOAD_JOB, _WORKLOAD_KIND_MAX };
+
+struct snap_workload {
+    enum workload_kind kind;
+    struct snap_identity id;
+    uint64_t gpu_energy_uj;
+    uint64_t cpu_energy_uj;
+    bool active;
+};
+
+struct snap_source {
+    char name[32];
+    bool up;
+    uint64_t errors;
+};
+
+struct snapshot {
+    atomic_uint refs;
+    uint64_t generation;
+    double timestamp_seconds;
+    const char *metric_prefix; /* owned by config, outlives snapshots */
+
+    size_t n_gpu_processes;
+    struct snap_gpu_process *gpu_processes;
+    size_t n_gpus;
+    struct snap_gpu *gpus;
+    size_t n_rapl;
+    struct snap_rapl *rapl;
+    size_t n_workloads;
+    struct snap_workload *workloads;
+    size_t n_sources;
+    struct snap_source *sources;
+
+    double last_sample_duration_seconds;
+    uint64_t samples_total;
+};
+
+/* Allocates an empty snapshot with one reference. NULL on ENOMEM. */
+struct snapshot *snapshot_new(void);
+struct snapshot *snapshot_ref(struct snapshot *s);
+/* Drops a reference; frees on the last. Accepts NULL; returns NULL. */
+struct snapshot *snapshot_unref(struct snapshot *s);
+
+/* The published pointer: the sampler swaps, readers take a reference. Thread-safe. */
+struct snapshot_slot;
+struct snapshot_slot *snapshot_slot_new(void);
+struct snapshot_slot *snapshot_slot_free(struct snapshot_slot *slot);
+/* Publishes s (takes ownership of the caller's reference). */
+void snapshot_slot_publish(struct snapshot_slot *slot, struct snapshot *s);
+/* Returns a new reference to the latest snapshot, or NULL if none yet. */
+struct snapshot *snapshot_slot_get(struct snapshot_slot *slot);

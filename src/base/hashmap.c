@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 uint64_t hash_u64(uint64_t x) {
     x ^= x >> 30;
@@ -135,4 +136,10 @@ int hashmap_next(const struct hashmap *m, size_t *iter, uint64_t *ret_key, void 
         }
     *iter = m->cap;
     return 0;
+}
+
+void hashmap_clear(struct hashmap *m) {
+    if (m->slots)
+        memset(m->slots, 0, m->cap * sizeof(*m->slots));
+    m->size = 0;
 }

@@ -36,3 +36,6 @@ int hashmap_next(const struct hashmap *m, size_t *iter, uint64_t *ret_key, void 
 uint64_t hash_u64(uint64_t x);
 /* FNV-1a of a byte string, mixed. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
+
+/* Empties the map, keeping its memory for reuse. */
+void hashmap_clear(struct hashmap *m);

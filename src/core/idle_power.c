@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#include "idle_power.h"
+
+#include <string.h>
+
+/* The 10th percentile: robust against a window that caught a process starting up. */
+#define IDLE_PERCENTILE 10U
+
+void idle_power_init(struct idle_power *ip, double watts) {
+    memset(ip, 0, sizeof(*ip));
+    if (watts >= 0) {
+        ip->configured = true;
+        ip->configured_mw = (uint64_t)(watts * 1000.0 + 0.5);
+    }
+}
+
+void idle_power_observe(struct idle_power *ip, uint64_t energy_uj, uint64_t duration_us) {
+    uint64_t sorted[IDLE_POWER_HISTORY];
+    unsigned n;
+
+    if (ip->configured || duration_us == 0)
+        return;
+    /* uJ / us = W; times 1000 for mW. */
+    ip->history_mw[ip->next] = (uint64_t)((unsigned __int128)energy_uj * 1000U / duration_us);
+    ip->next = (ip->next + 1) % IDLE_POWER_HISTORY;
+    if (ip->count < IDLE_POWER_HISTORY)
+        ip->count++;
+
+    /* Insertion sort of at most 64 values, only when a new observation arrives. */
+    n = ip->count;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t v = ip->history_mw[i];
+        unsigned j = i;
+
+        for (; j > 0 && sorted[j - 1] > v; j--)
+            sorted[j] = sorted[j - 1];
+        sorted[j] = v;
+    }
+    ip->estimate_mw = sorted[(n - 1) * IDLE_PERCENTILE / 100U];
+}
+
+bool idle_power_known(const struct idle_power *ip) {
+    return ip->configured || ip->count > 0;
+}
+
+double idle_power_watts(const struct idle_power *ip) {
+    return (double)(ip->configured ? ip->configured_mw : ip->estimate_mw) / 1000.0;
+}
+
+uint64_t idle_power_energy_uj(const struct idle_power *ip, uint64_t duration_us) {
+    uint64_t mw = ip->configured ? ip->configured_mw : ip->estimate_mw;
+
+    /* mW * us = nJ. */
+    return (uint64_t)((unsigned __int128)mw * duration_us / 1000U);
+}

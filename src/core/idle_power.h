@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * A GPU's idle power: configured (--gpu-idle-power), or learned as a low percentile of the
+ * average power of recent windows in which nothing ran on the GPU. Until something is
+ * learned, idle power is unknown and treated as zero (all energy counts as active).
+ */
+#define IDLE_POWER_HISTORY 64
+
+struct idle_power {
+    bool configured;
+    uint64_t configured_mw;
+    unsigned count; /* observations stored (up to IDLE_POWER_HISTORY) */
+    unsigned next;
+    uint64_t history_mw[IDLE_POWER_HISTORY];
+    uint64_t estimate_mw;
+};
+
+/* watts < 0: learn; otherwise use the configured value. */
+void idle_power_init(struct idle_power *ip, double watts);
+/* Records a window with no consumers: its average power is energy / duration. */
+void idle_power_observe(struct idle_power *ip, uint64_t energy_uj, uint64_t duration_us);
+bool idle_power_known(const struct idle_power *ip);
+double idle_power_watts(const struct idle_power *ip);
+/* Idle energy over a duration, in uJ (0 when unknown). */
+uint64_t idle_power_energy_uj(const struct idle_power *ip, uint64_t duration_us);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attribution.h"
+#include "log.h"
+
+enum command {
+    COMMAND_SERVE,
+    COMMAND_CHECK,
+    COMMAND_PS,
+    COMMAND_REPLAY,
+    COMMAND_VERSION,
+    COMMAND_HELP,
+};
+
+/* Everything the command line says, immutable once parsed. Strings point into argv or
+ * static defaults. */
+struct config {
+    enum command command;
+
+    uint64_t sample_interval_ns;       /* --sample-interval, --dcgm-update-frequency */
+    uint64_t process_scan_interval_ns; /* --process-scan-interval */
+    uint64_t metric_retention_ns;      /* --metric-retention */
+    const char *metric_prefix;         /* --metric-prefix */
+    const char *listen_address;        /* --listen-address, --web.listen-address */
+    const char *metrics_path;          /* --metrics-path, --web.telemetry-path */
+    const char *web_config_file;       /* --web.config.file */
+    enum log_level log_level;          /* --log-level */
+
+    bool kubernetes_enabled;          /* --kubernetes-enabled */
+    const char *pod_resources_socket; /* --pod-resources-socket */
+
+    const char *procfs;       /* --path.procfs */
+    const char *sysfs;        /* --path.sysfs */
+    const char *devfs;        /* --path.dev */
+    const char *nvml_library; /* --nvml-library; NULL: the default sonames */
+    bool gpu_enabled;         /* --no-gpu turns the GPU source off */
+
+    double gpu_idle_power_watts;      /* --gpu-idle-power; < 0: learned */
+    enum idle_policy gpu_idle_policy; /* --gpu-idle-policy */
+    enum idle_policy cpu_idle_policy; /* --cpu-idle-policy */
+    const char *rapl_source;          /* --rapl-source=auto|powercap|msr|perf|off */
+    bool cpu_process_metrics;         /* --cpu-process-metrics (cardinality: opt-in) */
+
+    const char *scenario;        /* replay --scenario FILE */
+    uint64_t replay_duration_ns; /* replay --duration (default: the scenario's) */
+
+    bool json; /* ps --json */
+    bool all;  /* ps --all */
+};
+
+/* Fills cfg from argv. Returns 0, or -EINVAL after printing what is wrong to stderr. */
+int config_parse(int argc, char **argv, struct config *cfg);
+
+/* Prints usage to stdout. */
+void config_usage(const char *program);

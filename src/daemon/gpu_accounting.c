@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+#include "gpu_accounting.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counter.h"
+#include "hashmap.h"
+#include "idle_power.h"
+#include "macro.h"
+#include "weights.h"
+
+/* Per-device state carried from one window to the next. */
+struct gpu_track {
+    bool seen;
+    bool window_open; /* a baseline exists: the next reading closes a window */
+    bool gap;         /* readings were missing since the last window */
+    uint64_t window_start_us;
+    uint64_t util_last_seen_us;
+    struct energy_counter counter;
+    bool power_primed; /* power integration (no energy counter) */
+    uint32_t last_power_mw;
+    uint64_t power_remainder;
+    struct idle_power idle;
+};
+
+struct gpu_accounting {
+    struct gpu_accounting_options opts;
+    struct gpu_track tracks[LEDGER_MAX_GPUS];
+
+    /* Scratch reused by every window, so the tick does not allocate once warm. */
+    struct hashmap pid_index; /* pid + 1 -> consumer index + 1 */
+    size_t cap;
+    uint32_t *pids;
+    struct split_consumer *consumers;
+    struct ledger_process **procs;
+    uint64_t *parts;
+    uint64_t *weights;
+    uint64_t *mem_weights;
+    bool *memory_valid;
+    size_t samples_cap;
+    struct util_sample *samples;
+    struct split_scratch split;
+};
+
+int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accounting **ret) {
+    struct gpu_accounting *a = calloc(1, sizeof(*a));
+
+    if (!a)
+        return -ENOMEM;
+    a->opts = *o;
+    if (a->opts.max_power_watts <= 0)
+        a->opts.max_power_watts = 5000;
+    hashmap_init(&a->pid_index);
+    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++)
+        idle_power_init(&a->tracks[i].idle, o->idle_power_watts);
+    *ret = a;
+    return 0;
+}
+
+struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
+    if (!a)
+        return NULL;
+    hashmap_done(&a->pid_index);
+    free(a->pids);
+    free(a->consumers);
+    free(a->procs);
+    free(a->parts);
+    free(a->weights);
+    free(a->mem_weights);
+    free(a->memory_valid);
+    free(a->samples);
+    split_scratch_done(&a->split);
+    free(a);
+    return NULL;
+}
+
+static int reserve_consumers(struct gpu_accounting *a, size_t n) {
+    size_t cap = a->cap;
+    int r = 0;
+
+    if (n <= a->cap)
+        return 0;
+        /* Each array grows from the same old capacity to the same new one. */
+#define GROW(field)                                                                                \
+    do {                                                                                           \
+        size_t c = cap;                                                                            \
+        if (r >= 0)                                                                                \
+            r = grow_array(&a->field, &c, n, sizeof(*a->field));                                   \
+        a->cap = r >= 0 ? c : a->cap;                                                              \
+    } while (0)
+    GROW(pids);
+    GROW(consumers);
+    GROW(procs);
+    GROW(parts);
+    GROW(weights);
+    GROW(mem_weights);
+    GROW(memory_valid);
+#undef GROW
+    if (r < 0) {
+        a->cap = cap;
+        return r;
+    }
+    return split_scratch_reserve(&a->split, a->cap);
+}
+
+/* Index of pid among this window's consumers, adding it if new. */
+static int consumer_index(struct gpu_accounting *a, size_t *n, uint32_t pid, size_t *ret) {
+    uintptr_t v = (uintptr_t)hashmap_get(&a->pid_index, (uint64_t)pid + 1);
+    int r;
+
+    if (v) {
+        *ret = v - 1;
+        return 0;
+    }
+    r = reserve_consumers(a, *n + 1);
+    if (r < 0)
+        return r;
+    r = hashmap_put(&a->pid_index, (uint64_t)pid + 1, (void *)(uintptr_t)(*n + 1));
+    if (r < 0)
+        return r;
+    a->pids[*n] = pid;
+    a->memory_valid[*n] = false;
+    a->consumers[*n] = (struct split_consumer){0};
+    *ret = (*n)++;
+    return 0;
+}
+
+/* Collects consumers: running processes and any pid with samples in the window. */
+static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_reading *d,
+                             size_t *ret_n) {
+    size_t n = 0, idx;
+    int r;
+
+    hashmap_clear(&a->pid_index);
+    for (size_t i = 0; i < d->n_processes; i++) {
+        r = consumer_index(a, &n, d->processes[i].pid, &idx);
+        if (r < 0)
+            return r;
+        if (d->processes[i].memory_valid) {
+            a->consumers[idx].memory = d->processes[i].used_memory_bytes;
+            a->memory_valid[idx] = true;
+        }
+    }
+    r = grow_array(&a->samples, &a->samples_cap, MAX(d->n_utils, 1), sizeof(*a->samples));
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < d->n_utils; i++) {
+        const struct gpu_util_sample *u = &d->utils[i];
+
+        r = consumer_index(a, &n, u->pid, &idx);
+        if (r < 0)
+            return r;
+        a->samples[i] = (struct util_sample){
+            .consumer = (uint32_t)idx,
+            .sm_util = u->sm_util,
+            .mem_util = u->mem_util,
+            .timestamp_us = u->timestamp_us,
+        };
+    }
+    *ret_n = n;
+    return 0;
+}
+
+/* Energy of the window from the counter, or by integrating power. Returns false when the
+ * window has no usable energy (first reading, glitch). */
+static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
+                          const struct gpu_device_reading *d, uint64_t now_us, uint64_t *ret_uj,
+                          struct gpu_tick_stats *stats) {
+    uint64_t dt_us = t->window_open ? now_us - t->window_start_us : 0;
+    uint64_t delta;
+    int event;
+
+    if (d->energy_valid) {
+        /* No GPU draws more than max_power: a bigger jump is a glitch, not energy. */
+        t->counter.max_delta_raw = (uint64_t)(a->opts.max_power_watts * (double)dt_us / 1000.0) + 1;
+        event = energy_counter_update(&t->counter, d->energy_mj, &delta);
+        if (event == COUNTER_RESET)
+            stats->counter_resets++;
+        if (event == COUNTER_GLITCH)
+            stats->counter_glitches++;
+        if (event < 0 || event == COUNTER_FIRST || event == COUNTER_GLITCH)
+            return false;
+        *ret_uj = delta;
+        return t->window_open;
+    }
+    if (!d->power_valid)
+        return false;
+    if (!t->power_primed || !t->window_open) {
+        t->power_primed = true;
+        t->last_power_mw = d->power_mw;
+        return false;
+    }
+    /* Trapezoid: (P0 + P1) / 2 * dt; mW * us = nJ, so the unit is 1/2000 uJ. */
+    delta = energy_convert((struct energy_unit){1, 2000},
+                           ((uint64_t)t->last_power_mw + d->power_mw) * dt_us, &t->power_remainder);
+    t->last_power_mw = d->power_mw;
+    *ret_uj = delta;
+    return true;
+}
+
+static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
+                            const struct gpu_device_reading *d, struct ledger_gpu *g,
+                            uint64_t energy_uj, uint64_t now_us, uint64_t now_ns,
+                            process_resolve_fn resolve, void *userdata, struct ledger *ledger,
+                            struct gpu_tick_stats *stats) {
+    uint64_t dt_us = now_us - t->window_start_us;
+    struct split_request req;
+    struct split_result res;
+    struct weights_stats ws;
+    size_t n;
+    int r;
+
+    r = collect_consumers(a, d, &n);
+    if (r < 0)
+        goto unplaced;
+    r = window_weights(a->samples, d->n_utils, t->window_start_us, now_us, &t->util_last_seen_us, n,
+                       a->weights, a->mem_weights, &ws);
+    if (r < 0)
+        goto unplaced;
+    stats->samples_dropped += ws.dropped_invalid + ws.dropped_stale;
+
+    for (size_t i = 0; i < n; i++) {
+        struct process_info info = {0};
+        struct ledger_process *p;
+
+        if (!resolve || resolve(userdata, a->pids[i], &info) < 0)
+            info = (struct process_info){0};
+        r = ledger_process_get(ledger, d->index, a->pids[i], info.start_ticks, &p);
+        if (r < 0)
+            goto unplaced;
+        if (r > 0) { /* new entry: its identity is fixed for its life */
+            p->id = info.id;
+            p->start_time_seconds = info.start_time_seconds;
+        }
+        a->procs[i] = p;
+        a->consumers[i].key = p->key;
+        /* MIG or no per-process utilisation: weights stay zero and the split is even. */
+        a->consumers[i].weight = d->utils_supported && !d->mig_enabled ? a->weights[i] : 0;
+    }
+
+    req = (struct split_request){
+        .energy_uj = energy_uj,
+        .idle_uj = idle_power_energy_uj(&t->idle, dt_us),
+        .policy = a->opts.idle_policy,
+        .n = n,
+        .consumers = a->consumers,
+    };
+    r = split_energy(&req, &a->split, a->parts, &res);
+    if (r < 0)
+        goto unplaced;
+
+    g->unattributed_uj[UNATTR_IDLE] += res.unattributed_idle_uj;
+    g->unattributed_uj[UNATTR_NO_CONSUMER] += res.unattributed_no_consumer_uj;
+    for (size_t i = 0; i < n; i++) {
+        struct ledger_process *p = a->procs[i];
+        /* Only a window a process had to itself on a metered GPU is a measurement. */
+        bool estimated = !res.exclusive || !d->energy_valid;
+
+        r = ledger_add_gpu_energy(ledger, p, a->parts[i], estimated, now_ns);
+        if (r < 0) {
+            /* The process got its part; what is not placed yet must not vanish. */
+            for (size_t j = i + 1; j < n; j++)
+                g->unattributed_uj[UNATTR_NO_DATA] += a->parts[j];
+            return r;
+        }
+        if (dt_us > 0 && d->utils_supported && !d->mig_enabled) {
+            p->util_valid = true;
+            p->sm_util_ratio = (double)a->weights[i] / (100.0 * (double)dt_us);
+            p->mem_util_ratio = (double)a->mem_weights[i] / (100.0 * (double)dt_us);
+        }
+        p->memory_valid = a->memory_valid[i];
+        if (a->memory_valid[i])
+            p->memory_used_bytes = a->consumers[i].memory;
+    }
+    g->process_count = (unsigned)n;
+
+    /* A window with nobody on the GPU shows what idle costs. */
+    if (n == 0 && dt_us > 0)
+        idle_power_observe(&t->idle, energy_uj, dt_us);
+    return 0;
+
+unplaced:
+    /* Nothing of this window was placed yet: keep all of it, as no_data. */
+    g->unattributed_uj[UNATTR_NO_DATA] += energy_uj;
+    return r;
+}
+
+static void update_device(struct ledger_gpu *g, const struct gpu_device_reading *d,
+                          const struct gpu_track *t) {
+    g->present = true;
+    g->index = d->index;
+    (void)snprintf(g->uuid, sizeof(g->uuid), "%s", d->uuid);
+    (void)snprintf(g->model, sizeof(g->model), "%s", d->name);
+    g->up = d->up;
+    if (!d->up) {
+        g->power_valid = false;
+        return;
+    }
+    g->energy_estimated = !d->energy_valid;
+    g->power_valid = d->power_valid;
+    g->power_watts = d->power_valid ? d->power_mw / 1000.0 : 0;
+    g->idle_power_valid = idle_power_known(&t->idle);
+    g->idle_power_watts = idle_power_watts(&t->idle);
+}
+
+int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_reading *devices,
+                        size_t n_devices, uint64_t now_us, uint64_t now_ns,
+                        process_resolve_fn resolve, void *userdata, struct ledger *ledger,
+                        struct gpu_tick_stats *ret_stats) {
+    struct gpu_tick_stats stats = {0};
+    int ret = 0;
+
+    for (size_t i = 0; i < n_devices; i++) {
+        const struct gpu_device_reading *d = &devices[i];
+        struct ledger_gpu *g = ledger_gpu(ledger, d->index);
+        struct gpu_track *t;
+        uint64_t energy_uj = 0;
+        int r;
+
+        if (!g)
+            continue;
+        t = &a->tracks[d->index];
+        if (!t->seen) {
+            t->seen = true;
+            (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
+        }
+        update_device(g, d, t);
+        if (!d->up) {
+            stats.devices_down++;
+            t->gap = true;
+            continue;
+        }
+        stats.devices_up++;
+
+        if (window_energy(a, t, d, now_us, &energy_uj, &stats)) {
+            g->energy_uj += energy_uj;
+            if (t->gap) {
+                /* The delta spans time we could not observe: nobody can be charged. */
+                g->unattributed_uj[UNATTR_NO_DATA] += energy_uj;
+            } else {
+                r = attribute_window(a, t, d, g, energy_uj, now_us, now_ns, resolve, userdata,
+                                     ledger, &stats);
+                if (r < 0 && ret == 0)
+                    ret = r;
+            }
+        } else if (!t->window_open)
+            t->util_last_seen_us = now_us; /* older samples belong to no window of ours */
+        t->gap = false;
+        t->window_open = true;
+        t->window_start_us = now_us;
+    }
+    if (ret_stats)
+        *ret_stats = stats;
+    return ret;
+}

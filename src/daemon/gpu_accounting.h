@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attribution.h"
+#include "gpu.h"
+#include "ledger.h"
+
+/*
+ * GPU accounting: turns each tick's NVML readings into exact per-process energy in the
+ * ledger, following the attribution rule of docs/ATTRIBUTION.md. One window per device
+ * and tick: (previous tick, this tick].
+ */
+
+/* What the process table knows about a pid; filled by a resolver (procfs scanner). */
+struct process_info {
+    uint64_t start_ticks; /* 0 when unknown */
+    double start_time_seconds;
+    struct snap_identity id;
+};
+
+/* Returns 0 and fills *ret, or -ESRCH when the pid is unknown (the process is then
+ * accounted with what NVML says alone). */
+typedef int (*process_resolve_fn)(void *userdata, uint32_t pid, struct process_info *ret);
+
+struct gpu_accounting_options {
+    enum idle_policy idle_policy;
+    double idle_power_watts; /* < 0: learn it from idle windows */
+    double max_power_watts;  /* plausibility bound for counter deltas */
+};
+
+struct gpu_accounting;
+
+int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accounting **ret);
+struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a);
+
+struct gpu_tick_stats {
+    unsigned devices_up;
+    unsigned devices_down;
+    unsigned counter_resets;
+    unsigned counter_glitches;
+    size_t samples_dropped;
+};
+
+/*
+ * Accounts one tick. now_us is the window end in the sample clock, now_ns the monotonic
+ * time used for retention. Returns 0 or -ENOMEM / -EINVAL (an internal inconsistency; the
+ * window's energy is then kept as unattributed no_data, never lost).
+ */
+int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_reading *devices,
+                        size_t n_devices, uint64_t now_us, uint64_t now_ns,
+                        process_resolve_fn resolve, void *userdata, struct ledger *ledger,
+                        struct gpu_tick_stats *ret_stats);

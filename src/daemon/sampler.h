@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "gpu_accounting.h"
+#include "snapshot.h"
+
+/*
+ * The sampler owns the sources, the attribution and the ledger. Each tick it reads the
+ * GPUs (every --sample-interval) and the processes and RAPL (every
+ * --process-scan-interval), accounts the energy, and publishes a new immutable snapshot.
+ * It runs in its own thread for `serve`, or is ticked by hand on a virtual clock for
+ * `replay` and tests.
+ */
+
+struct sampler;
+
+/* The time of one tick: monotonic (retention, scheduling) and the GPU sample clock
+ * (host real time, or the simulator's virtual time), plus wall time for the snapshot. */
+struct tick_time {
+    uint64_t mono_ns;
+    uint64_t sample_us;
+    double wall_seconds;
+};
+
+/* Opens the sources the config asks for. A source that cannot be opened is logged once
+ * and reported down; only -ENOMEM fails. */
+int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sampler **ret);
+struct sampler *sampler_free(struct sampler *s);
+
+/* One tick. Returns 0 or -ENOMEM (energy is never dropped: see gpu_accounting.h). */
+int sampler_tick(struct sampler *s, const struct tick_time *t);
+
+/* The tick time now, from the real clocks. */
+struct tick_time sampler_now(void);
+
+/* Background thread: ticks at the configured interval until sampler_stop(). */
+int sampler_start(struct sampler *s);
+void sampler_stop(struct sampler *s);
+
+/* Overrides the process resolver (tests, replay). */
+void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userdata);
+
+/* True when the last tick is recent (for /healthz). */
+bool sampler_healthy(struct sampler *s);

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+#include "ledger.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+void ledger_init(struct ledger *l) {
+    *l = (struct ledger){0};
+    hashmap_init(&l->processes);
+    hashmap_init(&l->workloads);
+}
+
+static void free_values(struct hashmap *m) {
+    void *value;
+
+    for (size_t i = 0; hashmap_next(m, &i, NULL, &value);)
+        free(value);
+    hashmap_done(m);
+}
+
+void ledger_done(struct ledger *l) {
+    free_values(&l->processes);
+    free_values(&l->workloads);
+    free(l->rapl);
+    free(l->sweep_keys);
+    *l = (struct ledger){0};
+}
+
+uint64_t ledger_process_key(unsigned gpu, uint32_t pid, uint64_t start_ticks) {
+    return hash_u64(hash_u64(((uint64_t)gpu << 32) | pid) ^ start_ticks);
+}
+
+int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t start_ticks,
+                       struct ledger_process **ret) {
+    uint64_t key = ledger_process_key(gpu, pid, start_ticks);
+    struct ledger_process *p = hashmap_get(&l->processes, key);
+    int r;
+
+    if (p) {
+        *ret = p;
+        return 0;
+    }
+    {
+        p = calloc(1, sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        *p =
+            (struct ledger_process){.key = key, .gpu = gpu, .pid = pid, .start_ticks = start_ticks};
+        r = hashmap_put(&l->processes, key, p);
+        if (r < 0) {
+            free(p);
+            return r;
+        }
+    }
+    *ret = p;
+    return 1;
+}
+
+static uint64_t workload_key(enum workload_kind kind, const char *id) {
+    return hash_bytes(id, strlen(id), (uint64_t)kind + 1);
+}
+
+/* Copies the identity fields that describe a workload of this kind. */
+static void workload_identity(enum workload_kind kind, const struct snap_identity *src,
+                              struct snap_identity *dst) {
+    *dst = (struct snap_identity){0};
+    switch (kind) {
+    case WORKLOAD_CONTAINER:
+        memcpy(dst->container, src->container, sizeof(dst->container));
+        memcpy(dst->container_id, src->container_id, sizeof(dst->container_id));
+        /* fallthrough: a container also names its pod */
+        __attribute__((fallthrough));
+    case WORKLOAD_POD:
+        memcpy(dst->pod, src->pod, sizeof(dst->pod));
+        memcpy(dst->namespace_, src->namespace_, sizeof(dst->namespace_));
+        memcpy(dst->pod_uid, src->pod_uid, sizeof(dst->pod_uid));
+        break;
+    case WORKLOAD_JOB:
+        memcpy(dst->slurm_job, src->slurm_job, sizeof(dst->slurm_job));
+        break;
+    case _WORKLOAD_KIND_MAX:
+        break;
+    }
+}
+
+static int workload_touch(struct ledger *l, enum workload_kind kind, const struct snap_identity *id,
+                          uint64_t now_ns, struct ledger_workload **ret) {
+    const char *name = kind == WORKLOAD_CONTAINER ? id->container_id
+                       : kind == WORKLOAD_POD     ? id->pod_uid
+                                                  : id->slurm_job;
+    struct ledger_workload *w;
+    uint64_t key;
+    int r;
+
+    if (name[0] == '\0') {
+        *ret = NULL;
+        return 0;
+    }
+    key = workload_key(kind, name);
+    w = hashmap_get(&l->workloads, key);
+    if (!w) {
+        w = calloc(1, sizeof(*w));
+        if (!w)
+            return -ENOMEM;
+        w->key = key;
+        w->kind = kind;
+        r = hashmap_put(&l->workloads, key, w);
+        if (r < 0) {
+            free(w);
+            return r;
+        }
+    }
+    /* Names (pod, namespace, container) may arrive later than the ids: keep them fresh. */
+    workload_identity(kind, id, &w->id);
+    w->active = true;
+    w->last_seen_ns = now_ns;
+    *ret = w;
+    return 0;
+}
+
+static int add_to_workloads(struct ledger *l, const struct snap_identity *id, uint64_t uj, bool gpu,
+                            uint64_t now_ns) {
+    for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++) {
+        struct ledger_workload *w;
+        int r;
+
+        r = workload_touch(l, k, id, now_ns, &w);
+        if (r < 0)
+            return r;
+        if (!w)
+            continue;
+        if (gpu)
+            w->gpu_uj += uj;
+        else
+            w->cpu_uj += uj;
+    }
+    return 0;
+}
+
+int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t uj, bool estimated,
+                          uint64_t now_ns) {
+    if (estimated)
+        p->estimated_uj += uj;
+    else
+        p->measured_uj += uj;
+    p->active = true;
+    p->last_seen_ns = now_ns;
+    return add_to_workloads(l, &p->id, uj, true, now_ns);
+}
+
+int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
+                          uint64_t now_ns) {
+    return add_to_workloads(l, id, uj, false, now_ns);
+}
+
+struct ledger_gpu *ledger_gpu(struct ledger *l, unsigned index) {
+    return index < LEDGER_MAX_GPUS ? &l->gpus[index] : NULL;
+}
+
+int ledger_rapl_get(struct ledger *l, unsigned package, const char *domain,
+                    struct ledger_rapl **ret) {
+    int r;
+
+    for (size_t i = 0; i < l->n_rapl; i++)
+        if (l->rapl[i].package == package && strcmp(l->rapl[i].domain, domain) == 0) {
+            *ret = &l->rapl[i];
+            return 0;
+        }
+    r = grow_array(&l->rapl, &l->rapl_cap, l->n_rapl + 1, sizeof(*l->rapl));
+    if (r < 0)
+        return r;
+    l->rapl[l->n_rapl] = (struct ledger_rapl){.package = package};
+    (void)snprintf(l->rapl[l->n_rapl].domain, sizeof(l->rapl[l->n_rapl].domain), "%s", domain);
+    *ret = &l->rapl[l->n_rapl++];
+    return 0;
+}
+
+/* Drops the entries of one map whose last_seen is older than the retention. */
+static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint64_t tick_start_ns,
+                      uint64_t now_ns, uint64_t retention_ns) {
+    size_t n = 0;
+    uint64_t key;
+    void *value;
+
+    if (grow_array(&l->sweep_keys, &l->sweep_cap, m->size, sizeof(*l->sweep_keys)) < 0)
+        return; /* try again next tick; nothing is lost by sweeping late */
+    for (size_t i = 0; hashmap_next(m, &i, &key, &value);) {
+        uint64_t last = processes ? ((struct ledger_process *)value)->last_seen_ns
+                                  : ((struct ledger_workload *)value)->last_seen_ns;
+        bool active = last >= tick_start_ns;
+
+        if (processes)
+            ((struct ledger_process *)value)->active = active;
+        else
+            ((struct ledger_workload *)value)->active = active;
+        if (!active && now_ns - last > retention_ns)
+            l->sweep_keys[n++] = key;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(hashmap_remove(m, l->sweep_keys[i]));
+}
+
+void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns,
+                  uint64_t retention_ns) {
+    sweep_map(l, &l->processes, true, tick_start_ns, now_ns, retention_ns);
+    sweep_map(l, &l->workloads, false, tick_start_ns, now_ns, retention_ns);
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "snapshot.h"
+
+/*
+ * The ledger owns every cumulative energy counter joulestat exports: per process and GPU,
+ * per workload (container, pod, SLURM job), per GPU and per RAPL domain. Counters only
+ * grow. Entries that stop being seen are kept, inactive, for the retention time and then
+ * dropped; a workload's retention starts when its last process is gone, so a job's energy
+ * survives the processes that made it.
+ *
+ * Single-threaded: owned by the sampler thread. Readers get snapshots (snapshot.h).
+ */
+
+struct ledger_process {
+    uint64_t key;
+    unsigned gpu;
+    uint32_t pid;
+    uint64_t start_ticks; /* field 22 of /proc/<pid>/stat; 0 when unknown */
+    struct snap_identity id;
+    double start_time_seconds;
+    uint64_t measured_uj;
+    uint64_t estimated_uj;
+    bool util_valid;
+    double sm_util_ratio;
+    double mem_util_ratio;
+    bool memory_valid;
+    uint64_t memory_used_bytes;
+    bool active;
+    uint64_t last_seen_ns;
+};
+
+struct ledger_workload {
+    uint64_t key;
+    enum workload_kind kind;
+    struct snap_identity id;
+    uint64_t gpu_uj;
+    uint64_t cpu_uj;
+    bool active;
+    uint64_t last_seen_ns;
+};
+
+struct ledger_gpu {
+    bool present;
+    unsigned index;
+    char uuid[SNAP_ID_MAX];
+    char model[SNAP_LABEL_MAX];
+    bool up;
+    bool energy_estimated;
+    uint64_t energy_uj;
+    uint64_t unattributed_uj[_UNATTR_MAX];
+    bool power_valid;
+    double power_watts;
+    bool idle_power_valid;
+    double idle_power_watts;
+    unsigned process_count;
+};
+
+struct ledger_rapl {
+    unsigned package;
+    char domain[16];
+    uint64_t energy_uj;
+    uint64_t unattributed_uj[_UNATTR_MAX];
+};
+
+#define LEDGER_MAX_GPUS 64
+
+struct ledger {
+    struct hashmap processes; /* key -> struct ledger_process */
+    struct hashmap workloads; /* key -> struct ledger_workload */
+    struct ledger_gpu gpus[LEDGER_MAX_GPUS];
+    size_t n_rapl;
+    size_t rapl_cap;
+    struct ledger_rapl *rapl;
+    uint64_t *sweep_keys; /* scratch for sweeping */
+    size_t sweep_cap;
+};
+
+void ledger_init(struct ledger *l);
+void ledger_done(struct ledger *l);
+
+/* The ledger key of a process on a GPU: (gpu, pid, start time) so a reused pid is new. */
+uint64_t ledger_process_key(unsigned gpu, uint32_t pid, uint64_t start_ticks);
+
+/* Finds or creates the entry; a new entry starts with zero energy. Returns 1 when it was
+ * created, 0 when it existed, or -ENOMEM. */
+int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t start_ticks,
+                       struct ledger_process **ret);
+
+/* Adds GPU energy to a process and to its container, pod and job. Returns 0/-ENOMEM. */
+int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t uj, bool estimated,
+                          uint64_t now_ns);
+
+/* Adds CPU energy to the workloads of an identity (container, pod, job). */
+int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
+                          uint64_t now_ns);
+
+/* The GPU slot for an index (< LEDGER_MAX_GPUS), or NULL. */
+struct ledger_gpu *ledger_gpu(struct ledger *l, unsigned index);
+
+/* Finds or creates a RAPL domain accumulator. */
+int ledger_rapl_get(struct ledger *l, unsigned package, const char *domain,
+                    struct ledger_rapl **ret);
+
+/*
+ * End of a tick: processes not seen since `tick_start_ns` become inactive (their counters
+ * stay); inactive processes and workloads older than retention are dropped. Workloads with
+ * an active process stay active.
+ */
+void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns, uint64_t retention_ns);
+
+/* Builds an immutable snapshot of the ledger (the caller fills self-metrics). */
+struct snapshot *ledger_snapshot(const struct ledger *l);

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "macro.h"
+
+static int compare_gpu_process(const void *a, const void *b) {
+    const struct snap_gpu_process *x = a, *y = b;
+
+    if (x->gpu != y->gpu)
+        return x->gpu < y->gpu ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->start_time_seconds < y->start_time_seconds   ? -1
+           : x->start_time_seconds > y->start_time_seconds ? 1
+                                                           : 0;
+}
+
+static int compare_workload(const void *a, const void *b) {
+    const struct snap_workload *x = a, *y = b;
+    int c;
+
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    c = strcmp(x->id.pod_uid, y->id.pod_uid);
+    if (c != 0)
+        return c;
+    c = strcmp(x->id.container_id, y->id.container_id);
+    if (c != 0)
+        return c;
+    return strcmp(x->id.slurm_job, y->id.slurm_job);
+}
+
+/* A stable order makes scrapes diffable and tests deterministic. */
+struct snapshot *ledger_snapshot(const struct ledger *l) {
+    struct snapshot *s = snapshot_new();
+    size_t n_gpus = 0;
+    void *value;
+
+    if (!s)
+        return NULL;
+
+    s->gpu_processes = calloc(MAX(l->processes.size, 1), sizeof(*s->gpu_processes));
+    s->workloads = calloc(MAX(l->workloads.size, 1), sizeof(*s->workloads));
+    s->gpus = calloc(LEDGER_MAX_GPUS, sizeof(*s->gpus));
+    s->rapl = calloc(MAX(l->n_rapl, 1), sizeof(*s->rapl));
+    if (!s->gpu_processes || !s->workloads || !s->gpus || !s->rapl)
+        return snapshot_unref(s);
+
+    for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);) {
+        const struct ledger_process *p = value;
+
+        s->gpu_processes[s->n_gpu_processes++] = (struct snap_gpu_process){
+            .pid = p->pid,
+            .gpu = p->gpu,
+            .id = p->id,
+            .energy_measured_uj = p->measured_uj,
+            .energy_estimated_uj = p->estimated_uj,
+            .util_valid = p->util_valid,
+            .sm_util_ratio = p->sm_util_ratio,
+            .mem_util_ratio = p->mem_util_ratio,
+            .memory_valid = p->memory_valid,
+            .memory_used_bytes = p->memory_used_bytes,
+            .start_time_seconds = p->start_time_seconds,
+            .active = p->active,
+        };
+    }
+    qsort(s->gpu_processes, s->n_gpu_processes, sizeof(*s->gpu_processes), compare_gpu_process);
+
+    for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &value);) {
+        const struct ledger_workload *w = value;
+
+        s->workloads[s->n_workloads++] = (struct snap_workload){
+            .kind = w->kind,
+            .id = w->id,
+            .gpu_energy_uj = w->gpu_uj,
+            .cpu_energy_uj = w->cpu_uj,
+            .active = w->active,
+        };
+    }
+    qsort(s->workloads, s->n_workloads, sizeof(*s->workloads), compare_workload);
+
+    for (unsigned i = 0; i < LEDGER_MAX_GPUS; i++) {
+        const struct ledger_gpu *g = &l->gpus[i];
+        struct snap_gpu *d;
+
+        if (!g->present)
+            continue;
+        d = &s->gpus[n_gpus++];
+        *d = (struct snap_gpu){
+            .index = g->index,
+            .up = g->up,
+            .energy_estimated = g->energy_estimated,
+            .energy_uj = g->energy_uj,
+            .power_valid = g->power_valid,
+            .power_watts = g->power_watts,
+            .idle_power_valid = g->idle_power_valid,
+            .idle_power_watts = g->idle_power_watts,
+            .process_count = g->process_count,
+        };
+        memcpy(d->uuid, g->uuid, sizeof(d->uuid));
+        memcpy(d->model, g->model, sizeof(d->model));
+        memcpy(d->unattributed_uj, g->unattributed_uj, sizeof(d->unattributed_uj));
+    }
+    s->n_gpus = n_gpus;
+
+    for (size_t i = 0; i < l->n_rapl; i++) {
+        const struct ledger_rapl *r = &l->rapl[i];
+
+        s->rapl[i] = (struct snap_rapl){.package = r->package, .energy_uj = r->energy_uj};
+        memcpy(s->rapl[i].domain, r->domain, sizeof(s->rapl[i].domain));
+        memcpy(s->rapl[i].unattributed_uj, r->unattributed_uj, sizeof(r->unattributed_uj));
+    }
+    s->n_rapl = l->n_rapl;
+    return s;
+}

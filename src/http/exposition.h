@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+
+#include "snapshot.h"
+#include "strbuf.h"
+
+/*
+ * Renders a snapshot as Prometheus text format 0.0.4 (Content-Type
+ * EXPOSITION_CONTENT_TYPE). Pure: no I/O, no clock, no logging; the only allocations are
+ * the output buffer and two per-render scratch arrays, never one per series.
+ * docs/METRICS.md describes every family.
+ */
+
+#define EXPOSITION_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define EXPOSITION_DEFAULT_PREFIX "joulestat_gpu_process"
+/* my-gpu-exporter's prefix: with it, the per-process families use that exporter's exact
+ * label names and order, and its two per-GPU families are added. */
+#define EXPOSITION_COMPAT_PREFIX "my_gpu_process"
+
+struct exposition_options {
+    /* Per-process family prefix. NULL: the snapshot's metric_prefix, then the default. */
+    const char *metric_prefix;
+    /* Value of joulestat_build_info{version}. NULL: JOULESTAT_VERSION. */
+    const char *version;
+    /* The previous scrape's render time, kept by the server; not emitted when invalid. */
+    bool scrape_duration_valid;
+    double scrape_duration_seconds;
+};
+
+/*
+ * Appends the exposition of s to out. o may be NULL (defaults).
+ * Returns the number of series written (>= 0), -EINVAL for an invalid metric prefix, or
+ * -ENOMEM (then out holds a partial render and its sticky error).
+ */
+int exposition_render(const struct snapshot *s, const struct exposition_options *o,
+                      struct strbuf *out);

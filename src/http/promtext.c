@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+#include "promtext.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool name_char(char c, bool first) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':')
+        return true;
+    return !first && c >= '0' && c <= '9';
+}
+
+bool promtext_name_valid(const char *name) {
+    if (!name || !*name)
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!name_char(*p, p == name))
+            return false;
+    return true;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not one
+ * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_sequence_len(const unsigned char *s, size_t avail) {
+    unsigned char c = s[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n > avail)
+        return 0;
+    /* Only the second byte has a narrowed range; the rest are plain continuations. */
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+void promtext_put_label_value(struct strbuf *sb, const char *v, size_t max) {
+    static const char replacement[] = "\xEF\xBF\xBD";
+    const unsigned char *s = (const unsigned char *)v;
+    size_t len = strnlen(v, max), run = 0, i = 0;
+
+    /* Copy runs of plain bytes in one append; stop only at bytes that need work. */
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n;
+
+        if (c >= 0x80) {
+            n = utf8_sequence_len(s + i, len - i);
+            if (n > 0) {
+                i += n;
+                run += n;
+                continue;
+            }
+        } else if (c != '\\' && c != '"' && c != '\n') {
+            i++;
+            run++;
+            continue;
+        }
+        strbuf_append(sb, v + i - run, run);
+        run = 0;
+        if (c == '\\')
+            strbuf_append(sb, "\\\\", 2);
+        else if (c == '"')
+            strbuf_append(sb, "\\\"", 2);
+        else if (c == '\n')
+            strbuf_append(sb, "\\n", 2);
+        else
+            strbuf_append(sb, replacement, sizeof(replacement) - 1);
+        i++;
+    }
+    strbuf_append(sb, v + i - run, run);
+}
+
+static bool same_double(double a, double b) {
+    return !(a < b) && !(a > b);
+}
+
+#define EXACT_INT_LIMIT 9007199254740992.0 /* 2^53 */
+
+void promtext_put_double(struct strbuf *sb, double v) {
+    double mag = fabs(v), scaled = nearbyint(mag * 1e6);
+    char tmp[40];
+
+    if (mag < EXACT_INT_LIMIT && same_double(mag, floor(mag))) {
+        if (v < 0)
+            strbuf_putc(sb, '-');
+        strbuf_put_u64(sb, (unsigned long long)mag);
+        return;
+    }
+    if (scaled < EXACT_INT_LIMIT && same_double(scaled / 1e6, mag)) {
+        unsigned long long micro = (unsigned long long)scaled, frac = micro % 1000000;
+        char digits[6];
+        size_t n = 6;
+
+        if (v < 0)
+            strbuf_putc(sb, '-');
+        strbuf_put_u64(sb, micro / 1000000);
+        for (int i = 5; i >= 0; i--) {
+            digits[i] = (char)('0' + frac % 10);
+            frac /= 10;
+        }
+        while (n > 1 && digits[n - 1] == '0')
+            n--;
+        strbuf_putc(sb, '.');
+        strbuf_append(sb, digits, n);
+        return;
+    }
+    (void)snprintf(tmp, sizeof(tmp), "%.15g", v);
+    if (!same_double(strtod(tmp, NULL), v))
+        (void)snprintf(tmp, sizeof(tmp), "%.17g", v);
+    strbuf_puts(sb, tmp);
+}

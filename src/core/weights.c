@@ -24,7 +24,10 @@ int window_weights(struct util_sample *samples, size_t n_samples, uint64_t t0_us
     if (t1_us < t0_us)
         return -EINVAL;
 
-    memset(weights, 0, n_consumers * sizeof(*weights));
+    if (n_consumers == 0)
+        mem_weights = NULL;
+    else
+        memset(weights, 0, n_consumers * sizeof(*weights));
     if (mem_weights)
         memset(mem_weights, 0, n_consumers * sizeof(*mem_weights));
     if (n_samples > 1)

@@ -49,7 +49,7 @@ struct ledger_workload {
 struct ledger_gpu {
     bool present;
     unsigned index;
-    char uuid[SNAP_ID_MAX];
+    char uuid[SNAP_LABEL_MAX];
     char model[SNAP_LABEL_MAX];
     bool up;
     bool energy_estimated;

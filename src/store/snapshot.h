@@ -51,7 +51,7 @@ const char *unattributed_reason_to_string(enum unattributed_reason r);
 
 struct snap_gpu {
     unsigned index;
-    char uuid[SNAP_ID_MAX];
+    char uuid[SNAP_LABEL_MAX];
     char model[SNAP_LABEL_MAX];
     bool up;
     bool energy_estimated; /* no energy counter: integrated from power */

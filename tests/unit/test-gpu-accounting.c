@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU accounting against hand-made NVML readings: every window's energy ends up in
+ * processes or in an unattributed reason, to the microjoule, on every path (exclusive,
+ * shared, idle, lost GPU, counter reset, glitch, no energy counter, pid reuse, retention).
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+
+#include "clock.h"
+#include "macro.h"
+#include "gpu_accounting.h"
+#include "ledger.h"
+
+#define T0_US UINT64_C(1700000000000000)
+
+struct fixture {
+    struct gpu_accounting *acc;
+    struct ledger ledger;
+    struct gpu_device_reading dev;
+    struct gpu_process procs[8];
+    struct gpu_util_sample utils[64];
+    uint64_t now_us;
+};
+
+static struct fixture *fixture_new(enum idle_policy policy, double idle_watts) {
+    struct gpu_accounting_options o = {.idle_policy = policy, .idle_power_watts = idle_watts};
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    ASSERT_OK(gpu_accounting_new(&o, &f->acc));
+    ledger_init(&f->ledger);
+    f->dev = (struct gpu_device_reading){
+        .index = 0,
+        .uuid = "GPU-00000000-1111-2222-3333-444444444444",
+        .name = "Simulated H100",
+        .up = true,
+        .energy_valid = true,
+        .power_valid = true,
+        .power_mw = 100000,
+        .utils_supported = true,
+        .processes = f->procs,
+        .utils = f->utils,
+    };
+    f->now_us = T0_US;
+    return f;
+}
+
+static void fixture_free(struct fixture *f) {
+    gpu_accounting_free(f->acc);
+    ledger_done(&f->ledger);
+    free(f);
+}
+
+static void tick(struct fixture *f, uint64_t energy_mj) {
+    f->dev.energy_mj = energy_mj;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000, NULL, NULL,
+                                  &f->ledger, NULL));
+}
+
+static uint64_t process_total(struct fixture *f, uint32_t pid, uint64_t *measured,
+                              uint64_t *estimated) {
+    struct ledger_process *p;
+
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, pid, 0, &p));
+    if (measured)
+        *measured = p->measured_uj;
+    if (estimated)
+        *estimated = p->estimated_uj;
+    return p->measured_uj + p->estimated_uj;
+}
+
+/* Σ processes + Σ unattributed == device energy, exactly. */
+static void assert_conserved(struct fixture *f) {
+    struct ledger_gpu *g = ledger_gpu(&f->ledger, 0);
+    uint64_t sum = 0;
+    void *v;
+
+    for (size_t i = 0; hashmap_next(&f->ledger.processes, &i, NULL, &v);) {
+        struct ledger_process *p = v;
+        sum += p->measured_uj + p->estimated_uj;
+    }
+    for (int r = 0; r < _UNATTR_MAX; r++)
+        sum += g->unattributed_uj[r];
+    assert_int_equal(sum, g->energy_uj);
+}
+
+/* Two processes sampled at the same instants with fixed SM shares. */
+static void set_two_processes(struct fixture *f, uint32_t sm_a, uint32_t sm_b, uint64_t from_us,
+                              uint64_t to_us, uint64_t step_us) {
+    size_t n = 0;
+
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->procs[1] = (struct gpu_process){.pid = 200, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 2;
+    for (uint64_t t = from_us + step_us; t <= to_us && n + 1 < 64; t += step_us) {
+        f->utils[n++] = (struct gpu_util_sample){.pid = 100, .sm_util = sm_a, .timestamp_us = t};
+        f->utils[n++] = (struct gpu_util_sample){.pid = 200, .sm_util = sm_b, .timestamp_us = t};
+    }
+    f->dev.n_utils = n;
+}
+
+static void test_exclusive_is_measured(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 60);
+    uint64_t measured, estimated;
+
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    tick(f, 1000000); /* baseline */
+    f->now_us += 10 * USEC_PER_SEC;
+    tick(f, 1700000); /* 700 J in 10 s */
+    assert_int_equal(process_total(f, 100, &measured, &estimated), 700000000);
+    assert_int_equal(measured, 700000000);
+    assert_int_equal(estimated, 0);
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->energy_uj, 700000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+static void test_shared_80_20_share_policy(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_SHARE, 30);
+    uint64_t measured, estimated;
+
+    tick(f, 0);
+    set_two_processes(f, 80, 20, f->now_us, f->now_us + 10 * USEC_PER_SEC, USEC_PER_SEC / 6);
+    f->now_us += 10 * USEC_PER_SEC;
+    tick(f, 700000); /* 70 W for 10 s */
+    assert_int_equal(process_total(f, 100, &measured, &estimated), 560000000);
+    assert_int_equal(measured, 0); /* shared windows are estimates, and say so */
+    assert_int_equal(process_total(f, 200, NULL, NULL), 140000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+static void test_idle_unattributed_policy(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 30);
+
+    tick(f, 0);
+    set_two_processes(f, 60, 20, f->now_us, f->now_us + 10 * USEC_PER_SEC, USEC_PER_SEC / 4);
+    f->now_us += 10 * USEC_PER_SEC;
+    tick(f, 700000);
+    /* 300 J idle kept at device level; 400 J active split 3:1. */
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->unattributed_uj[UNATTR_IDLE], 300000000);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 300000000);
+    assert_int_equal(process_total(f, 200, NULL, NULL), 100000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+static void test_no_consumers_and_learned_idle(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, -1);
+    struct ledger_gpu *g;
+
+    tick(f, 0);
+    f->now_us += 2 * USEC_PER_SEC;
+    tick(f, 120000); /* 60 W with nobody on the GPU */
+    g = ledger_gpu(&f->ledger, 0);
+    assert_int_equal(g->unattributed_uj[UNATTR_NO_CONSUMER], 120000000);
+    f->now_us += 2 * USEC_PER_SEC;
+    tick(f, 240000);
+    assert_true(g->idle_power_valid);
+    assert_true(g->idle_power_watts > 59.9 && g->idle_power_watts < 60.1);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+static void test_lost_gpu_energy_is_no_data(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    struct ledger_gpu *g;
+
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    tick(f, 0);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 100000);
+    f->dev.up = false; /* lost for a while */
+    f->now_us += USEC_PER_SEC;
+    tick(f, 0);
+    f->dev.up = true;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 350000); /* 250 J spanning the outage: nobody can be charged */
+    g = ledger_gpu(&f->ledger, 0);
+    assert_int_equal(g->unattributed_uj[UNATTR_NO_DATA], 250000000);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 100000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 400000); /* back to normal */
+    assert_int_equal(process_total(f, 100, NULL, NULL), 150000000);
+    assert_int_equal(g->energy_uj, 400000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+static void test_counter_reset_and_glitch(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    struct ledger_gpu *g;
+
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    tick(f, 5000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 5100000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 40000); /* driver reload: counts from zero again */
+    assert_int_equal(process_total(f, 100, NULL, NULL), 140000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 40000 + (UINT64_C(1) << 40)); /* a petajoule in a second: a glitch */
+    f->now_us += USEC_PER_SEC;
+    tick(f, (40000 + (UINT64_C(1) << 40)) + 100000);
+    g = ledger_gpu(&f->ledger, 0);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 240000000);
+    assert_int_equal(g->energy_uj, 240000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+static void test_power_integration_is_estimated(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    uint64_t measured, estimated;
+
+    f->dev.energy_valid = false;
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    f->dev.power_mw = 100000;
+    tick(f, 0);
+    f->dev.power_mw = 200000;
+    f->now_us += 2 * USEC_PER_SEC;
+    tick(f, 0); /* trapezoid: (100 + 200) / 2 W * 2 s = 300 J */
+    assert_int_equal(process_total(f, 100, &measured, &estimated), 300000000);
+    assert_int_equal(measured, 0);
+    assert_true(ledger_gpu(&f->ledger, 0)->energy_estimated);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+static int resolve_with_start(void *userdata, uint32_t pid _unused_, struct process_info *ret) {
+    *ret = (struct process_info){.start_ticks = *(uint64_t *)userdata};
+    return 0;
+}
+
+static void test_pid_reuse_is_a_new_process(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    struct ledger_process *first, *second;
+    uint64_t start = 1000;
+
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    f->dev.energy_mj = 0;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 1, resolve_with_start, &start,
+                                  &f->ledger, NULL));
+    f->now_us += USEC_PER_SEC;
+    f->dev.energy_mj = 100000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 2, resolve_with_start, &start,
+                                  &f->ledger, NULL));
+    start = 5000; /* same pid, started later: another process */
+    f->now_us += USEC_PER_SEC;
+    f->dev.energy_mj = 150000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 3, resolve_with_start, &start,
+                                  &f->ledger, NULL));
+    assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 1000, &first), 0);
+    assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 5000, &second), 0);
+    assert_int_equal(first->measured_uj, 100000000);
+    assert_int_equal(second->measured_uj, 50000000);
+    fixture_free(f);
+}
+
+static void test_retention_keeps_then_drops(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    uint64_t retention = 300 * NSEC_PER_SEC;
+    struct ledger_process *p;
+
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    tick(f, 0);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 100000);
+    ledger_sweep(&f->ledger, f->now_us * 1000, f->now_us * 1000, retention);
+    assert_int_equal(f->ledger.processes.size, 1);
+    f->dev.n_processes = 0; /* exited */
+    f->now_us += USEC_PER_SEC;
+    tick(f, 110000);
+    ledger_sweep(&f->ledger, f->now_us * 1000, f->now_us * 1000, retention);
+    assert_int_equal(f->ledger.processes.size, 1);
+    assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 0, &p), 0);
+    assert_false(p->active);
+    assert_int_equal(p->measured_uj, 100000000);
+    f->now_us += 301 * USEC_PER_SEC;
+    ledger_sweep(&f->ledger, f->now_us * 1000, f->now_us * 1000, retention);
+    assert_int_equal(f->ledger.processes.size, 0);
+    fixture_free(f);
+}
+
+/* A shared GPU with 100 processes over many windows, random shares: exact every tick. */
+static void test_many_windows_conserve(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 40);
+    uint64_t rng = 42, energy = 0;
+
+    tick(f, 0);
+    for (int w = 0; w < 200; w++) {
+        size_t n = 0;
+
+        f->dev.n_processes = 0;
+        for (uint32_t pid = 1; pid <= 5; pid++)
+            f->procs[f->dev.n_processes++] =
+                (struct gpu_process){.pid = pid, .memory_valid = true, .used_memory_bytes = pid};
+        for (uint64_t t = 1; t <= 6; t++)
+            for (uint32_t pid = 1; pid <= 5 && n < 64; pid++)
+                f->utils[n++] = (struct gpu_util_sample){
+                    .pid = pid + (uint32_t)test_rand_below(&rng, 3), /* some pids not listed */
+                    .sm_util = (uint32_t)test_rand_below(&rng, 120), /* some invalid */
+                    .timestamp_us = f->now_us + t * 100000,
+                };
+        f->dev.n_utils = n;
+        f->now_us += 600000;
+        energy += test_rand_below(&rng, 500000);
+        tick(f, energy);
+        assert_conserved(f);
+    }
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->energy_uj, energy * 1000);
+    fixture_free(f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exclusive_is_measured),
+        cmocka_unit_test(test_shared_80_20_share_policy),
+        cmocka_unit_test(test_idle_unattributed_policy),
+        cmocka_unit_test(test_no_consumers_and_learned_idle),
+        cmocka_unit_test(test_lost_gpu_energy_is_no_data),
+        cmocka_unit_test(test_counter_reset_and_glitch),
+        cmocka_unit_test(test_power_integration_is_estimated),
+        cmocka_unit_test(test_pid_reuse_is_a_new_process),
+        cmocka_unit_test(test_retention_keeps_then_drops),
+        cmocka_unit_test(test_many_windows_conserve),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

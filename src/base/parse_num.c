@@ -19,12 +19,19 @@ static const char *skip_space(const char *s) {
 int safe_atou64(const char *s, uint64_t *ret_value) {
     unsigned long long v;
     char *end;
+    int base = 10;
 
     s = skip_space(s);
     if (!isdigit((unsigned char)*s))
         return -EINVAL; /* refuses "-1", which strtoull would wrap */
+    /* "0x" hex, otherwise decimal: base 0 would read "010" as octal 8. */
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        if (!isxdigit((unsigned char)s[2]))
+            return -EINVAL;
+        base = 16;
+    }
     errno = 0;
-    v = strtoull(s, &end, 0);
+    v = strtoull(s, &end, base);
     if (errno == ERANGE)
         return -ERANGE;
     if (end == s || *skip_space(end) != '\0')
@@ -120,6 +127,7 @@ int parse_duration_ns(const char *s, uint64_t *ret_ns) {
     }
     if (total >= 18e18)
         return -ERANGE;
-    *ret_ns = (uint64_t)total;
+    /* Round, not truncate: 1.001 x 10^9 is 1000999999.99... in binary floating point. */
+    *ret_ns = (uint64_t)(total + 0.5);
     return 0;
 }

@@ -217,6 +217,9 @@ typedef nvmlReturn_t nvmlSystemGetNVMLVersion_fn(char *version, unsigned int len
 /* Enumeration and identity */
 typedef nvmlReturn_t nvmlDeviceGetCount_v2_fn(unsigned int *deviceCount);
 typedef nvmlReturn_t nvmlDeviceGetHandleByIndex_v2_fn(unsigned int index, nvmlDevice_t *device);
+/* Legacy alternatives: same shape; the count skips GPUs the caller may not open. */
+typedef nvmlReturn_t nvmlDeviceGetCount_fn(unsigned int *deviceCount);
+typedef nvmlReturn_t nvmlDeviceGetHandleByIndex_fn(unsigned int index, nvmlDevice_t *device);
 typedef nvmlReturn_t nvmlDeviceGetHandleByUUID_fn(const char *uuid, nvmlDevice_t *device);
 typedef nvmlReturn_t nvmlDeviceGetUUID_fn(nvmlDevice_t device, char *uuid, unsigned int length);
 typedef nvmlReturn_t nvmlDeviceGetName_fn(nvmlDevice_t device, char *name, unsigned int length);

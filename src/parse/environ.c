@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+#include "environ.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+int environ_get(const char *env, size_t len, const char *key, const char **ret_value,
+                size_t *ret_len) {
+    size_t klen = strlen(key);
+    const char *end = env + len;
+
+    for (const char *p = env; p < end;) {
+        const char *nul = memchr(p, '\0', (size_t)(end - p));
+        const char *e = nul ? nul : end;
+
+        if ((size_t)(e - p) > klen && memcmp(p, key, klen) == 0 && p[klen] == '=') {
+            *ret_value = p + klen + 1;
+            *ret_len = (size_t)(e - p) - klen - 1;
+            return 0;
+        }
+        if (!nul)
+            break;
+        p = nul + 1;
+    }
+    return -ENOENT;
+}
+
+/* Slurm prints job ids with %u: digits, no sign, no leading zero, 1..UINT32_MAX. */
+static int parse_job_id(const char *s, size_t n, uint32_t *ret) {
+    uint64_t v = 0;
+
+    if (n == 0 || n > 10 || s[0] == '0')
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -EINVAL;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v > UINT32_MAX)
+        return -EINVAL;
+    *ret = (uint32_t)v;
+    return 0;
+}
+
+int workload_identity_apply_environ(struct workload_identity *id, const char *env, size_t len) {
+    const char *value;
+    size_t vlen;
+    uint32_t job;
+    int r;
+
+    if (!id->slurm.needs_environ)
+        return -EALREADY;
+
+    if (environ_get(env, len, "SLURM_JOB_SLUID", &value, &vlen) >= 0) {
+        size_t sl = strlen(id->slurm.sluid);
+
+        if (vlen != sl || memcmp(value, id->slurm.sluid, sl) != 0)
+            return -EINVAL;
+    }
+
+    r = environ_get(env, len, "SLURM_JOB_ID", &value, &vlen);
+    if (r < 0)
+        r = environ_get(env, len, "SLURM_JOBID", &value, &vlen);
+    if (r < 0)
+        return r;
+    r = parse_job_id(value, vlen, &job);
+    if (r < 0)
+        return r;
+
+    id->slurm.job_id = job;
+    id->slurm.job_id_valid = true;
+    id->slurm.needs_environ = false;
+    return 0;
+}

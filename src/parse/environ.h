@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+
+#include "cgroup_path.h"
+
+/*
+ * Pure helpers for a /proc/<pid>/environ blob: NUL-separated "KEY=VALUE" entries as the
+ * process had them at execve() (later setenv() calls are not visible); the last entry may
+ * lack its NUL. An entry without '=' is skipped.
+ */
+
+/* Finds the first entry whose key is exactly `key`. Returns 0 and points *ret_value at the
+ * value inside `env` (not NUL-terminated when it is the unterminated last entry; use
+ * *ret_len), or -ENOENT. ret_* are written only on success. */
+int environ_get(const char *env, size_t len, const char *key, const char **ret_value,
+                size_t *ret_len);
+
+/*
+ * Completes a SLUID identity (slurm.needs_environ) from the process environment. If the
+ * blob carries SLURM_JOB_SLUID it must equal the SLUID of the path, so a process cannot
+ * borrow another job's id by its environment alone. SLURM_JOB_ID is preferred over the
+ * legacy SLURM_JOBID.
+ * Returns 0 and sets slurm.job_id/job_id_valid (clearing needs_environ); -EALREADY when
+ * the identity did not need it; -ENOENT without SLURM_JOB_ID/SLURM_JOBID; -EINVAL for a
+ * malformed job id or a SLUID that does not match. *id is modified only on success.
+ */
+int workload_identity_apply_environ(struct workload_identity *id, const char *env, size_t len);

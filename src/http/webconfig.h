@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * The exporter-toolkit web configuration (--web.config.file), the subset joulestat
+ * serves:
+ *
+ *   tls_server_config:
+ *     cert_file: server.crt      # relative paths are relative to the config file
+ *     key_file: server.key
+ *   basic_auth_users:
+ *     alice: $2y$10$...           # bcrypt hashes ($2a$, $2b$, $2y$)
+ *
+ * Other exporter-toolkit keys (client_auth_type, min_version, http_server_config, ...) are
+ * refused with a message rather than silently ignored, as are keys it does not know.
+ * Library code: no logging; errors come back as -errno plus a message for the caller.
+ */
+
+struct web_config;
+
+/*
+ * Loads and validates path: parses the YAML, reads the certificate and key into memory,
+ * checks every hash is a usable bcrypt hash. Returns 0, -ENOENT/-EACCES when path itself
+ * cannot be read, -EINVAL for any problem in it (bad YAML, unknown or unsupported key,
+ * missing or unreadable cert/key file, bad hash), -ENOMEM. On failure, err (if not NULL)
+ * receives a message naming the file, line and key. *ret is written only on success.
+ */
+int web_config_load(const char *path, struct web_config **ret, char *err, size_t err_size);
+struct web_config *web_config_free(struct web_config *c);
+
+/* PEM text of the certificate (chain) and key, NUL-terminated; NULL without TLS. */
+const char *web_config_tls_cert(const struct web_config *c);
+const char *web_config_tls_key(const struct web_config *c);
+/* Number of basic-auth users; 0 means no authentication. */
+size_t web_config_n_users(const struct web_config *c);
+
+/*
+ * Checks a user/password pair: 1 accepted, 0 refused (unknown user or wrong password,
+ * indistinguishable by timing: an unknown user still costs one bcrypt), -ENOMEM.
+ * A password once accepted is remembered as a salted SHA-256-crypt token, so repeated
+ * scrapes do not pay bcrypt each time. Thread-safe.
+ */
+int web_config_check_password(struct web_config *c, const char *user, const char *password);

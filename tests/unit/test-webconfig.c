@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+#include "testutil.h"
+
+#include <crypt.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "webconfig.h"
+
+static char dir[256];
+
+static int setup(void **state) {
+    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
+    return 0;
+}
+
+static int teardown(void **state) {
+    test_rm_rf(dir);
+    return 0;
+}
+
+/* A bcrypt hash of password made here, with the cheapest cost so the tests stay fast. */
+static void make_hash(const char *prefix, const char *password, char *out, size_t size) {
+    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+    struct crypt_data *cd = calloc(1, sizeof(*cd));
+    const char *h;
+
+    assert_non_null(cd);
+    assert_non_null(crypt_gensalt_rn(prefix, 4, NULL, 0, salt, sizeof(salt)));
+    h = crypt_rn(password, salt, cd, sizeof(*cd));
+    assert_non_null(h);
+    assert_int_equal(strlen(h), 60);
+    (void)snprintf(out, size, "%s", h);
+    free(cd);
+}
+
+static const char *config_path(const char *name) {
+    static char path[512];
+
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return path;
+}
+
+/* Loads a config with the given text; returns the result and leaves the message in err. */
+static int load_text(const char *text, char *err, size_t err_size, struct web_config **ret) {
+    ASSERT_OK(test_write_file(dir, "web.yml", text));
+    return web_config_load(config_path("web.yml"), ret, err, err_size);
+}
+
+static void test_full_config(void **state) {
+    char alice[64], bob[64], text[1024], err[512];
+    struct web_config *c = NULL;
+
+    make_hash("$2b$", "wonderland", alice, sizeof(alice));
+    make_hash("$2y$", "builder", bob, sizeof(bob));
+    ASSERT_OK(test_write_file(dir, "tls/server.crt", "-----BEGIN CERTIFICATE-----\nAAAA\n"));
+    ASSERT_OK(test_write_file(dir, "tls/server.key", "-----BEGIN PRIVATE KEY-----\nBBBB\n"));
+    (void)snprintf(text, sizeof(text),
+                   "# comment\n"
+                   "tls_server_config:\n"
+                   "  cert_file: tls/server.crt\n"
+                   "  key_file: \"tls/server.key\"\n"
+                   "basic_auth_users:\n"
+                   "  alice: %s\n"
+                   "  bob: '%s'\n",
+                   alice, bob);
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(err, "");
+    assert_string_equal(web_config_tls_cert(c), "-----BEGIN CERTIFICATE-----\nAAAA\n");
+    assert_string_equal(web_config_tls_key(c), "-----BEGIN PRIVATE KEY-----\nBBBB\n");
+    assert_int_equal(web_config_n_users(c), 2);
+
+    assert_int_equal(web_config_check_password(c, "alice", "wonderland"), 1);
+    assert_int_equal(web_config_check_password(c, "alice", "wonderland"), 1); /* cached */
+    assert_int_equal(web_config_check_password(c, "alice", "Wonderland"), 0);
+    assert_int_equal(web_config_check_password(c, "alice", "wonderland2"), 0);
+    assert_int_equal(web_config_check_password(c, "alice", ""), 0);
+    assert_int_equal(web_config_check_password(c, "bob", "wonderland"), 0); /* other's */
+    assert_int_equal(web_config_check_password(c, "bob", "builder"), 1);
+    assert_int_equal(web_config_check_password(c, "carol", "builder"), 0);
+    assert_int_equal(web_config_check_password(c, "", ""), 0);
+    assert_int_equal(web_config_check_password(c, NULL, "x"), 0);
+    /* After a cached success, the cache still refuses other passwords. */
+    assert_int_equal(web_config_check_password(c, "bob", "builder "), 0);
+    assert_int_equal(web_config_check_password(c, "bob", "builder"), 1);
+    c = web_config_free(c);
+    assert_null(c);
+}
+
+static void test_minimal_configs(void **state) {
+    char hash[64], text[1024], err[256];
+    struct web_config *c = NULL;
+
+    /* Empty file: no TLS, no users. */
+    ASSERT_OK(load_text("", err, sizeof(err), &c));
+    assert_null(web_config_tls_cert(c));
+    assert_int_equal(web_config_n_users(c), 0);
+    assert_int_equal(web_config_check_password(c, "a", "b"), 0);
+    c = web_config_free(c);
+    /* Keys present but empty. */
+    ASSERT_OK(load_text("tls_server_config:\nbasic_auth_users:\n", err, sizeof(err), &c));
+    assert_null(web_config_tls_key(c));
+    c = web_config_free(c);
+    /* Users only; an absolute certificate path. */
+    make_hash("$2y$", "pw", hash, sizeof(hash));
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  u: %s\n", hash);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+    assert_int_equal(web_config_n_users(c), 1);
+    assert_int_equal(web_config_check_password(c, "u", "pw"), 1);
+    c = web_config_free(c);
+    ASSERT_OK(test_write_file(dir, "abs.crt", "CERT\n"));
+    ASSERT_OK(test_write_file(dir, "abs.key", "KEY\n"));
+    (void)snprintf(text, sizeof(text),
+                   "tls_server_config:\n  cert_file: %s/abs.crt\n"
+                   "  key_file: %s/abs.key\n",
+                   dir, dir);
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(web_config_tls_cert(c), "CERT\n");
+    c = web_config_free(c);
+    assert_null(web_config_free(NULL));
+}
+
+/* Each bad config: -EINVAL and a message with the line and the words that explain it. */
+static void check_bad(const char *text, const char *line, const char *words) {
+    char err[512], want[64];
+    struct web_config *c = NULL;
+
+    ASSERT_ERRNO(load_text(text, err, sizeof(err), &c), EINVAL);
+    assert_null(c);
+    if (!strstr(err, words))
+        fail_msg("message '%s' lacks '%s'", err, words);
+    (void)snprintf(want, sizeof(want), "web.yml%s", line);
+    if (!strstr(err, want))
+        fail_msg("message '%s' lacks '%s'", err, want);
+}
+
+static void test_bad_configs(void **state) {
+    char hash[64], text[512];
+
+    make_hash("$2b$", "pw", hash, sizeof(hash));
+    ASSERT_OK(test_write_file(dir, "c.pem", "C\n"));
+    ASSERT_OK(test_write_file(dir, "k.pem", "K\n"));
+    ASSERT_OK(test_write_file(dir, "empty.pem", ""));
+
+    check_bad("basic_auth_users: {}\nfoo: 1\n", ":2:", "unknown key 'foo'");
+    check_bad("tls_server_config:\n  cert_file: c.pem\n  key_fil: k.pem\n",
+              ":3:", "unknown key 'key_fil' in tls_server_config");
+    check_bad("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",
+              ":2:", "client_auth_type is not supported");
+    check_bad("http_server_config:\n  http2: false\n",
+              ":1:", "http_server_config is not supported");
+    check_bad("tls_server_config:\n  cert_file: nothere.pem\n  key_file: k.pem\n",
+              ":2:", "nothere.pem': No such file or directory");
+    check_bad("tls_server_config:\n  cert_file: c.pem\n  key_file: empty.pem\n",
+              ":3:", "empty or not PEM");
+    check_bad("tls_server_config:\n  cert_file: c.pem\n",
+              ":2:", "needs both cert_file and key_file");
+    check_bad("tls_server_config:\n  cert_file: [a]\n  key_file: k.pem\n",
+              ":2:", "cert_file must be a file name");
+    check_bad("tls_server_config: yes\n", ":1:", "tls_server_config must be a mapping");
+    check_bad("basic_auth_users: [a, b]\n", ":1:", "must be a mapping of user: bcrypt-hash");
+    check_bad("basic_auth_users:\n  alice: [unclosed\n", ":", "invalid YAML");
+    check_bad("basic_auth_users:\n  alice: \"open\n", ":", "line 2");
+    check_bad("basic_auth_users:\n  alice: plaintext\n",
+              ":2:", "basic_auth_users.alice: not a bcrypt hash");
+    check_bad("basic_auth_users:\n  alice: "
+              "$6$salt$abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV\n",
+              ":2:", "not a bcrypt hash");
+    /* bcrypt-shaped, but cost 99 is outside what libxcrypt computes. */
+    check_bad("basic_auth_users:\n  alice: "
+              "$2y$99$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
+              ":", "rejected by libxcrypt");
+    check_bad("- a\n- b\n", ":1:", "top level must be a mapping");
+    check_bad("[1, 2]: x\n", ":1:", "keys must be plain names");
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  a: %s\n  a: %s\n", hash, hash);
+    check_bad(text, ":3:", "user 'a' given twice");
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  \"a:b\": %s\n", hash);
+    check_bad(text, ":2:", "contains ':'");
+    check_bad("tls_server_config: {}\ntls_server_config: {}\n", ":2:", "given twice");
+    check_bad("tls_server_config:\n  cert_file: c.pem\n  cert_file: c.pem\n  key_file: k.pem\n",
+              ":3:", "cert_file given twice");
+}
+
+static void test_config_file_errors(void **state) {
+    struct web_config *c = NULL;
+    char err[256];
+
+    ASSERT_ERRNO(web_config_load(config_path("missing.yml"), &c, err, sizeof(err)), ENOENT);
+    assert_null(c);
+    assert_non_null(strstr(err, "missing.yml: cannot read: No such file or directory"));
+    /* A directory is not a config file. */
+    ASSERT_OK(test_write_file(dir, "sub/x", "x"));
+    assert_true(web_config_load(config_path("sub"), &c, NULL, 0) < 0);
+    assert_null(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_full_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_minimal_configs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_configs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_file_errors, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,7 +12,6 @@
 #include "parse_num.h"
 
 #define READ_INITIAL_SIZE 4096
-#define READ_RETRIES 3
 
 int read_fd_into(int fd, char *buf, size_t cap) {
     ssize_t n;
@@ -42,13 +42,18 @@ int read_virtual_file_at(int dirfd, const char *path, size_t max_size, char **re
                          size_t *ret_size) {
     _cleanup_(closep) int fd = -1;
     _cleanup_(freep) char *buf = NULL;
-    size_t size = MIN((size_t)READ_INITIAL_SIZE, max_size);
+    size_t size;
 
+    /* read_fd_into() returns an int length, and we allocate size + 1. */
+    max_size = MIN(max_size, (size_t)INT_MAX - 1);
+    size = MIN((size_t)READ_INITIAL_SIZE, max_size);
     fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return -errno;
 
-    for (int attempt = 0; attempt <= READ_RETRIES; attempt++) {
+    /* Grow until the file fits or max_size is reached: every read starts at offset 0,
+     * and the size quadruples, so this ends after a few rounds. */
+    for (;;) {
         char *p;
         int n;
 
@@ -70,7 +75,6 @@ int read_virtual_file_at(int dirfd, const char *path, size_t max_size, char **re
             return -EFBIG;
         size = size > max_size / 4 ? max_size : size * 4;
     }
-    return -EFBIG;
 }
 
 int read_u64_at(int dirfd, const char *path, uint64_t *ret_value) {

@@ -6,8 +6,8 @@
 
 /*
  * The one way to read /proc, sysfs and other virtual files: openat(dirfd, path) with
- * O_CLOEXEC, one read() of a buffer larger than the content, and up to three re-reads
- * from offset 0 with a bigger buffer when the file did not fit. Never stdio.
+ * O_CLOEXEC, one read() of a buffer larger than the content, and re-reads from offset 0
+ * with a four times bigger buffer (up to max_size) when the file did not fit. Never stdio.
  *
  * read_virtual_file_at(): reads at most max_size bytes; the result is NUL-terminated and
  * owned by the caller. Returns 0, -ENOENT/-EACCES/... from openat/read, -EFBIG when the

@@ -41,6 +41,8 @@ int strbuf_reserve(struct strbuf *sb, size_t extra) {
     p = realloc(sb->buf, cap);
     if (!p)
         return sb->error = -ENOMEM;
+    /* A fresh allocation must be a valid empty string too (strbuf_steal relies on it). */
+    p[sb->len] = '\0';
     sb->buf = p;
     sb->cap = cap;
     return 0;

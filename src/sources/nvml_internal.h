@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Shared between nvml.c (lifecycle, device reads), nvml_processes.c and nvml_describe.c. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "nvml.h"
+#include "nvml_abi.h"
+#include "nvml_loader.h"
+
+/* INSUFFICIENT_SIZE answers are followed by at most this many larger retries per call. */
+#define NVML_SIZE_RETRIES 4
+
+enum nvml_list { NVML_LIST_COMPUTE, NVML_LIST_GRAPHICS, NVML_LIST_MPS, _NVML_LIST_MAX };
+
+struct nvml_feature_status {
+    enum gpu_feature_state state;
+    nvmlReturn_t code; /* of the last failing call */
+};
+
+struct nvml_device {
+    nvmlDevice_t handle;
+    bool have_handle;
+    uint64_t retry_at_us; /* without a handle: next attempt at or after this time */
+    uint64_t backoff_us;  /* current retry interval; 0 while the device is healthy */
+
+    struct nvml_feature_status features[_GPU_FEATURE_MAX];
+    uint64_t last_seen_us; /* newest utilisation sample accepted so far */
+
+    /* The reading's arrays, reused across ticks. */
+    struct gpu_process *processes;
+    size_t processes_cap;
+    struct gpu_util_sample *utils;
+    size_t utils_cap;
+};
+
+struct gpu_source {
+    struct nvml_api *api;
+    bool initialized;
+    char driver_version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+
+    nvml_process_list_fn *lists[_NVML_LIST_MAX];
+    size_t list_stride[_NVML_LIST_MAX]; /* bytes per entry the list function writes */
+
+    size_t n_devices;
+    struct nvml_device *devices;
+    struct gpu_device_reading *readings;
+
+    /* Raw NVML buffers shared by all devices, reused across ticks. */
+    unsigned char *raw_processes; /* entries of up to sizeof(nvmlProcessDetail_v1_t) bytes */
+    size_t raw_processes_cap;
+    nvmlProcessUtilizationSample_t *raw_legacy;
+    size_t raw_legacy_cap;
+    nvmlProcessUtilizationInfo_v1_t *raw_info;
+    size_t raw_info_cap;
+};
+
+/* Records the outcome of one call of feature f on device d; returns nvml_errno(code). */
+int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t code);
+/* Whether f may still be called on d. */
+bool nvml_feature_usable(const struct nvml_device *d, enum gpu_feature f);
+
+/* Fills reading->processes from the compute, graphics and MPS lists, merged by pid. Returns
+ * 0, -ENOMEM, or the errno of a list that failed in a way that makes this tick invalid. */
+int nvml_read_processes(struct gpu_source *s, size_t index);
+
+/* Fills reading->utils with samples newer than the last accepted one and not after
+ * now_us + a little slack. Returns 0, -ENOMEM or -ENODEV (device lost). */
+int nvml_read_utilization(struct gpu_source *s, size_t index, uint64_t now_us);

@@ -1,0 +1,13 @@
+# RAPL and CPU-energy tests (area 4): a fixture library for the test-rapl-* / test-cpu-*
+# unit tests, and script tests.
+add_library(js_rapl_fixture STATIC ${CMAKE_CURRENT_LIST_DIR}/rapl/fixture.c)
+target_include_directories(js_rapl_fixture PUBLIC ${CMAKE_CURRENT_LIST_DIR}/rapl)
+target_link_libraries(js_rapl_fixture PUBLIC js_testutil js_sources)
+joulestat_warnings(js_rapl_fixture)
+
+file(GLOB _rapl_unit_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/unit/test-rapl*.c
+     ${CMAKE_CURRENT_LIST_DIR}/unit/test-cpu*.c)
+foreach(src IN LISTS _rapl_unit_tests)
+  get_filename_component(name ${src} NAME_WE)
+  target_link_libraries(${name} PRIVATE js_rapl_fixture)
+endforeach()

@@ -25,3 +25,15 @@ foreach(src IN LISTS _nvml_tests)
   target_include_directories(${t} PRIVATE ${CMAKE_SOURCE_DIR}/tests/fakes)
   set_property(TEST ${t} APPEND PROPERTY LABELS nvml)
 endforeach()
+
+# Against the simulated GPU node, once sim/ builds it.
+if(TARGET joulestat_sim_nvml)
+  add_executable(test-nvml-sim ${CMAKE_SOURCE_DIR}/tests/nvml/test-nvml-sim.c)
+  target_include_directories(test-nvml-sim PRIVATE ${CMAKE_SOURCE_DIR}/sim)
+  target_link_libraries(test-nvml-sim PRIVATE js_testutil js_sources)
+  add_dependencies(test-nvml-sim joulestat_sim_nvml)
+  joulestat_warnings(test-nvml-sim)
+  add_test(NAME test-nvml-sim COMMAND test-nvml-sim)
+  set_tests_properties(test-nvml-sim PROPERTIES LABELS "nvml;sim" TIMEOUT 120
+                       ENVIRONMENT "JOULESTAT_SOURCE_DIR=${CMAKE_SOURCE_DIR};JOULESTAT_BINARY_DIR=${CMAKE_BINARY_DIR}")
+endif()

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+#include "cgroup_cpu.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "macro.h"
+#include "parse_num.h"
+
+/* cpu.stat is a dozen short lines (more with pressure/burst fields); 4 kB is plenty. */
+#define CPU_STAT_MAX 4096
+#define CGROUP_PATH_MAX 4096
+
+struct cgroup_cpu {
+    int dir_fd;
+    enum cgroup_cpu_kind kind;
+};
+
+static const struct {
+    const char *mount;
+    const char *file;
+    enum cgroup_cpu_kind kind;
+} layouts[] = {
+    {"fs/cgroup", "cpu.stat", CGROUP_CPU_V2},
+    {"fs/cgroup/unified", "cpu.stat", CGROUP_CPU_V2_HYBRID},
+    {"fs/cgroup/cpuacct", "cpuacct.usage", CGROUP_CPU_V1},
+    {"fs/cgroup/cpu,cpuacct", "cpuacct.usage", CGROUP_CPU_V1},
+};
+
+static const char *file_for(enum cgroup_cpu_kind kind) {
+    return kind == CGROUP_CPU_V1 ? "cpuacct.usage" : "cpu.stat";
+}
+
+/* Rejects ".." components: the path comes from /proc and must stay inside the mount. */
+static bool path_is_safe(const char *path) {
+    for (const char *p = path; (p = strstr(p, "..")); p += 2) {
+        bool starts = p == path || p[-1] == '/', ends = p[2] == '\0' || p[2] == '/';
+
+        if (starts && ends)
+            return false;
+    }
+    return true;
+}
+
+int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret) {
+    char full[CGROUP_PATH_MAX];
+    int last = -ENOENT;
+
+    if (!path_is_safe(path))
+        return -EINVAL;
+    while (*path == '/')
+        path++;
+    for (size_t i = 0; i < ARRAY_SIZE(layouts); i++) {
+        _cleanup_(closep) int fd = -1;
+        struct cgroup_cpu *c;
+        int n;
+
+        n = snprintf(full, sizeof(full), "%s/%s", layouts[i].mount, *path ? path : ".");
+        if (n < 0 || (size_t)n >= sizeof(full))
+            return -ENAMETOOLONG;
+        fd = open_dir_at(sys_fd, full);
+        if (fd < 0) {
+            if (fd != -ENOENT && fd != -ENOTDIR)
+                last = fd;
+            continue;
+        }
+        /* The directory must carry this layout's file (a v1 mount has no cpu.stat). */
+        if (faccessat(fd, layouts[i].file, F_OK, 0) < 0)
+            continue;
+        c = malloc(sizeof(*c));
+        if (!c)
+            return -ENOMEM;
+        *c = (struct cgroup_cpu){.dir_fd = TAKE_FD(fd), .kind = layouts[i].kind};
+        *ret = c;
+        return 0;
+    }
+    return last;
+}
+
+struct cgroup_cpu *cgroup_cpu_free(struct cgroup_cpu *c) {
+    if (!c)
+        return NULL;
+    if (c->dir_fd >= 0)
+        (void)close(c->dir_fd);
+    free(c);
+    return NULL;
+}
+
+enum cgroup_cpu_kind cgroup_cpu_get_kind(const struct cgroup_cpu *c) {
+    return c->kind;
+}
+
+int cgroup_cpu_stat_parse_usage(const char *text, uint64_t *ret_usage_us) {
+    const char *key = "usage_usec ";
+    size_t key_len = strlen(key);
+
+    for (const char *line = text; *line;) {
+        const char *eol = strchrnul(line, '\n');
+        char tmp[32];
+        size_t len;
+
+        if ((size_t)(eol - line) > key_len && strncmp(line, key, key_len) == 0) {
+            len = (size_t)(eol - line) - key_len;
+            if (len >= sizeof(tmp))
+                return -EINVAL;
+            memcpy(tmp, line + key_len, len);
+            tmp[len] = '\0';
+            return safe_atou64(tmp, ret_usage_us) < 0 ? -EINVAL : 0;
+        }
+        line = *eol ? eol + 1 : eol;
+    }
+    return -ENODATA;
+}
+
+int cgroup_cpu_read(struct cgroup_cpu *c, uint64_t *ret_usage_us) {
+    char buf[CPU_STAT_MAX];
+    uint64_t v;
+    int r;
+
+    r = read_file_into_at(c->dir_fd, file_for(c->kind), buf, sizeof(buf));
+    /* A removed cgroup's open directory answers ENODEV; say "gone" the usual way. */
+    if (r == -ENODEV)
+        return -ENOENT;
+    if (r < 0)
+        return r;
+    if (c->kind != CGROUP_CPU_V1)
+        return cgroup_cpu_stat_parse_usage(buf, ret_usage_us);
+    r = safe_atou64(buf, &v);
+    if (r < 0)
+        return -EINVAL;
+    *ret_usage_us = v / 1000; /* cpuacct.usage is in nanoseconds */
+    return 0;
+}

@@ -15,3 +15,23 @@ joulestat_warnings(http-write-exposition)
 add_test(NAME http-promtool
          COMMAND ${_http_dir}/promtool-check.sh $<TARGET_FILE:http-write-exposition>)
 set_tests_properties(http-promtool PROPERTIES LABELS fixture TIMEOUT 120)
+
+# The live server, in-process: routes, gzip, health, slow clients, auth, listen forms.
+add_executable(test-http-server ${_http_dir}/test-http-server.c ${_http_dir}/httpclient.c)
+# zlib and libxcrypt come through js_http's public dependencies.
+target_link_libraries(test-http-server PRIVATE js_http_testdata js_testutil js_http)
+joulestat_warnings(test-http-server)
+add_test(NAME test-http-server COMMAND test-http-server)
+set_tests_properties(test-http-server PROPERTIES LABELS unit TIMEOUT 120)
+
+# TLS and basic auth with real clients (openssl-made certificate, curl).
+add_executable(http-serve-sample ${_http_dir}/serve-sample.c)
+target_link_libraries(http-serve-sample PRIVATE js_http_testdata js_http)
+joulestat_warnings(http-serve-sample)
+add_executable(http-bcrypt-hash ${_http_dir}/bcrypt-hash.c)
+target_link_libraries(http-bcrypt-hash PRIVATE js_http)
+joulestat_warnings(http-bcrypt-hash)
+add_test(NAME http-tls-auth
+         COMMAND ${_http_dir}/tls-auth-check.sh $<TARGET_FILE:http-serve-sample>
+                 $<TARGET_FILE:http-bcrypt-hash>)
+set_tests_properties(http-tls-auth PROPERTIES LABELS fixture TIMEOUT 120)

@@ -188,9 +188,9 @@ static void test_invalid_values_not_emitted(void **state) {
     _cleanup_(freep) char *text = NULL;
 
     assert_non_null(s);
-    s->gpus[0].power_watts = NAN;                 /* valid flag set, value not finite */
-    s->gpu_processes[0].sm_util_ratio = INFINITY; /* util gauges for pid 4242 go */
-    s->last_sample_duration_seconds = NAN;
+    s->gpus[0].power_watts = (double)NAN;                 /* valid flag set, value not finite */
+    s->gpu_processes[0].sm_util_ratio = (double)INFINITY; /* util gauges for pid 4242 go */
+    s->last_sample_duration_seconds = (double)NAN;
     text = render(s, NULL, NULL);
     assert_null(strstr(text, "joulestat_gpu_power_watts{"));
     assert_null(strstr(text, "# TYPE joulestat_gpu_power_watts"));

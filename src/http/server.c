@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+#include "server.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "exposition.h"
+#include "gzip.h"
+#include "listen.h"
+#include "log.h"
+#include "macro.h"
+#include "strbuf.h"
+
+#define REALM "joulestat"
+#define METRICS_PATH_MAX 256
+#define LISTEN_BACKLOG 64
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    struct snapshot_slot *slot;
+    struct web_config *web_config;
+    char *metrics_path;
+    char *metric_prefix;
+    char *landing; /* the HTML of "/", built once */
+    size_t landing_len;
+    uint64_t max_sample_age_ns;
+    bool (*is_fresh)(const struct snapshot *s, void *userdata);
+    void *userdata;
+    int port;
+    /* The previous scrape's render time (UINT64_MAX: none yet) and size, so the next one
+     * can report it and reserve its buffer in one go. */
+    _Atomic uint64_t last_scrape_ns;
+    _Atomic size_t last_size;
+};
+
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
+    char buf[512];
+    size_t n;
+
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
+    log_debug("http: %s", buf);
+}
+
+/* One response, built and queued; `mode` says who owns body. */
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
+                             void *body, size_t len, enum MHD_ResponseMemoryMode mode,
+                             const char *encoding) {
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    resp = MHD_create_response_from_buffer(len, body, mode);
+    if (!resp) {
+        if (mode == MHD_RESPMEM_MUST_FREE)
+            free(body);
+        return MHD_NO;
+    }
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (encoding) {
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    }
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, const char *text) {
+    return reply(conn, status, "text/plain; charset=utf-8", (void *)(uintptr_t)text, strlen(text),
+                 MHD_RESPMEM_PERSISTENT, NULL);
+}
+
+/* 1 authorised (or no users configured), 0 refused (401 queued), <0 error. */
+static int check_auth(struct http_server *srv, struct MHD_Connection *conn,
+                      enum MHD_Result *ret_result) {
+    static const char body[] = "Unauthorized\n";
+    struct MHD_Response *resp;
+    char *user, *pass = NULL;
+    int ok = 0;
+
+    if (web_config_n_users(srv->web_config) == 0)
+        return 1;
+    user = MHD_basic_auth_get_username_password(conn, &pass);
+    if (user && pass)
+        ok = web_config_check_password(srv->web_config, user, pass);
+    if (pass) {
+        explicit_bzero(pass, strlen(pass));
+        MHD_free(pass);
+    }
+    if (user)
+        MHD_free(user);
+    if (ok != 0)
+        return ok;
+    resp = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)(uintptr_t)body,
+                                           MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return -ENOMEM;
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    *ret_result = MHD_queue_basic_auth_fail_response(conn, REALM, resp);
+    MHD_destroy_response(resp);
+    return 0;
+}
+
+static bool snapshot_fresh(const struct http_server *srv, const struct snapshot *s) {
+    double now, age_s;
+
+    if (srv->is_fresh)
+        return srv->is_fresh(s, srv->userdata);
+    if (srv->max_sample_age_ns == 0)
+        return true;
+    now = (double)clock_realtime_ns() / 1e9;
+    age_s = now - s->timestamp_seconds;
+    return age_s <= (double)srv->max_sample_age_ns / 1e9;
+}
+
+static enum MHD_Result serve_health(struct http_server *srv, struct MHD_Connection *conn) {
+    struct snapshot *s = snapshot_slot_get(srv->slot);
+    bool fresh;
+
+    if (!s)
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+    fresh = snapshot_fresh(srv, s);
+    snapshot_unref(s);
+    return fresh ? reply_text(conn, MHD_HTTP_OK, "ok\n")
+                 : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
+}
+
+static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connection *conn) {
+    const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
+    uint64_t t0 = clock_monotonic_ns(), last = atomic_load(&srv->last_scrape_ns);
+    struct exposition_options o = {
+        .metric_prefix = srv->metric_prefix,
+        .scrape_duration_valid = last != UINT64_MAX,
+        .scrape_duration_seconds = (double)last / 1e9,
+    };
+    struct snapshot *s;
+    struct strbuf sb;
+    bool gz = gzip_accepted(ae);
+    char *body;
+    size_t len;
+    int r;
+
+    s = snapshot_slot_get(srv->slot);
+    if (!s)
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+    strbuf_init(&sb);
+    (void)strbuf_reserve(&sb, atomic_load(&srv->last_size) + 4096);
+    r = exposition_render(s, &o, &sb);
+    snapshot_unref(s);
+    if (r < 0) {
+        strbuf_done(&sb);
+        log_debug("http: rendering the exposition failed: %s", strerror(-r));
+        return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
+    }
+    atomic_store(&srv->last_size, sb.len);
+    if (gz) {
+        r = gzip_compress(sb.buf, sb.len, &body, &len);
+        strbuf_done(&sb);
+        if (r < 0)
+            return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot compress metrics\n");
+    } else {
+        body = strbuf_steal(&sb, &len);
+        if (!body)
+            return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    }
+    atomic_store(&srv->last_scrape_ns, clock_monotonic_ns() - t0);
+    return reply(conn, MHD_HTTP_OK, EXPOSITION_CONTENT_TYPE, body, len, MHD_RESPMEM_MUST_FREE,
+                 gz ? "gzip" : NULL);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls) {
+    struct http_server *srv = cls;
+    enum MHD_Result result = MHD_NO;
+    int r;
+
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+    r = check_auth(srv, conn, &result);
+    if (r < 0)
+        return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    if (r == 0)
+        return result;
+    if (strcmp(url, srv->metrics_path) == 0)
+        return serve_metrics(srv, conn);
+    if (strcmp(url, "/healthz") == 0)
+        return serve_health(srv, conn);
+    if (strcmp(url, "/") == 0)
+        return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing, srv->landing_len,
+                     MHD_RESPMEM_PERSISTENT, NULL);
+    return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* The path goes into HTML and is matched literally: plain printable ASCII only. */
+static bool metrics_path_valid(const char *p) {
+    size_t n = strlen(p);
+
+    if (n < 2 || n >= METRICS_PATH_MAX || p[0] != '/' || strcmp(p, "/healthz") == 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] <= ' ' || p[i] > '~' || strchr("\"'<>&\\?#", p[i]))
+            return false;
+    return true;
+}
+
+static int build_landing(struct http_server *srv) {
+    struct strbuf sb;
+
+    strbuf_init(&sb);
+    strbuf_printf(&sb,
+                  "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>joulestat</title>"
+                  "</head>\n<body><h1>joulestat</h1>\n<p>GPU and CPU energy per process, "
+                  "container, pod and SLURM job.</p>\n<ul><li><a href=\"%s\">Metrics</a></li>"
+                  "<li><a href=\"/healthz\">Health</a></li></ul>\n<p>Version %s</p>\n"
+                  "</body></html>\n",
+                  srv->metrics_path, JOULESTAT_VERSION);
+    srv->landing = strbuf_steal(&sb, &srv->landing_len);
+    return srv->landing ? 0 : -ENOMEM;
+}
+
+struct http_server *http_server_stop(struct http_server *srv) {
+    if (!srv)
+        return NULL;
+    /* Joins the polling thread and closes the listening socket and all connections. */
+    if (srv->daemon)
+        MHD_stop_daemon(srv->daemon);
+    free(srv->metrics_path);
+    free(srv->metric_prefix);
+    free(srv->landing);
+    free(srv);
+    return NULL;
+}
+
+static int start_daemon(struct http_server *srv, const struct http_server_options *o, int fd) {
+    const char *cert = web_config_tls_cert(o->web_config), *key = web_config_tls_key(o->web_config);
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem opts[8];
+    size_t n = 0;
+
+    if (!!cert != !!key)
+        return -EINVAL;
+    if (cert) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+            return -EOPNOTSUPP;
+        flags |= MHD_USE_TLS;
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert};
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key};
+    }
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL};
+    opts[n++] = (struct MHD_OptionItem){
+        MHD_OPTION_CONNECTION_LIMIT,
+        o->connection_limit ? o->connection_limit : HTTP_DEFAULT_CONNECTION_LIMIT, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
+                                        o->timeout_s ? o->timeout_s : HTTP_DEFAULT_TIMEOUT_S, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+
+    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_EXTERNAL_LOGGER,
+                                   mhd_log, srv, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    /* MHD refuses mostly for TLS material it cannot load. */
+    return srv->daemon ? 0 : -EINVAL;
+}
+
+int http_server_start(const struct http_server_options *o, struct snapshot_slot *slot,
+                      struct http_server **ret) {
+    _cleanup_(closep) int fd = -1;
+    struct listen_address addr;
+    struct http_server *srv;
+    const char *path;
+    int r;
+
+    if (!o || !slot || !ret)
+        return -EINVAL;
+    path = o->metrics_path ? o->metrics_path : HTTP_DEFAULT_METRICS_PATH;
+    if (!metrics_path_valid(path))
+        return -EINVAL;
+    r = listen_address_parse(o->listen_address ? o->listen_address : HTTP_DEFAULT_LISTEN, &addr);
+    if (r < 0)
+        return r;
+
+    srv = calloc(1, sizeof(*srv));
+    if (!srv)
+        return -ENOMEM;
+    srv->slot = slot;
+    srv->web_config = o->web_config;
+    srv->max_sample_age_ns = o->max_sample_age_ns;
+    srv->is_fresh = o->is_fresh;
+    srv->userdata = o->userdata;
+    atomic_init(&srv->last_scrape_ns, UINT64_MAX);
+    atomic_init(&srv->last_size, 0);
+    srv->metrics_path = strdup(path);
+    srv->metric_prefix = o->metric_prefix ? strdup(o->metric_prefix) : NULL;
+    if (!srv->metrics_path || (o->metric_prefix && !srv->metric_prefix)) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    r = build_landing(srv);
+    if (r < 0)
+        goto fail;
+
+    fd = listen_address_open(&addr, LISTEN_BACKLOG);
+    if (fd < 0) {
+        r = fd;
+        goto fail;
+    }
+    r = listen_socket_port(fd);
+    if (r < 0)
+        goto fail;
+    srv->port = r;
+    r = start_daemon(srv, o, fd);
+    if (r < 0)
+        goto fail;
+    fd = -1; /* MHD closes it in MHD_stop_daemon() */
+    *ret = srv;
+    return 0;
+fail:
+    http_server_stop(srv);
+    return r;
+}
+
+int http_server_port(const struct http_server *srv) {
+    return srv ? srv->port : -EINVAL;
+}

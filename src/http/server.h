@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "snapshot.h"
+#include "webconfig.h"
+
+/*
+ * The HTTP side of the daemon: libmicrohttpd with its own polling thread. A scrape takes a
+ * reference to the latest snapshot, renders it into a fresh buffer (gzip when the client
+ * accepts it) and hands that buffer to MHD; it never samples and holds no lock while
+ * formatting.
+ *
+ * Routes: <metrics_path> (default /metrics), /healthz (200 "ok" when a snapshot exists and
+ * is fresh, 503 otherwise), / (a landing page), 404 for anything else; GET and HEAD only
+ * (405 otherwise). With basic-auth users in the web config every route needs them (401).
+ */
+
+#define HTTP_DEFAULT_LISTEN ":9400"
+#define HTTP_DEFAULT_METRICS_PATH "/metrics"
+#define HTTP_DEFAULT_CONNECTION_LIMIT 64
+#define HTTP_DEFAULT_TIMEOUT_S 10
+
+struct http_server_options {
+    const char *listen_address; /* NULL: HTTP_DEFAULT_LISTEN; forms in listen.h */
+    const char *metrics_path;   /* NULL: HTTP_DEFAULT_METRICS_PATH */
+    const char *metric_prefix;  /* NULL: the snapshot's, then the exposition default */
+    /* TLS and basic auth; NULL for neither. Borrowed: must outlive the server. */
+    struct web_config *web_config;
+    unsigned connection_limit; /* 0: HTTP_DEFAULT_CONNECTION_LIMIT */
+    unsigned timeout_s;        /* per connection, idle; 0: HTTP_DEFAULT_TIMEOUT_S */
+    /* /healthz: a snapshot older than this (by its timestamp_seconds, against the real-time
+     * clock) is stale. 0: any snapshot is fresh. */
+    uint64_t max_sample_age_ns;
+    /* Optional: decides freshness instead of the age check (called on the HTTP thread). */
+    bool (*is_fresh)(const struct snapshot *s, void *userdata);
+    void *userdata;
+};
+
+struct http_server;
+
+/*
+ * Binds and starts serving. Returns 0, -EINVAL (malformed address or metrics path,
+ * TLS half-configured), -EADDRINUSE / -EACCES / -EADDRNOTAVAIL / ... from binding,
+ * -EOPNOTSUPP when TLS is asked for and libmicrohttpd lacks it, -ENOMEM. The slot is
+ * borrowed and must outlive the server.
+ */
+int http_server_start(const struct http_server_options *o, struct snapshot_slot *slot,
+                      struct http_server **ret);
+/* The bound TCP port (the real one when the address asked for port 0). */
+int http_server_port(const struct http_server *s);
+/* Stops the thread, closes all connections. Accepts NULL; returns NULL. */
+struct http_server *http_server_stop(struct http_server *s);

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Prints a bcrypt ($2y$, cost 5) hash of argv[1], for the shell tests' web configs. */
+#include <crypt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+    struct crypt_data *cd = calloc(1, sizeof(*cd));
+    const char *h;
+
+    if (argc != 2 || !cd || !crypt_gensalt_rn("$2y$", 5, NULL, 0, salt, sizeof(salt)))
+        return 1;
+    h = crypt_rn(argv[1], salt, cd, sizeof(*cd));
+    if (!h || h[0] == '*')
+        return 1;
+    puts(h);
+    free(cd);
+    return 0;
+}

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/* The server, in-process, on 127.0.0.1 with an ephemeral port and a raw-socket client. */
+#include "testutil.h"
+
+#include <crypt.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "clock.h"
+#include "exposition.h"
+#include "httpclient.h"
+#include "listen.h"
+#include "sample-snapshot.h"
+#include "server.h"
+
+struct fixture {
+    struct snapshot_slot *slot;
+    struct http_server *srv;
+    int port;
+};
+
+static void start(struct fixture *f, const struct http_server_options *o) {
+    f->slot = snapshot_slot_new();
+    assert_non_null(f->slot);
+    ASSERT_OK(http_server_start(o, f->slot, &f->srv));
+    f->port = http_server_port(f->srv);
+    assert_true(f->port > 0 && f->port < 65536);
+}
+
+static void stop(struct fixture *f) {
+    f->srv = http_server_stop(f->srv);
+    assert_null(f->srv);
+    f->slot = snapshot_slot_free(f->slot);
+}
+
+static void publish_sample(struct fixture *f, double timestamp) {
+    struct snapshot *s = sample_snapshot_new();
+
+    assert_non_null(s);
+    s->timestamp_seconds = timestamp;
+    snapshot_slot_publish(f->slot, s);
+}
+
+static double now_s(void) {
+    return (double)clock_realtime_ns() / 1e9;
+}
+
+/* Removes the scrape-duration sample, the one line that differs between two scrapes. */
+static void drop_scrape_duration(char *text) {
+    char *l = strstr(text, "\njoulestat_scrape_duration_seconds ");
+
+    if (l) {
+        char *end = strchr(l + 1, '\n');
+
+        memmove(l, end, strlen(end) + 1);
+    }
+}
+
+static char *gunzip(const char *in, size_t len, size_t *ret_len) {
+    z_stream zs = {0};
+    size_t cap = 1 << 20;
+    char *out = malloc(cap);
+
+    assert_non_null(out);
+    assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+    zs.next_in = (unsigned char *)(uintptr_t)in;
+    zs.avail_in = (uInt)len;
+    zs.next_out = (unsigned char *)out;
+    zs.avail_out = (uInt)(cap - 1);
+    assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+    *ret_len = zs.total_out;
+    out[zs.total_out] = '\0';
+    inflateEnd(&zs);
+    return out;
+}
+
+static void test_routes(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct fixture f = {0};
+    struct http_reply r;
+    char h[256];
+
+    start(&f, &o);
+    /* Nothing sampled yet. */
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 503);
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_int_equal(r.status, 503);
+    assert_string_equal(r.body, "no sample yet\n");
+    http_reply_done(&r);
+
+    publish_sample(&f, now_s());
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    assert_string_equal(http_header(&r, "Content-Type", h, sizeof(h)), EXPOSITION_CONTENT_TYPE);
+    assert_null(http_header(&r, "Content-Encoding", h, sizeof(h)));
+    assert_non_null(strstr(r.body, "joulestat_gpu_energy_joules_total{gpu=\"0\",uuid=\"GPU-1111"));
+    assert_non_null(strstr(r.body, "} 2071.000000\n"));
+    /* The first scrape has no previous one to report. */
+    assert_null(strstr(r.body, "joulestat_scrape_duration_seconds"));
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_non_null(strstr(r.body, "\njoulestat_scrape_duration_seconds "));
+    http_reply_done(&r);
+
+    ASSERT_OK(http_simple(f.port, "HEAD", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.body_len, 0);
+    assert_true(atoi(http_header(&r, "Content-Length", h, sizeof(h))) > 10000);
+    http_reply_done(&r);
+
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "ok\n");
+    http_reply_done(&r);
+
+    ASSERT_OK(http_simple(f.port, "GET", "/", NULL, &r));
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "<a href=\"/metrics\">"));
+    assert_non_null(strstr(http_header(&r, "Content-Type", h, sizeof(h)), "text/html"));
+    http_reply_done(&r);
+
+    ASSERT_OK(http_simple(f.port, "GET", "/metricsx", NULL, &r));
+    assert_int_equal(r.status, 404);
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "POST", "/metrics", "Content-Length: 0\r\n", &r));
+    assert_int_equal(r.status, 405);
+    assert_string_equal(http_header(&r, "Allow", h, sizeof(h)), "GET, HEAD");
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "DELETE", "/", NULL, &r));
+    assert_int_equal(r.status, 405);
+    http_reply_done(&r);
+    stop(&f);
+}
+
+static void test_gzip(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0", .metrics_path = "/m"};
+    struct fixture f = {0};
+    struct http_reply plain, gz, refused;
+    _cleanup_(freep) char *inflated = NULL;
+    size_t len;
+    char h[128];
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    /* Warm up, so both compared scrapes carry a previous scrape's duration. */
+    ASSERT_OK(http_simple(f.port, "GET", "/m", NULL, &plain));
+    http_reply_done(&plain);
+    ASSERT_OK(http_simple(f.port, "GET", "/m", NULL, &plain));
+    ASSERT_OK(http_simple(f.port, "GET", "/m", "Accept-Encoding: deflate, gzip;q=0.8\r\n", &gz));
+    assert_int_equal(gz.status, 200);
+    assert_string_equal(http_header(&gz, "Content-Encoding", h, sizeof(h)), "gzip");
+    assert_string_equal(http_header(&gz, "Vary", h, sizeof(h)), "Accept-Encoding");
+    assert_true(gz.body_len < plain.body_len / 3);
+    inflated = gunzip(gz.body, gz.body_len, &len);
+    drop_scrape_duration(plain.body);
+    drop_scrape_duration(inflated);
+    assert_string_equal(inflated, plain.body);
+
+    ASSERT_OK(http_simple(f.port, "GET", "/m", "Accept-Encoding: br, gzip;q=0\r\n", &refused));
+    assert_null(http_header(&refused, "Content-Encoding", h, sizeof(h)));
+    assert_non_null(strstr(refused.body, "# HELP "));
+    http_reply_done(&plain);
+    http_reply_done(&gz);
+    http_reply_done(&refused);
+    /* The old path is gone with a custom one. */
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &plain));
+    assert_int_equal(plain.status, 404);
+    http_reply_done(&plain);
+    stop(&f);
+}
+
+static bool never_fresh(const struct snapshot *s, void *userdata) {
+    (*(int *)userdata)++;
+    return false;
+}
+
+static void test_health_freshness(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0",
+                                    .max_sample_age_ns = 30 * NSEC_PER_SEC};
+    struct fixture f = {0};
+    struct http_reply r;
+    int calls = 0;
+
+    start(&f, &o);
+    publish_sample(&f, now_s() - 5);
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    publish_sample(&f, now_s() - 120);
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_int_equal(r.status, 503);
+    assert_string_equal(r.body, "sampler stale\n");
+    http_reply_done(&r);
+    /* A stale sampler still serves its last numbers. */
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    stop(&f);
+
+    o.is_fresh = never_fresh;
+    o.userdata = &calls;
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_int_equal(r.status, 503);
+    assert_int_equal(calls, 1);
+    http_reply_done(&r);
+    stop(&f);
+}
+
+/* Waits until the server closes fd (read returns 0 or an error); returns the ms it took. */
+static int wait_closed(int fd, int limit_ms) {
+    uint64_t t0 = clock_monotonic_ns();
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    char c;
+
+    if (poll(&p, 1, limit_ms) <= 0)
+        return -1;
+    assert_true(recv(fd, &c, 1, 0) <= 0);
+    return (int)((clock_monotonic_ns() - t0) / NSEC_PER_MSEC);
+}
+
+static void test_slow_clients(void **state) {
+    struct http_server_options o = {
+        .listen_address = "127.0.0.1:0", .timeout_s = 1, .connection_limit = 4};
+    struct fixture f = {0};
+    struct http_reply r;
+    int silent, partial, extra[3], ms;
+    uint64_t t0;
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    silent = http_connect(f.port);
+    partial = http_connect(f.port);
+    assert_true(silent >= 0 && partial >= 0);
+    assert_int_equal(send(partial, "GET /metrics HTTP/1.1\r\nHo", 25, MSG_NOSIGNAL), 25);
+    /* Two stuck clients do not hold up a scrape. */
+    t0 = clock_monotonic_ns();
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    assert_true(clock_monotonic_ns() - t0 < 500 * NSEC_PER_MSEC);
+    /* The idle timeout (1 s) closes them. */
+    ms = wait_closed(silent, 5000);
+    assert_true(ms >= 0 && ms < 5000);
+    assert_true(wait_closed(partial, 5000) >= 0);
+    close(silent);
+    close(partial);
+
+    /* At the connection limit (4), a fifth client waits in the backlog until the idle
+     * timeout frees a slot: the limit holds, and the server recovers by itself. */
+    for (int i = 0; i < 3; i++) {
+        extra[i] = http_connect(f.port);
+        assert_true(extra[i] >= 0);
+    }
+    silent = http_connect(f.port);
+    assert_true(silent >= 0);
+    usleep(100000);
+    t0 = clock_monotonic_ns();
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    ms = (int)((clock_monotonic_ns() - t0) / NSEC_PER_MSEC);
+    if (ms < 500 || ms > 4000)
+        fail_msg("scrape at the connection limit took %d ms, expected 0.5-4 s", ms);
+    for (int i = 0; i < 3; i++)
+        close(extra[i]);
+    close(silent);
+    stop(&f);
+}
+
+static char *bcrypt(const char *password) {
+    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+    struct crypt_data *cd = calloc(1, sizeof(*cd));
+    char *out;
+
+    assert_non_null(cd);
+    assert_non_null(crypt_gensalt_rn("$2y$", 4, NULL, 0, salt, sizeof(salt)));
+    out = strdup(crypt_rn(password, salt, cd, sizeof(*cd)));
+    free(cd);
+    return out;
+}
+
+static void test_basic_auth(void **state) {
+    _cleanup_(freep) char *hash = bcrypt("s3cret");
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct web_config *wc = NULL;
+    struct fixture f = {0};
+    struct http_reply r;
+    char dir[256], text[256], path[512], h[128];
+
+    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
+    ASSERT_OK(test_write_file(dir, "web.yml", text));
+    (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
+    ASSERT_OK(web_config_load(path, &wc, NULL, 0));
+    o.web_config = wc;
+    start(&f, &o);
+    publish_sample(&f, now_s());
+
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 401);
+    assert_string_equal(http_header(&r, "WWW-Authenticate", h, sizeof(h)),
+                        "Basic realm=\"joulestat\"");
+    http_reply_done(&r);
+    /* prom:s3cret */
+    ASSERT_OK(
+        http_simple(f.port, "GET", "/metrics", "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n", &r));
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "joulestat_series "));
+    http_reply_done(&r);
+    /* prom:wrong */
+    ASSERT_OK(
+        http_simple(f.port, "GET", "/metrics", "Authorization: Basic cHJvbTp3cm9uZw==\r\n", &r));
+    assert_int_equal(r.status, 401);
+    http_reply_done(&r);
+    /* other:s3cret */
+    ASSERT_OK(
+        http_simple(f.port, "GET", "/healthz", "Authorization: Basic b3RoZXI6czNjcmV0\r\n", &r));
+    assert_int_equal(r.status, 401);
+    http_reply_done(&r);
+    /* Not base64 at all. */
+    ASSERT_OK(http_simple(f.port, "GET", "/", "Authorization: Basic !!!\r\n", &r));
+    assert_int_equal(r.status, 401);
+    http_reply_done(&r);
+    stop(&f);
+    web_config_free(wc);
+    test_rm_rf(dir);
+}
+
+static bool ipv6_loopback_works(void) {
+    struct listen_address a;
+    int fd;
+
+    if (listen_address_parse("[::1]:0", &a) < 0)
+        return false;
+    fd = listen_address_open(&a, 1);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+static void check_get(int family, const char *host, int port) {
+    struct http_reply r;
+    char req[128];
+
+    (void)snprintf(req, sizeof(req),
+                   "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    ASSERT_OK(http_exchange(family, host, port, req, 5000, &r));
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+}
+
+static void test_listen_forms(void **state) {
+    bool v6 = ipv6_loopback_works();
+    struct http_server_options o = {0};
+    struct fixture f = {0};
+
+    o.listen_address = ":0"; /* every address; dual-stack where IPv6 exists */
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    check_get(AF_INET, "127.0.0.1", f.port);
+    if (v6)
+        check_get(AF_INET6, "::1", f.port);
+    stop(&f);
+
+    o.listen_address = "0.0.0.0:0";
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    check_get(AF_INET, "127.0.0.1", f.port);
+    stop(&f);
+
+    o.listen_address = "localhost:0"; /* resolved; IPv4 preferred */
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    check_get(AF_INET, "127.0.0.1", f.port);
+    stop(&f);
+
+    if (v6) {
+        o.listen_address = "[::1]:0";
+        start(&f, &o);
+        publish_sample(&f, now_s());
+        check_get(AF_INET6, "::1", f.port);
+        stop(&f);
+    }
+}
+
+static void test_bad_addresses(void **state) {
+    static const char *const malformed[] = {
+        "9400", "",           "127.0.0.1", "127.0.0.1:",     ":65536",
+        ":-1",  ":94x0",      ":9400\n",   "[::1]9400",      "[::1",
+        "[]:1", "[nothex]:1", "::1:9400",  "1.2.3.4:123456",
+    };
+    struct http_server_options o = {0};
+    struct snapshot_slot *slot = snapshot_slot_new();
+    struct http_server *srv = NULL, *other = NULL;
+
+    assert_non_null(slot);
+    for (size_t i = 0; i < ARRAY_SIZE(malformed); i++) {
+        o.listen_address = malformed[i];
+        if (http_server_start(&o, slot, &srv) != -EINVAL)
+            fail_msg("'%s' was not refused with -EINVAL", malformed[i]);
+        assert_null(srv);
+    }
+    /* Parses, but no such host / not an address of this machine. */
+    o.listen_address = "no-such-host.invalid:9400";
+    ASSERT_ERRNO(http_server_start(&o, slot, &srv), EADDRNOTAVAIL);
+    o.listen_address = "192.0.2.1:0"; /* TEST-NET-1 */
+    ASSERT_ERRNO(http_server_start(&o, slot, &srv), EADDRNOTAVAIL);
+    assert_null(srv);
+    /* A port already taken. */
+    o.listen_address = "127.0.0.1:0";
+    ASSERT_OK(http_server_start(&o, slot, &srv));
+    {
+        char addr[64];
+
+        (void)snprintf(addr, sizeof(addr), "127.0.0.1:%d", http_server_port(srv));
+        o.listen_address = addr;
+        ASSERT_ERRNO(http_server_start(&o, slot, &other), EADDRINUSE);
+        assert_null(other);
+    }
+    srv = http_server_stop(srv);
+    /* Metrics paths that are not plain, or collide with the other routes. */
+    o.listen_address = "127.0.0.1:0";
+    for (const char *const *p = (const char *const[]){"metrics", "/", "/healthz", "/a b", "/a\"b",
+                                                      "/<x>", "/q?x=1", NULL};
+         *p; p++) {
+        o.metrics_path = *p;
+        if (http_server_start(&o, slot, &srv) != -EINVAL)
+            fail_msg("metrics path '%s' was not refused", *p);
+    }
+    ASSERT_ERRNO(http_server_start(NULL, slot, &srv), EINVAL);
+    o.metrics_path = NULL;
+    ASSERT_ERRNO(http_server_start(&o, NULL, &srv), EINVAL);
+    assert_int_equal(http_server_port(NULL), -EINVAL);
+    assert_null(http_server_stop(NULL));
+    snapshot_slot_free(slot);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes),           cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_listen_forms),
+        cmocka_unit_test(test_bad_addresses),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

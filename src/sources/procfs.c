@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+#include "procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "environ.h"
+#include "fileio.h"
+#include "hashmap.h"
+#include "macro.h"
+#include "parse_num.h"
+
+/* stat is ~52 numbers of at most 20 digits plus a comm of at most 64 bytes. */
+#define STAT_BUF_SIZE 2048
+#define CGROUP_MAX_SIZE (64u * 1024u)
+#define ENVIRON_MAX_SIZE (256u * 1024u)
+/* /proc/stat grows with CPUs and interrupts (the "intr" line); read once at start. */
+#define PROC_STAT_MAX_SIZE (8u * 1024u * 1024u)
+
+/* Cache key: pid < 2^22 in the low bits, starttime above. Exact (no collisions) while
+ * starttime < 2^42 ticks, i.e. for 139 years of uptime at 1000 Hz. */
+#define KEY_PID_BITS 22
+#define KEY_STARTTIME_LIMIT (UINT64_C(1) << (64 - KEY_PID_BITS))
+
+struct cache_entry {
+    uint32_t pid;
+    uint32_t ppid;
+    uint64_t starttime;
+    uint64_t cpu_ticks; /* as of the last scan that saw it */
+    uint64_t seen_scan; /* number of the last scan that saw it; 0: looked up only */
+    char state;
+    bool kernel_thread;
+    char comm[PROC_COMM_MAX];
+    struct workload_identity identity;
+};
+
+struct procfs_scanner {
+    int root_fd;
+    DIR *dir; /* on its own open of the root, rewound every scan */
+    unsigned long clk_tck;
+    uint64_t btime;
+    uint64_t scan_no;
+
+    struct hashmap cache; /* key_of(pid, starttime) -> struct cache_entry */
+
+    struct procfs_process *rows;
+    size_t n_rows, cap_rows;
+
+    /* Entries reported EXITED by the last scan: freed at the start of the next one, so
+     * the identity pointers in those rows stay valid until then. */
+    struct cache_entry **graveyard;
+    size_t n_graveyard, cap_graveyard;
+
+    char stat_buf[STAT_BUF_SIZE];
+    struct procfs_stats stats;
+};
+
+static uint64_t key_of(uint32_t pid, uint64_t starttime) {
+    return (starttime << KEY_PID_BITS) | pid;
+}
+
+static bool is_vanished(int r) {
+    return r == -ENOENT || r == -ESRCH;
+}
+
+/* "btime <seconds>" line of <procfs>/stat. */
+static int read_btime(int root_fd, uint64_t *ret) {
+    _cleanup_(freep) char *text = NULL;
+    size_t len;
+    int r;
+
+    r = read_virtual_file_at(root_fd, "stat", PROC_STAT_MAX_SIZE, &text, &len);
+    if (r < 0)
+        return r;
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+
+        if (nl)
+            *nl = '\0';
+        if (strncmp(line, "btime ", 6) == 0)
+            return safe_atou64(line + 6, ret) < 0 ? -EINVAL : 0;
+        line = nl ? nl + 1 : NULL;
+    }
+    return -EINVAL;
+}
+
+int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
+                       struct procfs_scanner **ret_scanner) {
+    _cleanup_(freep) struct procfs_scanner *s = NULL;
+    _cleanup_(closep) int root = -1, list = -1;
+    long tck;
+    int r;
+
+    root = fcntl(procfs_fd, F_DUPFD_CLOEXEC, 3);
+    if (root < 0)
+        return -errno;
+    list = open_dir_at(root, ".");
+    if (list < 0)
+        return list;
+
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    r = read_btime(root, &s->btime);
+    if (r < 0)
+        return r;
+    tck = opts && opts->clk_tck ? (long)opts->clk_tck : sysconf(_SC_CLK_TCK);
+    s->clk_tck = tck > 0 ? (unsigned long)tck : 100;
+
+    s->dir = fdopendir(list);
+    if (!s->dir)
+        return -errno;
+    (void)TAKE_FD(list); /* owned by the DIR now */
+    s->root_fd = TAKE_FD(root);
+    hashmap_init(&s->cache);
+    *ret_scanner = TAKE_PTR(s);
+    return 0;
+}
+
+struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
+    uint64_t key;
+    void *value;
+
+    if (!s)
+        return NULL;
+    for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);)
+        free(value);
+    hashmap_done(&s->cache);
+    for (size_t i = 0; i < s->n_graveyard; i++)
+        free(s->graveyard[i]);
+    free(s->graveyard);
+    free(s->rows);
+    if (s->dir)
+        (void)closedir(s->dir);
+    if (s->root_fd >= 0)
+        (void)close(s->root_fd);
+    free(s);
+    return NULL;
+}
+
+void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret) {
+    *ret = s->stats;
+    ret->cached = s->cache.size;
+}
+
+/* Counts a failed read; returns -ESRCH for "the process is gone" so callers skip it.
+ * -ENOMEM is ours, not the process's: passed through uncounted. */
+static int account_read_error(struct procfs_scanner *s, int r) {
+    if (r == -ENOMEM)
+        return r;
+    if (is_vanished(r)) {
+        s->stats.vanished++;
+        return -ESRCH;
+    }
+    s->stats.read_errors++;
+    return r;
+}
+
+/* Reads and parses <pid>/stat through the pid directory fd. */
+static int read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
+                     struct proc_pid_stat *ret) {
+    int n;
+
+    n = read_file_into_at(pid_fd, "stat", s->stat_buf, sizeof(s->stat_buf));
+    if (n == 0) /* the process died between open and read */
+        n = -ESRCH;
+    if (n < 0)
+        return account_read_error(s, n);
+    s->stats.stat_reads++;
+    if (proc_pid_stat_parse(s->stat_buf, (size_t)n, ret) < 0 || ret->pid != pid ||
+        ret->starttime >= KEY_STARTTIME_LIMIT) {
+        s->stats.parse_errors++;
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* SLUID job dirs do not carry the numeric job id; the environment does. */
+static int read_environ_job(struct procfs_scanner *s, int pid_fd, struct workload_identity *id) {
+    _cleanup_(freep) char *env = NULL;
+    size_t len;
+    int r;
+
+    r = read_virtual_file_at(pid_fd, "environ", ENVIRON_MAX_SIZE, &env, &len);
+    if (r < 0) {
+        r = account_read_error(s, r);
+        return r == -ESRCH || r == -ENOMEM ? r : 0;
+    }
+    s->stats.environ_reads++;
+    (void)workload_identity_apply_environ(id, env, len); /* no id: job stays SLUID-only */
+    return 0;
+}
+
+/* The identity of a new process: IDENTITY_NONE when unreadable or unknown, -ESRCH when the
+ * process is gone (then it must not be cached). */
+static int read_identity(struct procfs_scanner *s, int pid_fd, struct workload_identity *ret) {
+    _cleanup_(freep) char *text = NULL;
+    struct workload_identity id = {0};
+    size_t len;
+    int r;
+
+    r = read_virtual_file_at(pid_fd, "cgroup", CGROUP_MAX_SIZE, &text, &len);
+    if (r < 0) {
+        r = account_read_error(s, r);
+        if (r == -ESRCH || r == -ENOMEM)
+            return r;
+        *ret = id; /* unreadable (EACCES, EFBIG...): no identity, not retried */
+        return 0;
+    }
+    s->stats.cgroup_reads++;
+    if (cgroup_file_parse(text, len, &id) < 0) {
+        s->stats.parse_errors++;
+        id = (struct workload_identity){0};
+    }
+    if (id.slurm.needs_environ) {
+        r = read_environ_job(s, pid_fd, &id);
+        if (r < 0)
+            return r;
+    }
+    *ret = id;
+    return 0;
+}
+
+/* Finds (pid, starttime) in the cache or creates its entry, reading the identity once.
+ * Returns 0 with *ret_entry, -ESRCH (gone), -ENOMEM. */
+static int get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid_stat *st,
+                     struct cache_entry **ret_entry) {
+    _cleanup_(freep) struct cache_entry *e = NULL;
+    uint64_t key = key_of(st->pid, st->starttime);
+    int r;
+
+    *ret_entry = hashmap_get(&s->cache, key);
+    if (*ret_entry)
+        return 0;
+
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return -ENOMEM;
+    e->pid = st->pid;
+    e->starttime = st->starttime;
+    e->kernel_thread = (st->flags & PROC_PF_KTHREAD) != 0;
+    if (!e->kernel_thread) {
+        r = read_identity(s, pid_fd, &e->identity);
+        if (r < 0)
+            return r;
+    }
+    r = hashmap_put(&s->cache, key, e);
+    if (r < 0)
+        return r;
+    *ret_entry = TAKE_PTR(e);
+    return 0;
+}
+
+static void entry_update(struct cache_entry *e, const struct proc_pid_stat *st) {
+    e->ppid = st->ppid;
+    e->state = st->state;
+    memcpy(e->comm, st->comm, sizeof(e->comm));
+    e->cpu_ticks = st->utime + st->stime;
+}
+
+static double start_time_seconds(const struct procfs_scanner *s, uint64_t starttime) {
+    return (double)s->btime + (double)starttime / (double)s->clk_tck;
+}
+
+static void fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
+                     struct procfs_process *row) {
+    *row = (struct procfs_process){
+        .pid = e->pid,
+        .ppid = e->ppid,
+        .starttime = e->starttime,
+        .start_time_seconds = start_time_seconds(s, e->starttime),
+        .state = e->state,
+        .kernel_thread = e->kernel_thread,
+        .cpu_ticks = e->cpu_ticks,
+        .identity = &e->identity,
+    };
+    memcpy(row->comm, e->comm, sizeof(row->comm));
+}
+
+/* Opens <procfs>/<pid> without following links: the fd pins this process, so stat and
+ * cgroup read through it belong to the same (pid, starttime). */
+static int open_pid_dir(struct procfs_scanner *s, uint32_t pid) {
+    char name[16];
+    int fd;
+
+    (void)snprintf(name, sizeof(name), "%u", (unsigned)pid);
+    fd = openat(s->root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return account_read_error(s, -errno);
+    return fd;
+}
+
+static int scan_pid(struct procfs_scanner *s, uint32_t pid) {
+    _cleanup_(closep) int pid_fd = -1;
+    struct proc_pid_stat st;
+    struct cache_entry *e;
+    uint64_t prev;
+    bool is_new;
+    int r;
+
+    r = grow_array(&s->rows, &s->cap_rows, s->n_rows + 1, sizeof(*s->rows));
+    if (r < 0)
+        return r;
+    pid_fd = open_pid_dir(s, pid);
+    if (pid_fd < 0)
+        return 0; /* gone, or not a real pid directory (e.g. a symlink) */
+    r = read_stat(s, pid_fd, pid, &st);
+    if (r < 0)
+        return 0;
+    r = get_entry(s, pid_fd, &st, &e);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
+        return 0;
+
+    is_new = e->seen_scan == 0;
+    prev = e->cpu_ticks;
+    entry_update(e, &st);
+    e->seen_scan = s->scan_no;
+
+    fill_row(s, e, &s->rows[s->n_rows]);
+    if (is_new) {
+        s->rows[s->n_rows].flags = PROCFS_PROCESS_NEW;
+        /* It started since the previous scan: all its CPU time is in this window. */
+        s->rows[s->n_rows].cpu_ticks_delta = s->scan_no > 1 ? e->cpu_ticks : 0;
+    } else
+        s->rows[s->n_rows].cpu_ticks_delta = e->cpu_ticks >= prev ? e->cpu_ticks - prev : 0;
+    s->n_rows++;
+    return 0;
+}
+
+static bool parse_pid_name(const char *name, uint32_t *ret) {
+    uint32_t v = 0;
+
+    if (name[0] < '1' || name[0] > '9')
+        return false;
+    for (const char *p = name; *p; p++) {
+        if (*p < '0' || *p > '9' || v >= PROC_PID_LIMIT / 10 + 1)
+            return false;
+        v = v * 10 + (uint32_t)(*p - '0');
+    }
+    if (v >= PROC_PID_LIMIT)
+        return false;
+    *ret = v;
+    return true;
+}
+
+/* Mark and sweep: entries not seen by this scan are gone. Rows exist only for processes
+ * a scan has reported before; lookup-only entries just go. */
+static int sweep(struct procfs_scanner *s) {
+    size_t gone = 0;
+    uint64_t key;
+    void *value;
+    int r;
+
+    for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);)
+        if (((struct cache_entry *)value)->seen_scan != s->scan_no)
+            gone++;
+    if (gone == 0)
+        return 0;
+    r = grow_array(&s->graveyard, &s->cap_graveyard, gone, sizeof(*s->graveyard));
+    if (r < 0)
+        return r;
+    r = grow_array(&s->rows, &s->cap_rows, s->n_rows + gone, sizeof(*s->rows));
+    if (r < 0)
+        return r;
+
+    for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);)
+        if (((struct cache_entry *)value)->seen_scan != s->scan_no)
+            s->graveyard[s->n_graveyard++] = value;
+    for (size_t i = 0; i < s->n_graveyard; i++) {
+        struct cache_entry *e = s->graveyard[i];
+
+        (void)hashmap_remove(&s->cache, key_of(e->pid, e->starttime));
+        if (e->seen_scan == 0)
+            continue;
+        fill_row(s, e, &s->rows[s->n_rows]);
+        s->rows[s->n_rows].flags = PROCFS_PROCESS_EXITED;
+        s->n_rows++;
+    }
+    return 0;
+}
+
+int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_processes) {
+    struct dirent *de;
+    int r;
+
+    for (size_t i = 0; i < s->n_graveyard; i++)
+        free(s->graveyard[i]);
+    s->n_graveyard = 0;
+    s->n_rows = 0;
+    s->scan_no++;
+    s->stats.scans++;
+
+    rewinddir(s->dir);
+    for (;;) {
+        uint32_t pid;
+
+        errno = 0;
+        de = readdir(s->dir);
+        if (!de) {
+            if (errno != 0)
+                return -errno;
+            break;
+        }
+        if (!parse_pid_name(de->d_name, &pid))
+            continue;
+        r = scan_pid(s, pid);
+        if (r < 0)
+            return r;
+    }
+
+    r = sweep(s);
+    if (r < 0)
+        return r;
+    *ret_processes = s->rows;
+    return (int)s->n_rows;
+}
+
+int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *ret) {
+    _cleanup_(closep) int pid_fd = -1;
+    struct proc_pid_stat st;
+    struct cache_entry *e;
+    int r;
+
+    if (pid == 0 || pid >= PROC_PID_LIMIT)
+        return -EINVAL;
+    pid_fd = open_pid_dir(s, pid);
+    if (pid_fd < 0)
+        return pid_fd;
+    r = read_stat(s, pid_fd, pid, &st);
+    if (r < 0)
+        return r;
+    r = get_entry(s, pid_fd, &st, &e);
+    if (r < 0)
+        return r;
+    if (e->seen_scan == 0)
+        entry_update(e, &st); /* comm and state for a process no scan has seen yet */
+
+    *ret = (struct procfs_lookup){
+        .starttime = e->starttime,
+        .start_time_seconds = start_time_seconds(s, e->starttime),
+        .kernel_thread = e->kernel_thread,
+        .identity = &e->identity,
+    };
+    memcpy(ret->comm, st.comm, sizeof(ret->comm));
+    return 0;
+}

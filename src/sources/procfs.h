@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup_path.h"
+#include "proc_pid_stat.h"
+
+/*
+ * The process scanner: walks <procfs>/<pid>/ and reports every process with its CPU time
+ * and workload identity (container / pod / SLURM job, see cgroup_path.h).
+ *
+ * A process is (pid, starttime): a pid reused by a new process is a new process. Per pid
+ * directory the scanner openat()s the directory (O_DIRECTORY|O_NOFOLLOW) and reads `stat`
+ * relative to it in one read; only a process seen for the first time also costs a read of
+ * `cgroup` (and of `environ` when the cgroup path names a Slurm job by SLUID only). The
+ * identity is cached per (pid, starttime) until the process is gone, so changes to a
+ * running process's cgroup after it was first seen are not followed (containers and jobs
+ * do not move processes after start). A pid that vanishes during the scan (ENOENT/ESRCH,
+ * or an empty read) is skipped silently and counted in stats.vanished.
+ *
+ * Not thread-safe: one scanner belongs to the sampler thread.
+ */
+
+enum procfs_process_flags {
+    PROCFS_PROCESS_NEW = 1 << 0,    /* first scan that saw this (pid, starttime) */
+    PROCFS_PROCESS_EXITED = 1 << 1, /* seen by the previous scan, gone now */
+};
+
+struct procfs_process {
+    uint32_t pid;
+    uint32_t ppid;
+    uint64_t starttime;        /* stat field 22: clock ticks since boot */
+    double start_time_seconds; /* unix time: btime + starttime / CLK_TCK */
+    char comm[PROC_COMM_MAX];
+    char state;         /* stat field 3 ('Z' zombie: still reported, its CPU counted) */
+    bool kernel_thread; /* PF_KTHREAD: identity is not read, always IDENTITY_NONE */
+    uint64_t cpu_ticks; /* utime + stime, cumulative */
+    /* CPU ticks since the previous scan. A process new in this scan counts its whole
+     * cpu_ticks (it started since the previous scan), except in the very first scan,
+     * which only sets the baseline (0 for everyone). 0 for EXITED rows, and 0 when the
+     * counter went backwards (never a negative or wrapped delta). */
+    uint64_t cpu_ticks_delta;
+    /* Never NULL. Owned by the scanner; valid until the next procfs_scan() or free. */
+    const struct workload_identity *identity;
+    unsigned flags; /* enum procfs_process_flags */
+};
+
+struct procfs_stats {
+    uint64_t scans;
+    uint64_t stat_reads;    /* successful reads of <pid>/stat */
+    uint64_t cgroup_reads;  /* successful reads of <pid>/cgroup: once per new process */
+    uint64_t environ_reads; /* successful reads of <pid>/environ (SLUID jobs only) */
+    uint64_t vanished;      /* pids that disappeared while being read */
+    uint64_t parse_errors;  /* malformed stat (process skipped) or cgroup (identity none) */
+    /* Other read failures (EACCES under hidepid or ptrace rules, EFBIG...): a pid dir or
+     * stat -> process skipped; cgroup -> identity none; environ -> job id stays unknown.
+     * An identity read failure is not retried for the same process. */
+    uint64_t read_errors;
+    size_t cached; /* processes in the identity cache now */
+};
+
+struct procfs_options {
+    /* Ticks per second of stat's time fields; 0 = sysconf(_SC_CLK_TCK). */
+    unsigned long clk_tck;
+};
+
+struct procfs_scanner;
+
+/*
+ * Creates a scanner on a procfs root directory fd (from --path.procfs; the fd is
+ * duplicated, the caller keeps its own). Reads btime from <procfs>/stat once, so start
+ * times stay fixed for the scanner's life. opts may be NULL.
+ * Returns 0, -EBADF/-ENOTDIR for a bad root, -ENOENT/-EACCES/... when <procfs>/stat is
+ * unreadable, -EINVAL when it has no valid "btime" line, -ENOMEM. ret_scanner is written
+ * only on success.
+ */
+int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
+                       struct procfs_scanner **ret_scanner);
+
+/* Frees the scanner and everything it returned. Accepts NULL; returns NULL. */
+struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s);
+
+/*
+ * One pass over <procfs>: returns every live process (including kernel threads and
+ * zombies) flagged NEW when first seen, followed by the processes of the previous scan
+ * that are gone, flagged EXITED (with their last cpu_ticks). Order of live rows is the
+ * directory order. The array and the identities it points to are owned by the scanner
+ * and stay valid until the next procfs_scan() or procfs_scanner_free(); rows of
+ * unchanged processes cause no allocation.
+ * Returns the number of rows (>= 0) with *ret_processes set, or -errno when the procfs
+ * root cannot be listed, or -ENOMEM. After a failed scan the cache is still consistent
+ * and the next scan works, but the CPU deltas of the failed scan are lost.
+ */
+int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_processes);
+
+/*
+ * On-demand identity of one pid, between scans (e.g. a pid reported by NVML). Reads
+ * <pid>/stat; if (pid, starttime) is not cached yet, reads its identity and caches it, so
+ * the next scan neither re-reads it nor loses its CPU time (it is reported NEW there).
+ * Returns 0 and fills *ret (its identity pointer lives as long as scan rows do: until the
+ * process is gone and the scan after that), -ESRCH when no such process exists (or it
+ * vanished while reading), -EINVAL for a malformed stat or pid 0 / >= PROC_PID_LIMIT,
+ * -ENOMEM, or another -errno from opening <pid> or reading its stat (-EACCES under
+ * hidepid, -ENOTDIR when <pid> is a symlink or not a directory). *ret is written only on
+ * success.
+ */
+struct procfs_lookup {
+    uint64_t starttime;
+    double start_time_seconds;
+    char comm[PROC_COMM_MAX];
+    bool kernel_thread;
+    const struct workload_identity *identity; /* never NULL */
+};
+int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *ret);
+
+/* Counters since creation (a copy). */
+void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret);

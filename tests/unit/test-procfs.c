@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "macro.h"
+#include "procfs.h"
+#include "testutil.h"
+
+/*
+ * The scanner against fixture trees (tests/trees/procfs-*), each copied into a fresh
+ * mkdtemp directory so a test can make processes start, exit and change between scans.
+ * btime in every tree is 1700000000; the scanner runs with CLK_TCK 100.
+ */
+
+/* cmocka 1.1 has no assert_double_equal. */
+static void assert_near(double got, double want, double eps) {
+    if (got - want > eps || want - got > eps)
+        fail_msg("%.9f is not %.9f", got, want);
+}
+
+struct fixture {
+    char dir[PATH_MAX];
+    int fd;
+    struct procfs_scanner *s;
+};
+
+static const char *copy_dst_root;
+static size_t copy_src_len;
+
+static int copy_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    char dst[PATH_MAX], link[PATH_MAX];
+    _cleanup_(freep) char *data = NULL;
+    size_t size;
+    ssize_t n;
+
+    (void)ftw;
+    (void)st;
+    (void)snprintf(dst, sizeof(dst), "%s%s", copy_dst_root, path + copy_src_len);
+    switch (flag) {
+    case FTW_D:
+        return mkdir(dst, 0755) < 0 && errno != EEXIST ? -1 : 0;
+    case FTW_SL:
+        n = readlink(path, link, sizeof(link) - 1);
+        if (n < 0)
+            return -1;
+        link[n] = '\0';
+        return symlink(link, dst);
+    case FTW_F:
+        if (read_virtual_file_at(AT_FDCWD, path, 1 << 20, &data, &size) < 0)
+            return -1;
+        return write_file_at(AT_FDCWD, dst, data, size) < 0 ? -1 : 0;
+    default:
+        return -1;
+    }
+}
+
+static void fixture_setup(struct fixture *f, const char *tree) {
+    char src[PATH_MAX], rel[128];
+    struct procfs_options opts = {.clk_tck = 100};
+
+    (void)snprintf(rel, sizeof(rel), "tests/trees/%s", tree);
+    test_source_path(src, sizeof(src), rel);
+    ASSERT_OK(test_mkdtemp(f->dir, sizeof(f->dir)));
+    copy_dst_root = f->dir;
+    copy_src_len = strlen(src);
+    assert_int_equal(nftw(src, copy_entry, 16, FTW_PHYS), 0);
+    f->fd = open_root(f->dir);
+    ASSERT_OK(f->fd);
+    ASSERT_OK(procfs_scanner_new(f->fd, &opts, &f->s));
+}
+
+static void fixture_teardown(struct fixture *f) {
+    f->s = procfs_scanner_free(f->s);
+    assert_null(f->s);
+    (void)close(f->fd);
+    test_rm_rf(f->dir);
+}
+
+/* Writes <dir>/<rel> (creating directories). */
+static void put(struct fixture *f, const char *rel, const char *content) {
+    ASSERT_OK(test_write_file(f->dir, rel, content));
+}
+
+static void rm(struct fixture *f, const char *rel) {
+    char path[PATH_MAX + 64];
+
+    (void)snprintf(path, sizeof(path), "%s/%s", f->dir, rel);
+    test_rm_rf(path);
+}
+
+/* A full 52-field stat line. */
+static const char *stat_line(char *buf, size_t size, unsigned pid, const char *comm, char state,
+                             unsigned long long utime, unsigned long long stime,
+                             unsigned long long start) {
+    (void)snprintf(buf, size,
+                   "%u (%s) %c 1 %u %u 0 -1 4194560 120 0 3 0 %llu %llu 0 0 20 0 1 0 %llu "
+                   "12345678 900 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
+                   "0 0 0 0 0 0 0 0\n",
+                   pid, comm, state, pid, pid, utime, stime, start);
+    return buf;
+}
+
+static void put_stat(struct fixture *f, unsigned pid, const char *comm, char state,
+                     unsigned long long utime, unsigned long long stime, unsigned long long start) {
+    char rel[32], line[512];
+
+    (void)snprintf(rel, sizeof(rel), "%u/stat", pid);
+    put(f, rel, stat_line(line, sizeof(line), pid, comm, state, utime, stime, start));
+}
+
+static const struct procfs_process *find(const struct procfs_process *rows, int n, uint32_t pid,
+                                         unsigned flags) {
+    for (int i = 0; i < n; i++)
+        if (rows[i].pid == pid &&
+            (rows[i].flags & PROCFS_PROCESS_EXITED) == (flags & PROCFS_PROCESS_EXITED))
+            return &rows[i];
+    return NULL;
+}
+
+static const struct procfs_process *must_find(const struct procfs_process *rows, int n,
+                                              uint32_t pid, unsigned flags) {
+    const struct procfs_process *p = find(rows, n, pid, flags);
+
+    if (!p)
+        fail_msg("pid %u (flags %u) not in scan", pid, flags);
+    return p;
+}
+
+static int scan(struct fixture *f, const struct procfs_process **rows) {
+    int n = procfs_scan(f->s, rows);
+
+    ASSERT_OK(n);
+    return n;
+}
+
+static struct procfs_stats stats(struct fixture *f) {
+    struct procfs_stats st;
+
+    procfs_get_stats(f->s, &st);
+    return st;
+}
+
+static void test_basic_tree(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    struct procfs_stats st;
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    n = scan(&f, &rows);
+    /* 1, 2, 100, 200, 500, 600 live; 300 has no stat, 400 is malformed, 700 and self are
+     * symlinks, 0123 and sys are not pid names. */
+    assert_int_equal(n, 6);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(rows[i].flags, PROCFS_PROCESS_NEW);
+        assert_int_equal(rows[i].cpu_ticks_delta, 0); /* first scan: baseline only */
+        assert_non_null(rows[i].identity);
+    }
+
+    p = must_find(rows, n, 100, 0);
+    assert_string_equal(p->comm, "bash");
+    assert_int_equal(p->ppid, 1);
+    assert_int_equal(p->state, 'S');
+    assert_int_equal(p->starttime, 12345);
+    assert_near(p->start_time_seconds, 1700000123.45, 1e-6);
+    assert_int_equal(p->cpu_ticks, 225);
+    assert_false(p->kernel_thread);
+    assert_int_equal(p->identity->kind, IDENTITY_NONE);
+    assert_string_equal(p->identity->systemd_unit, "session-3.scope");
+
+    p = must_find(rows, n, 200, 0);
+    assert_string_equal(p->comm, "my) (prog");
+    assert_int_equal(p->cpu_ticks, 15);
+    assert_int_equal(p->identity->kind, IDENTITY_CONTAINER);
+    assert_int_equal(p->identity->runtime, RUNTIME_DOCKER);
+    assert_string_equal(p->identity->container_id,
+                        "b176419186d75a44628851daf7841d3374a2ec56d0b038ee3bd1e0c6d331e5b1");
+
+    p = must_find(rows, n, 2, 0);
+    assert_true(p->kernel_thread);
+    assert_int_equal(p->identity->kind, IDENTITY_NONE);
+    assert_int_equal(p->cpu_ticks, 3);
+
+    p = must_find(rows, n, 500, 0); /* malformed cgroup: kept, no identity */
+    assert_int_equal(p->identity->kind, IDENTITY_NONE);
+    assert_string_equal(p->identity->systemd_unit, "");
+
+    p = must_find(rows, n, 600, 0);
+    assert_int_equal(p->state, 'Z');
+    assert_int_equal(p->cpu_ticks, 42);
+
+    st = stats(&f);
+    assert_int_equal(st.scans, 1);
+    assert_int_equal(st.stat_reads, 7);   /* 1 2 100 200 400 500 600 */
+    assert_int_equal(st.cgroup_reads, 5); /* not the kernel thread, not 400 */
+    assert_int_equal(st.environ_reads, 0);
+    assert_int_equal(st.vanished, 1);     /* 300 */
+    assert_int_equal(st.parse_errors, 2); /* 400 stat, 500 cgroup */
+    assert_int_equal(st.read_errors, 1);  /* 700: a symlink, refused by O_NOFOLLOW */
+    assert_int_equal(st.cached, 6);
+    fixture_teardown(&f);
+}
+
+static void test_deltas_exits_and_zombies(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    const struct workload_identity *docker;
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    n = scan(&f, &rows);
+    docker = must_find(rows, n, 200, 0)->identity;
+
+    put_stat(&f, 100, "bash", 'S', 250, 80, 12345);  /* +100 +5 */
+    put_stat(&f, 600, "defunct", 'Z', 45, 2, 25000); /* the zombie's last ticks count */
+    put_stat(&f, 800, "make", 'R', 7, 3, 60000);     /* started since the last scan */
+    put(&f, "800/cgroup", "0::/user.slice/user-1000.slice/session-3.scope\n");
+    rm(&f, "200"); /* exited */
+
+    n = scan(&f, &rows);
+    assert_int_equal(n, 7); /* 1 2 100 500 600 800 live + 200 exited */
+    p = must_find(rows, n, 100, 0);
+    assert_int_equal(p->flags, 0);
+    assert_int_equal(p->cpu_ticks, 330);
+    assert_int_equal(p->cpu_ticks_delta, 105);
+    p = must_find(rows, n, 600, 0);
+    assert_int_equal(p->cpu_ticks_delta, 5);
+    p = must_find(rows, n, 800, 0);
+    assert_int_equal(p->flags, PROCFS_PROCESS_NEW);
+    assert_int_equal(p->cpu_ticks_delta, 10);
+    p = must_find(rows, n, 1, 0);
+    assert_int_equal(p->cpu_ticks_delta, 0);
+
+    p = must_find(rows, n, 200, PROCFS_PROCESS_EXITED);
+    assert_int_equal(p->flags, PROCFS_PROCESS_EXITED);
+    assert_int_equal(p->cpu_ticks, 15);
+    assert_int_equal(p->cpu_ticks_delta, 0);
+    assert_ptr_equal(p->identity, docker); /* same cached identity, still valid */
+    assert_string_equal(p->identity->container_id,
+                        "b176419186d75a44628851daf7841d3374a2ec56d0b038ee3bd1e0c6d331e5b1");
+    assert_string_equal(p->comm, "my) (prog");
+    assert_int_equal(stats(&f).cached, 6);
+
+    /* Counter going backwards never gives a negative or wrapped delta. */
+    put_stat(&f, 100, "bash", 'S', 10, 10, 12345);
+    n = scan(&f, &rows);
+    assert_int_equal(n, 6); /* the exited row is reported once */
+    assert_null(find(rows, n, 200, PROCFS_PROCESS_EXITED));
+    assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 0);
+    put_stat(&f, 100, "bash", 'S', 11, 10, 12345);
+    n = scan(&f, &rows);
+    assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 1);
+
+    /* The zombie is reaped: exited with its last ticks, no further delta. */
+    rm(&f, "600");
+    n = scan(&f, &rows);
+    p = must_find(rows, n, 600, PROCFS_PROCESS_EXITED);
+    assert_int_equal(p->cpu_ticks, 47);
+    assert_int_equal(p->state, 'Z');
+    fixture_teardown(&f);
+}
+
+static void test_pid_reuse(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    (void)scan(&f, &rows);
+    assert_int_equal(stats(&f).cgroup_reads, 5);
+
+    /* pid 100 exits and the pid comes back as another process in a container. */
+    put_stat(&f, 100, "python", 'R', 30, 2, 99999);
+    put(&f, "100/cgroup",
+        "0::/system.slice/"
+        "docker-2fa3e04b676df750842faf017052dd37ea0cc5bc7259a3487a1718c7fe100c94.scope\n");
+    n = scan(&f, &rows);
+    p = must_find(rows, n, 100, 0);
+    assert_int_equal(p->flags, PROCFS_PROCESS_NEW);
+    assert_int_equal(p->starttime, 99999);
+    assert_string_equal(p->comm, "python");
+    assert_int_equal(p->cpu_ticks_delta, 32); /* its own ticks, not 32 - 225 */
+    assert_int_equal(p->identity->kind, IDENTITY_CONTAINER);
+    assert_string_equal(p->identity->container_id,
+                        "2fa3e04b676df750842faf017052dd37ea0cc5bc7259a3487a1718c7fe100c94");
+
+    p = must_find(rows, n, 100, PROCFS_PROCESS_EXITED);
+    assert_int_equal(p->starttime, 12345);
+    assert_string_equal(p->comm, "bash");
+    assert_string_equal(p->identity->systemd_unit, "session-3.scope");
+    assert_int_equal(stats(&f).cgroup_reads, 6);
+    fixture_teardown(&f);
+}
+
+static void test_identity_read_once(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    (void)scan(&f, &rows);
+    rm(&f, "200/cgroup");
+    put(&f, "100/cgroup", "0::/system.slice/moved.service\n");
+    for (int i = 0; i < 3; i++) {
+        n = scan(&f, &rows);
+        p = must_find(rows, n, 200, 0);
+        assert_int_equal(p->identity->kind, IDENTITY_CONTAINER);
+        assert_int_equal(p->identity->runtime, RUNTIME_DOCKER);
+        /* Cached: a running process's cgroup is not re-read. */
+        assert_string_equal(must_find(rows, n, 100, 0)->identity->systemd_unit, "session-3.scope");
+    }
+    assert_int_equal(stats(&f).cgroup_reads, 5);
+    assert_int_equal(stats(&f).stat_reads, 28); /* 7 per scan */
+    assert_int_equal(stats(&f).scans, 4);
+    fixture_teardown(&f);
+}
+
+static void test_kubepods(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    int n;
+
+    fixture_setup(&f, "procfs-kubepods");
+    n = scan(&f, &rows);
+    assert_int_equal(n, 5);
+
+    p = must_find(rows, n, 1001, 0); /* systemd driver, containerd */
+    assert_int_equal(p->identity->kind, IDENTITY_POD);
+    assert_int_equal(p->identity->runtime, RUNTIME_CONTAINERD);
+    assert_int_equal(p->identity->qos, POD_QOS_BURSTABLE);
+    assert_string_equal(p->identity->pod_uid, "2fc932ce-fdcc-454b-97bd-aadfdeb4c340");
+    assert_string_equal(p->identity->container_id,
+                        "aaefb9d8feed2d453b543f6d928cede7a4dbefa6a0ae7c9b990dd234c56e93b9");
+
+    p = must_find(rows, n, 1002, 0); /* cgroupfs driver, v2 */
+    assert_int_equal(p->identity->kind, IDENTITY_POD);
+    assert_int_equal(p->identity->runtime, RUNTIME_UNKNOWN);
+    assert_int_equal(p->identity->qos, POD_QOS_BURSTABLE);
+    assert_string_equal(p->identity->pod_uid, "5a89bcaa-3509-4375-83e1-b9e7a5712123");
+    assert_string_equal(p->identity->container_id,
+                        "a069581483b00a498b3ba172612ffed06b3275a043bf3895c1b19e783e2793ee");
+
+    p = must_find(rows, n, 1003, 0); /* guaranteed, CRI-O */
+    assert_int_equal(p->identity->qos, POD_QOS_GUARANTEED);
+    assert_int_equal(p->identity->runtime, RUNTIME_CRIO);
+    assert_string_equal(p->identity->pod_uid, "7922aa99-d4aa-4885-a953-82976860b23a");
+
+    p = must_find(rows, n, 1004, 0); /* hybrid v1 cgroupfs, 0::/ */
+    assert_int_equal(p->identity->kind, IDENTITY_POD);
+    assert_int_equal(p->identity->qos, POD_QOS_BESTEFFORT);
+    assert_string_equal(p->identity->pod_uid, "f6adb0af-0855-4bab-b25b-c853f18d0ce2");
+    assert_string_equal(p->identity->container_id,
+                        "35b97177dada20362ab90d90ac63cd54e8a41cf87bea34f270631b6da17f4a93");
+
+    p = must_find(rows, n, 1005, 0); /* the kubelet itself */
+    assert_int_equal(p->identity->kind, IDENTITY_NONE);
+    assert_string_equal(p->identity->systemd_unit, "kubelet.service");
+    fixture_teardown(&f);
+}
+
+static void test_slurm(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    struct procfs_stats st;
+    int n;
+
+    fixture_setup(&f, "procfs-slurm");
+    n = scan(&f, &rows);
+    assert_int_equal(n, 7);
+
+    p = must_find(rows, n, 2001, 0); /* v1 */
+    assert_int_equal(p->identity->kind, IDENTITY_SLURM_JOB);
+    assert_int_equal(p->identity->slurm.job_id, 4824887);
+    assert_int_equal(p->identity->slurm.uid, 1000);
+    assert_string_equal(p->identity->slurm.step, "0");
+    assert_string_equal(p->identity->slurm.task, "0");
+
+    p = must_find(rows, n, 2002, 0); /* v2 */
+    assert_int_equal(p->identity->kind, IDENTITY_SLURM_JOB);
+    assert_true(p->identity->slurm.job_id_valid);
+    assert_int_equal(p->identity->slurm.job_id, 1320003);
+
+    p = must_find(rows, n, 2003, 0); /* SLUID: job id from environ */
+    assert_int_equal(p->identity->kind, IDENTITY_SLURM_JOB);
+    assert_string_equal(p->identity->slurm.sluid, "s5K1KKYAYG5D00");
+    assert_true(p->identity->slurm.job_id_valid);
+    assert_int_equal(p->identity->slurm.job_id, 1320099);
+    assert_false(p->identity->slurm.needs_environ);
+
+    p = must_find(rows, n, 2004, 0); /* SLUID, environ without SLURM_JOB_ID (ssh adopt) */
+    assert_int_equal(p->identity->kind, IDENTITY_SLURM_JOB);
+    assert_string_equal(p->identity->slurm.sluid, "sEKNKTV3WPV500");
+    assert_string_equal(p->identity->slurm.step, "extern");
+    assert_false(p->identity->slurm.job_id_valid);
+    assert_true(p->identity->slurm.needs_environ);
+
+    p = must_find(rows, n, 2005, 0); /* environ claims another job's SLUID: not trusted */
+    assert_false(p->identity->slurm.job_id_valid);
+    assert_string_equal(p->identity->slurm.sluid, "s5K1KKYAYG5D00");
+
+    p = must_find(rows, n, 2006, 0);
+    assert_int_equal(p->identity->slurm.role, SLURM_ROLE_STEPD);
+    assert_int_equal(p->identity->slurm.job_id, 36);
+
+    p = must_find(rows, n, 2007, 0);
+    assert_int_equal(p->identity->kind, IDENTITY_NONE);
+    assert_int_equal(p->identity->slurm.role, SLURM_ROLE_INFRA);
+
+    st = stats(&f);
+    assert_int_equal(st.cgroup_reads, 7);
+    assert_int_equal(st.environ_reads, 3); /* only the SLUID processes */
+    (void)scan(&f, &rows);
+    assert_int_equal(stats(&f).environ_reads, 3);
+    fixture_teardown(&f);
+}
+
+static void test_environ_vanished(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows;
+    int n;
+
+    fixture_setup(&f, "procfs-slurm");
+    rm(&f, "2003/environ"); /* a live process always has environ: ENOENT means it is gone */
+    n = scan(&f, &rows);
+    assert_int_equal(n, 6);
+    assert_null(find(rows, n, 2003, 0));
+    assert_int_equal(stats(&f).vanished, 1);
+    assert_int_equal(stats(&f).cached, 6);
+    fixture_teardown(&f);
+}
+
+static void test_lookup(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    struct procfs_lookup l = {.starttime = 42};
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    /* Before any scan: identity read and cached. */
+    ASSERT_OK(procfs_lookup(f.s, 200, &l));
+    assert_int_equal(l.starttime, 20000);
+    assert_near(l.start_time_seconds, 1700000200.0, 1e-6);
+    assert_string_equal(l.comm, "my) (prog");
+    assert_false(l.kernel_thread);
+    assert_int_equal(l.identity->kind, IDENTITY_CONTAINER);
+    assert_int_equal(stats(&f).cgroup_reads, 1);
+
+    n = scan(&f, &rows);
+    assert_ptr_equal(must_find(rows, n, 200, 0)->identity, l.identity);
+    assert_int_equal(stats(&f).cgroup_reads, 5); /* 200 not read again */
+
+    /* A process that started between scans, looked up by pid (NVML reports it). */
+    put_stat(&f, 900, "train", 'R', 40, 2, 70000);
+    put(&f, "900/cgroup",
+        "0::/kubepods.slice/kubepods-besteffort.slice/"
+        "kubepods-besteffort-poddbdd9718_6f63_40ef_987e_34776599d7d6.slice/"
+        "crio-bdf2eeede4551b27acbbb05fb1b4f61925786681734bf128e68d39e17d115098.scope\n");
+    ASSERT_OK(procfs_lookup(f.s, 900, &l));
+    assert_int_equal(l.identity->kind, IDENTITY_POD);
+    assert_string_equal(l.identity->pod_uid, "dbdd9718-6f63-40ef-987e-34776599d7d6");
+    assert_int_equal(stats(&f).cgroup_reads, 6);
+    ASSERT_OK(procfs_lookup(f.s, 900, &l)); /* cached */
+    assert_int_equal(stats(&f).cgroup_reads, 6);
+
+    put_stat(&f, 900, "train", 'R', 50, 2, 70000);
+    n = scan(&f, &rows);
+    p = must_find(rows, n, 900, 0);
+    assert_int_equal(p->flags, PROCFS_PROCESS_NEW); /* first scan to see it */
+    assert_int_equal(p->cpu_ticks_delta, 52);       /* all of it, lookup did not eat it */
+    assert_ptr_equal(p->identity, l.identity);
+    assert_int_equal(stats(&f).cgroup_reads, 6);
+
+    /* Looked up, then gone before a scan saw it: no row, cache cleaned. */
+    put_stat(&f, 901, "blip", 'R', 1, 0, 70100);
+    put(&f, "901/cgroup", "0::/init.scope\n");
+    ASSERT_OK(procfs_lookup(f.s, 901, &l));
+    rm(&f, "901");
+    n = scan(&f, &rows);
+    assert_null(find(rows, n, 901, 0));
+    assert_null(find(rows, n, 901, PROCFS_PROCESS_EXITED));
+    assert_int_equal(stats(&f).cached, 7);
+
+    /* Kernel thread: no identity read. */
+    ASSERT_OK(procfs_lookup(f.s, 2, &l));
+    assert_true(l.kernel_thread);
+    assert_int_equal(l.identity->kind, IDENTITY_NONE);
+
+    /* Errors leave *ret alone. */
+    l.starttime = 42;
+    ASSERT_ERRNO(procfs_lookup(f.s, 300, &l), ESRCH);  /* no stat */
+    ASSERT_ERRNO(procfs_lookup(f.s, 4242, &l), ESRCH); /* no such pid */
+    ASSERT_ERRNO(procfs_lookup(f.s, 400, &l), EINVAL); /* malformed stat */
+    ASSERT_ERRNO(procfs_lookup(f.s, 0, &l), EINVAL);
+    ASSERT_ERRNO(procfs_lookup(f.s, PROC_PID_LIMIT, &l), EINVAL);
+    ASSERT_ERRNO(procfs_lookup(f.s, 700, &l), ENOTDIR); /* symlink, not followed */
+    assert_int_equal(l.starttime, 42);
+    fixture_teardown(&f);
+}
+
+static void test_stat_mismatch_and_huge_starttime(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows;
+    char line[512];
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    /* stat of pid 100 claims to be pid 101 (another pid namespace's view): skipped. */
+    put(&f, "100/stat", stat_line(line, sizeof(line), 101, "bash", 'S', 1, 1, 12345));
+    /* starttime beyond the exact cache key range (2^42 ticks): skipped. */
+    put_stat(&f, 200, "old", 'S', 1, 1, 4398046511104ULL);
+    n = scan(&f, &rows);
+    assert_int_equal(n, 4);
+    assert_null(find(rows, n, 100, 0));
+    assert_null(find(rows, n, 200, 0));
+    assert_int_equal(stats(&f).parse_errors, 4);
+    fixture_teardown(&f);
+}
+
+static void test_new_errors(void **state) {
+    struct procfs_scanner *s = (struct procfs_scanner *)&s;
+    char dir[PATH_MAX];
+    int fd;
+
+    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
+    fd = open_root(dir);
+    ASSERT_OK(fd);
+    ASSERT_ERRNO(procfs_scanner_new(fd, NULL, &s), ENOENT); /* no <procfs>/stat */
+    ASSERT_OK(test_write_file(dir, "stat", "cpu  1 2 3 4\nctxt 5\n"));
+    ASSERT_ERRNO(procfs_scanner_new(fd, NULL, &s), EINVAL); /* no btime */
+    ASSERT_OK(test_write_file(dir, "stat", "btime twelve\n"));
+    ASSERT_ERRNO(procfs_scanner_new(fd, NULL, &s), EINVAL);
+    ASSERT_ERRNO(procfs_scanner_new(-1, NULL, &s), EBADF);
+    assert_ptr_equal(s, (struct procfs_scanner *)&s); /* untouched */
+
+    /* btime as the last line without newline works; sysconf's CLK_TCK by default. */
+    ASSERT_OK(test_write_file(dir, "stat", "cpu  1 2 3 4\nbtime 1600000000"));
+    ASSERT_OK(procfs_scanner_new(fd, NULL, &s));
+    s = procfs_scanner_free(s);
+    assert_null(procfs_scanner_free(NULL));
+    (void)close(fd);
+
+    {
+        char file[PATH_MAX + 8];
+
+        (void)snprintf(file, sizeof(file), "%s/stat", dir);
+        fd = open(file, O_RDONLY | O_CLOEXEC);
+        ASSERT_OK(fd);
+        ASSERT_ERRNO(procfs_scanner_new(fd, NULL, &s), ENOTDIR);
+        (void)close(fd);
+    }
+    test_rm_rf(dir);
+}
+
+/* The real /proc of this machine: our own process is found, with its real identity. */
+static void test_real_proc(void **state) {
+    struct procfs_scanner *s = NULL;
+    const struct procfs_process *rows, *me;
+    struct procfs_lookup l;
+    int fd, n;
+
+    fd = open_root("/proc");
+    ASSERT_OK(fd);
+    ASSERT_OK(procfs_scanner_new(fd, NULL, &s));
+    (void)close(fd); /* the scanner keeps its own duplicate */
+    n = procfs_scan(s, &rows);
+    ASSERT_OK(n);
+    me = find(rows, n, (uint32_t)getpid(), 0);
+    assert_non_null(me);
+    {
+        /* /proc/self/comm is a different kernel file: same name (valgrind renames us). */
+        _cleanup_(freep) char *comm = NULL;
+        size_t len;
+
+        ASSERT_OK(read_virtual_file_at(AT_FDCWD, "/proc/self/comm", 256, &comm, &len));
+        assert_true(len > 0 && comm[len - 1] == '\n');
+        comm[len - 1] = '\0';
+        assert_string_equal(me->comm, comm);
+    }
+    assert_false(me->kernel_thread);
+    assert_true(me->start_time_seconds > 1.0e9);
+    ASSERT_OK(procfs_lookup(s, (uint32_t)getpid(), &l));
+    assert_int_equal(l.starttime, me->starttime);
+    assert_ptr_equal(l.identity, me->identity);
+    n = procfs_scan(s, &rows);
+    ASSERT_OK(n);
+    assert_int_equal(must_find(rows, n, (uint32_t)getpid(), 0)->flags, 0);
+    s = procfs_scanner_free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_basic_tree),
+        cmocka_unit_test(test_deltas_exits_and_zombies),
+        cmocka_unit_test(test_pid_reuse),
+        cmocka_unit_test(test_identity_read_once),
+        cmocka_unit_test(test_kubepods),
+        cmocka_unit_test(test_slurm),
+        cmocka_unit_test(test_environ_vanished),
+        cmocka_unit_test(test_lookup),
+        cmocka_unit_test(test_stat_mismatch_and_huge_starttime),
+        cmocka_unit_test(test_new_errors),
+        cmocka_unit_test(test_real_proc),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -200,7 +200,8 @@ static int list_zones(int sys_fd, struct zone **ret_zones, size_t *ret_n) {
     }
     if (errno != 0)
         return -errno;
-    qsort(zones, n, sizeof(*zones), compare_zone);
+    if (n > 1)
+        qsort(zones, n, sizeof(*zones), compare_zone);
     *ret_zones = TAKE_PTR(zones);
     *ret_n = n;
     return 0;

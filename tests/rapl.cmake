@@ -11,3 +11,13 @@ foreach(src IN LISTS _rapl_unit_tests)
   get_filename_component(name ${src} NAME_WE)
   target_link_libraries(${name} PRIVATE js_rapl_fixture)
 endforeach()
+
+# rapl-probe: prints what the RAPL source chooses and reads (script tests, real nodes).
+add_executable(rapl-probe ${CMAKE_CURRENT_LIST_DIR}/rapl/rapl-probe.c)
+target_link_libraries(rapl-probe PRIVATE js_sources)
+joulestat_warnings(rapl-probe)
+
+add_test(NAME rapl-permission
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/rapl/permission.sh $<TARGET_FILE:rapl-probe>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(rapl-permission PROPERTIES LABELS fixture SKIP_RETURN_CODE 77 TIMEOUT 60)

@@ -62,5 +62,5 @@ int energy_counter_update(struct energy_counter *c, uint64_t raw, uint64_t *ret_
     delta_uj = energy_convert(c->unit, delta_raw, &c->remainder);
     c->total_uj += delta_uj;
     *ret_delta_uj = delta_uj;
-    return event;
+    return (int)event; /* clang gives this enum an unsigned type */
 }

@@ -183,6 +183,16 @@ static void test_empty_and_errors(void **state) {
     ASSERT_OK(window_weights(&one, 1, T0 + S, T0 + S, &last_seen, 2, w, NULL, NULL));
     assert_int_equal(w[0], 0);
 
+    /* No consumers at all (weights may be NULL): every sample is for an unknown consumer,
+     * but the device instant still moves last_seen, so it is not looked at again. */
+    mw[0] = 5;
+    ASSERT_OK(window_weights(&one, 1, T0, T0 + S, &last_seen, 0, NULL, mw, &st));
+    assert_int_equal(st.dropped_invalid, 1);
+    assert_int_equal(st.accepted, 0);
+    assert_int_equal(last_seen, T0 + S);
+    assert_int_equal(mw[0], 5); /* no consumers: mem_weights is not touched */
+    last_seen = 42;
+
     /* t1 before t0: refused, nothing written. */
     w[0] = 5;
     ASSERT_ERRNO(window_weights(&one, 1, T0 + S, T0, &last_seen, 2, w, NULL, &st), EINVAL);

@@ -35,3 +35,12 @@ add_test(NAME http-tls-auth
          COMMAND ${_http_dir}/tls-auth-check.sh $<TARGET_FILE:http-serve-sample>
                  $<TARGET_FILE:http-bcrypt-hash>)
 set_tests_properties(http-tls-auth PROPERTIES LABELS fixture TIMEOUT 120)
+
+# Scrape latency at ~10 000 series against the perf-anchors targets. Timing on a shared
+# machine is noisy and sanitizers distort it: labelled slow, run by hand or in CI's bench.
+add_executable(http-scrape-bench ${_http_dir}/scrape-bench.c ${_http_dir}/httpclient.c)
+target_include_directories(http-scrape-bench PRIVATE ${_http_dir})
+target_link_libraries(http-scrape-bench PRIVATE js_http)
+joulestat_warnings(http-scrape-bench)
+add_test(NAME http-scrape-bench COMMAND http-scrape-bench 200 --check)
+set_tests_properties(http-scrape-bench PROPERTIES LABELS slow TIMEOUT 300)

@@ -36,11 +36,12 @@ add_test(NAME http-tls-auth
                  $<TARGET_FILE:http-bcrypt-hash>)
 set_tests_properties(http-tls-auth PROPERTIES LABELS fixture TIMEOUT 120)
 
-# Scrape latency at ~10 000 series against the perf-anchors targets. Timing on a shared
-# machine is noisy and sanitizers distort it: labelled slow, run by hand or in CI's bench.
+# Scrape latency at ~10 000 series. The targets (perf-anchors: p99 < 10 ms plain, < 15 ms
+# gzip) hold on a quiet machine only; CTest checks 10x that as a regression guard, and the
+# label keeps it out of sanitizer runs. Run `http-scrape-bench 300 10 15` by hand.
 add_executable(http-scrape-bench ${_http_dir}/scrape-bench.c ${_http_dir}/httpclient.c)
 target_include_directories(http-scrape-bench PRIVATE ${_http_dir})
 target_link_libraries(http-scrape-bench PRIVATE js_http)
 joulestat_warnings(http-scrape-bench)
-add_test(NAME http-scrape-bench COMMAND http-scrape-bench 200 --check)
+add_test(NAME http-scrape-bench COMMAND http-scrape-bench 200 100 150)
 set_tests_properties(http-scrape-bench PROPERTIES LABELS slow TIMEOUT 300)

@@ -7,6 +7,8 @@
  */
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -21,3 +21,10 @@ add_test(NAME rapl-permission
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/rapl/permission.sh $<TARGET_FILE:rapl-probe>
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(rapl-permission PROPERTIES LABELS fixture SKIP_RETURN_CODE 77 TIMEOUT 60)
+
+# Side by side with node_exporter's rapl collector (skips without prometheus-node-exporter).
+add_test(NAME rapl-compare-node-exporter
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/rapl/compare-node-exporter.sh ${CMAKE_SOURCE_DIR}
+                 $<TARGET_FILE:rapl-probe> $<TARGET_FILE:joulestat>)
+set_tests_properties(rapl-compare-node-exporter PROPERTIES LABELS e2e SKIP_RETURN_CODE 77
+                     TIMEOUT 120)

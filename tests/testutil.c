@@ -46,15 +46,8 @@ int test_mkdtemp(char *buf, size_t size) {
     return mkdtemp(buf) ? 0 : -errno;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 void test_rm_rf(const char *path) {
-    (void)nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    (void)remove_tree(path);
 }
 
 int test_write_file(const char *root, const char *relative, const char *content) {

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,4 +118,17 @@ int write_file_at(int dirfd, const char *path, const void *data, size_t size) {
         size -= (size_t)n;
     }
     return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) < 0 ? -errno : 0;
+}
+
+int remove_tree(const char *path) {
+    int r = nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+    return r < 0 ? -errno : r;
 }

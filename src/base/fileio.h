@@ -34,3 +34,7 @@ int open_root(const char *path);
 
 /* Writes a whole buffer to path (O_CREAT|O_TRUNC, mode 0644) relative to dirfd. */
 int write_file_at(int dirfd, const char *path, const void *data, size_t size);
+
+/* Removes a directory tree we created (fake roots, temporary trees); does not follow
+ * symlinks. Returns 0 or the first -errno. */
+int remove_tree(const char *path);

@@ -320,25 +320,30 @@ int config_parse(int argc, char **argv, struct config *cfg) {
      * exporters people migrate from. */
     optind = 0;
     opterr = 0;
-    while (optind < argc) {
-        if (argv[optind][0] != '-') {
+    for (;;) {
+        /* optind 0 asks getopt to start over; the first argument is then argv[1]. */
+        int next = optind == 0 ? 1 : optind;
+
+        if (next >= argc)
+            break;
+        if (argv[next][0] != '-') {
             bool found = false;
 
             if (have_command) {
-                fprintf(stderr, "joulestat: unexpected argument '%s'\n", argv[optind]);
+                fprintf(stderr, "joulestat: unexpected argument '%s'\n", argv[next]);
                 return -EINVAL;
             }
             for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-                if (strcmp(argv[optind], commands[i].name) == 0) {
+                if (strcmp(argv[next], commands[i].name) == 0) {
                     c.command = commands[i].command;
                     found = true;
                 }
             if (!found) {
-                fprintf(stderr, "joulestat: unknown command '%s' (try --help)\n", argv[optind]);
+                fprintf(stderr, "joulestat: unknown command '%s' (try --help)\n", argv[next]);
                 return -EINVAL;
             }
             have_command = true;
-            optind++;
+            optind = next + 1;
             continue;
         }
         opt = getopt_long_only(argc, argv, "+", options, NULL);
@@ -352,10 +357,6 @@ int config_parse(int argc, char **argv, struct config *cfg) {
         r = apply_option(&c, opt, optarg);
         if (r < 0)
             return r;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "joulestat: unexpected argument '%s'\n", argv[optind]);
-        return -EINVAL;
     }
     if (c.command == COMMAND_REPLAY && !c.scenario) {
         fprintf(stderr, "joulestat: replay needs --scenario FILE\n");

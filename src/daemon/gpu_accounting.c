@@ -24,6 +24,9 @@ struct gpu_track {
     uint32_t last_power_mw;
     uint64_t power_remainder;
     struct idle_power idle;
+    /* pid + 1 -> start_ticks + 1 of the processes in the last two windows: a process that
+     * exited since still has samples to account, but no /proc entry to resolve. */
+    struct hashmap pids_now, pids_prev;
 };
 
 struct gpu_accounting {
@@ -64,6 +67,10 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     if (!a)
         return NULL;
     hashmap_done(&a->pid_index);
+    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
+        hashmap_done(&a->tracks[i].pids_now);
+        hashmap_done(&a->tracks[i].pids_prev);
+    }
     free(a->pids);
     free(a->consumers);
     free(a->procs);
@@ -201,6 +208,13 @@ static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
     return true;
 }
 
+#define SWAP_MAPS(a, b)                                                                            \
+    do {                                                                                           \
+        struct hashmap _tmp = (a);                                                                 \
+        (a) = (b);                                                                                 \
+        (b) = _tmp;                                                                                \
+    } while (0)
+
 static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
                             const struct gpu_device_reading *d, struct ledger_gpu *g,
                             uint64_t energy_uj, uint64_t now_us, uint64_t now_ns,
@@ -213,6 +227,9 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
     size_t n;
     int r;
 
+    /* The last window's pids become the fallback for this one's. */
+    SWAP_MAPS(t->pids_now, t->pids_prev);
+    hashmap_clear(&t->pids_now);
     r = collect_consumers(a, d, &n);
     if (r < 0)
         goto unplaced;
@@ -226,8 +243,17 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
         struct process_info info = {0};
         struct ledger_process *p;
 
-        if (!resolve || resolve(userdata, a->pids[i], &info) < 0)
-            info = (struct process_info){0};
+        r = resolve ? resolve(userdata, a->pids[i], &info) : -ESRCH;
+        if (r < 0) {
+            /* Gone from /proc already: it is the process we saw in the last windows. */
+            uintptr_t known = (uintptr_t)hashmap_get(&t->pids_prev, (uint64_t)a->pids[i] + 1);
+
+            info = (struct process_info){.start_ticks = known ? known - 1 : 0};
+        }
+        r = hashmap_put(&t->pids_now, (uint64_t)a->pids[i] + 1,
+                        (void *)(uintptr_t)(info.start_ticks + 1));
+        if (r < 0)
+            goto unplaced;
         r = ledger_process_get(ledger, d->index, a->pids[i], info.start_ticks, &p);
         if (r < 0)
             goto unplaced;

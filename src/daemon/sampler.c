@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "counter.h"
 #include "fileio.h"
+#include "identity.h"
 #include "ledger.h"
 #include "log.h"
 #include "macro.h"
@@ -46,6 +47,7 @@ struct sampler {
     void *resolve_userdata;
 
     int sys_fd, dev_fd, proc_fd;
+    struct procfs_scanner *procfs;
     struct rapl *rapl;
     struct energy_counter rapl_counters[RAPL_MAX_COUNTERS];
     uint64_t next_scan_ns;
@@ -158,6 +160,18 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     if (s->proc_fd < 0)
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
+    else {
+        r = procfs_scanner_new(s->proc_fd, NULL, &s->procfs);
+        if (r == -ENOMEM) {
+            sampler_free(s);
+            return r;
+        }
+        if (r < 0)
+            log_warning_errno(r, "procfs: cannot use '%s': %m; processes get no identity",
+                              cfg->procfs);
+        else
+            sampler_set_resolver(s, identity_resolve_pid, s->procfs);
+    }
 
     if (cfg->gpu_enabled)
         open_gpu(s, clock_monotonic_ns());
@@ -174,6 +188,7 @@ struct sampler *sampler_free(struct sampler *s) {
     s->gpu = gpu_source_close(s->gpu);
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);
+    s->procfs = procfs_scanner_free(s->procfs);
     ledger_done(&s->ledger);
     if (s->sys_fd >= 0)
         (void)close(s->sys_fd);

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+#include "replay.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "exposition.h"
+#include "fileio.h"
+#include "log.h"
+#include "macro.h"
+#include "sampler.h"
+#include "sim_control.h"
+#include "strbuf.h"
+
+/* The simulator's control functions, resolved from the library loaded as NVML. */
+struct sim_api {
+    void *handle;
+    joulestat_sim_load_fn *load;
+    joulestat_sim_last_error_fn *last_error;
+    joulestat_sim_use_virtual_clock_fn *use_virtual_clock;
+    joulestat_sim_set_time_fn *set_time;
+    joulestat_sim_get_span_fn *get_span;
+    joulestat_sim_set_procfs_fn *set_procfs;
+    joulestat_sim_gpu_truth_fn *gpu_truth;
+    joulestat_sim_process_count_fn *process_count;
+    joulestat_sim_process_info_fn *process_info;
+};
+
+/* The simulator built beside this executable: <dir of joulestat>/sim/libnvidia-ml.so.1. */
+static int default_sim_path(char *buf, size_t size) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+    if (n < 0)
+        return -errno;
+    exe[n] = '\0';
+    if ((size_t)snprintf(buf, size, "%s/sim/libnvidia-ml.so.1", dirname(exe)) >= size)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+static int sim_api_open(const char *path, struct sim_api *ret) {
+    struct sim_api api = {0};
+
+    api.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!api.handle)
+        return log_error_errno(-ENOENT, "replay: cannot load the simulated GPU node '%s': %s", path,
+                               dlerror());
+#define RESOLVE(field, name)                                                                       \
+    do {                                                                                           \
+        api.field = (typeof(api.field))dlsym(api.handle, name);                                    \
+        if (!api.field) {                                                                          \
+            (void)dlclose(api.handle);                                                             \
+            return log_error_errno(-ENOSYS, "replay: '%s' is not the simulated GPU node (no %s)",  \
+                                   path, name);                                                    \
+        }                                                                                          \
+    } while (0)
+    RESOLVE(load, "joulestat_sim_load");
+    RESOLVE(last_error, "joulestat_sim_last_error");
+    RESOLVE(use_virtual_clock, "joulestat_sim_use_virtual_clock");
+    RESOLVE(set_time, "joulestat_sim_set_time");
+    RESOLVE(get_span, "joulestat_sim_get_span");
+    RESOLVE(set_procfs, "joulestat_sim_set_procfs");
+    RESOLVE(gpu_truth, "joulestat_sim_gpu_truth");
+    RESOLVE(process_count, "joulestat_sim_process_count");
+    RESOLVE(process_info, "joulestat_sim_process_info");
+#undef RESOLVE
+    *ret = api;
+    return 0;
+}
+
+/* Attributed energy of one process in the snapshot, matched by gpu, pid and start time. */
+static const struct snap_gpu_process *find_process(const struct snapshot *snap, unsigned gpu,
+                                                   uint32_t pid, double start_seconds) {
+    for (size_t i = 0; i < snap->n_gpu_processes; i++) {
+        const struct snap_gpu_process *p = &snap->gpu_processes[i];
+        double d = p->start_time_seconds - start_seconds;
+
+        if (p->gpu == gpu && p->pid == pid && d < 0.02 && d > -0.02)
+            return p;
+    }
+    return NULL;
+}
+
+/* Comment lines after the exposition: what each process got against the model's truth. */
+static void print_truth(const struct sim_api *api, const struct snapshot *snap) {
+    size_t n = 0;
+
+    if (api->process_count(&n) < 0)
+        return;
+    printf("# replay ground truth (active energy under the scenario's model; attributed\n"
+           "# energy also carries each process's share of idle energy per --gpu-idle-policy)\n");
+    for (size_t i = 0; i < snap->n_gpus; i++) {
+        struct joulestat_sim_gpu_truth t;
+
+        if (api->gpu_truth(snap->gpus[i].index, &t) < 0)
+            continue;
+        printf("# gpu=%u truth_total_j=%.6f truth_idle_j=%.6f truth_active_j=%.6f "
+               "measured_j=%.6f\n",
+               snap->gpus[i].index, (double)t.total_uj / 1e6, (double)t.idle_uj / 1e6,
+               (double)t.active_uj / 1e6, (double)snap->gpus[i].energy_uj / 1e6);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct joulestat_sim_process_info info;
+        const struct snap_gpu_process *p;
+
+        if (api->process_info(i, &info) < 0)
+            continue;
+        p = find_process(snap, info.gpu, info.pid, (double)info.start_us / 1e6);
+        printf("# gpu=%u pid=%u comm=%s truth_active_j=%.6f attributed_j=%s", info.gpu, info.pid,
+               info.comm, (double)info.active_uj / 1e6, p ? "" : "none\n");
+        if (p)
+            printf("%.6f measured_j=%.6f estimated_j=%.6f\n",
+                   (double)(p->energy_measured_uj + p->energy_estimated_uj) / 1e6,
+                   (double)p->energy_measured_uj / 1e6, (double)p->energy_estimated_uj / 1e6);
+    }
+}
+
+static int replay_loop(const struct config *cfg, const struct sim_api *api,
+                       struct snapshot_slot *slot) {
+    struct sampler *sampler = NULL;
+    uint64_t start_us, duration_us, end_us;
+    int r;
+
+    r = api->get_span(&start_us, &duration_us);
+    if (r < 0)
+        return log_error_errno(r, "replay: the scenario has no time span: %m");
+    if (cfg->replay_duration_ns)
+        duration_us = cfg->replay_duration_ns / NSEC_PER_USEC;
+    end_us = start_us + duration_us;
+
+    r = sampler_new(cfg, slot, &sampler);
+    if (r < 0)
+        return log_error_errno(r, "replay: cannot create the sampler: %m");
+    for (uint64_t now = start_us;; now += cfg->sample_interval_ns / NSEC_PER_USEC) {
+        struct tick_time t;
+
+        if (now > end_us)
+            now = end_us;
+        r = api->set_time(now);
+        if (r < 0) {
+            log_error_errno(r, "replay: cannot set the virtual clock: %m");
+            break;
+        }
+        /* Monotonic time starts at 1 s so that "never" (0) stays distinguishable. */
+        t = (struct tick_time){
+            .mono_ns = (now - start_us + USEC_PER_SEC) * NSEC_PER_USEC,
+            .sample_us = now,
+            .wall_seconds = (double)now / 1e6,
+        };
+        r = sampler_tick(sampler, &t);
+        if (r < 0) {
+            log_error_errno(r, "replay: tick failed: %m");
+            break;
+        }
+        if (now == end_us)
+            break;
+    }
+    sampler_free(sampler);
+    return r;
+}
+
+int replay_run(const struct config *cfg) {
+    char lib[PATH_MAX], procfs[] = "/tmp/joulestat-replay-XXXXXX";
+    struct config c = *cfg;
+    struct sim_api api = {0};
+    struct snapshot_slot *slot = NULL;
+    struct snapshot *snap = NULL;
+    struct strbuf out;
+    int r;
+
+    if (cfg->nvml_library)
+        (void)snprintf(lib, sizeof(lib), "%s", cfg->nvml_library);
+    else {
+        r = default_sim_path(lib, sizeof(lib));
+        if (r < 0)
+            return log_error_errno(r, "replay: cannot find the simulated GPU node: %m");
+    }
+    r = sim_api_open(lib, &api);
+    if (r < 0)
+        return r;
+
+    r = api.use_virtual_clock();
+    if (r >= 0)
+        r = api.load(cfg->scenario);
+    if (r < 0) {
+        char err[512] = "";
+
+        (void)api.last_error(err, sizeof(err));
+        log_error_errno(r, "replay: %s", err[0] ? err : "cannot load the scenario");
+        goto finish;
+    }
+    if (!mkdtemp(procfs)) {
+        r = log_error_errno(-errno, "replay: cannot create a fake procfs: %m");
+        goto finish;
+    }
+    r = api.set_procfs(procfs);
+    if (r < 0) {
+        log_error_errno(r, "replay: cannot populate the fake procfs: %m");
+        goto finish;
+    }
+
+    c.nvml_library = lib;
+    c.procfs = procfs;
+    c.rapl_source = "off";
+    slot = snapshot_slot_new();
+    if (!slot) {
+        r = -ENOMEM;
+        goto finish;
+    }
+    r = replay_loop(&c, &api, slot);
+    if (r < 0)
+        goto finish;
+
+    snap = snapshot_slot_get(slot);
+    if (!snap) {
+        r = log_error_errno(-ENODATA, "replay: no snapshot was produced");
+        goto finish;
+    }
+    strbuf_init(&out);
+    r = exposition_render(snap, &(struct exposition_options){.metric_prefix = c.metric_prefix},
+                          &out);
+    if (r >= 0) {
+        fwrite(out.buf, 1, out.len, stdout);
+        print_truth(&api, snap);
+        r = 0;
+    }
+    strbuf_done(&out);
+
+finish:
+    (void)snapshot_unref(snap);
+    slot = snapshot_slot_free(slot);
+    if (procfs[sizeof(procfs) - 7] != 'X') {
+        (void)api.set_procfs(NULL);
+        (void)remove_tree(procfs);
+    }
+    (void)dlclose(api.handle);
+    return r;
+}

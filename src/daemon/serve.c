@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+#include "serve.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "log.h"
+#include "macro.h"
+#include "sampler.h"
+#include "server.h"
+#include "snapshot.h"
+#include "webconfig.h"
+
+static bool sampler_is_fresh(const struct snapshot *s, void *userdata) {
+    return s && sampler_healthy(userdata);
+}
+
+int serve_run(const struct config *cfg) {
+    struct http_server_options o = {
+        .listen_address = cfg->listen_address,
+        .metrics_path = cfg->metrics_path,
+        .metric_prefix = cfg->metric_prefix,
+        .is_fresh = sampler_is_fresh,
+    };
+    struct web_config *web = NULL;
+    struct snapshot_slot *slot = NULL;
+    struct sampler *sampler = NULL;
+    struct http_server *server = NULL;
+    struct tick_time first;
+    sigset_t signals;
+    int sig, r;
+
+    /* Block the stop signals in every thread; this one waits for them below. */
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
+    r = -pthread_sigmask(SIG_BLOCK, &signals, NULL);
+    if (r < 0)
+        return log_error_errno(r, "cannot block signals: %m");
+    (void)signal(SIGPIPE, SIG_IGN);
+
+    if (cfg->web_config_file) {
+        char err[512] = "";
+
+        r = web_config_load(cfg->web_config_file, &web, err, sizeof(err));
+        if (r < 0)
+            return log_error_errno(r, "--web.config.file '%s': %s", cfg->web_config_file,
+                                   err[0] ? err : "cannot load");
+    }
+    o.web_config = web;
+
+    slot = snapshot_slot_new();
+    if (!slot) {
+        r = log_error_errno(-ENOMEM, "out of memory");
+        goto finish;
+    }
+    r = sampler_new(cfg, slot, &sampler);
+    if (r < 0) {
+        log_error_errno(r, "cannot start the sampler: %m");
+        goto finish;
+    }
+    o.userdata = sampler;
+
+    /* One tick before serving, so the first scrape already has every family. */
+    first = sampler_now();
+    (void)sampler_tick(sampler, &first);
+
+    r = http_server_start(&o, slot, &server);
+    if (r < 0) {
+        log_error_errno(r, "cannot listen on '%s': %m", cfg->listen_address);
+        goto finish;
+    }
+    r = sampler_start(sampler);
+    if (r < 0) {
+        log_error_errno(r, "cannot start the sampler thread: %m");
+        goto finish;
+    }
+    log_info("joulestat %s listening on %s (port %d), metrics at %s", JOULESTAT_VERSION,
+             cfg->listen_address, http_server_port(server), cfg->metrics_path);
+
+    for (;;) {
+        r = sigwait(&signals, &sig);
+        if (r != 0)
+            continue;
+        if (sig == SIGHUP) {
+            log_info("SIGHUP ignored: restart joulestat to change its configuration");
+            continue;
+        }
+        log_info("received %s, stopping", strsignal(sig));
+        break;
+    }
+    r = 0;
+
+finish:
+    server = http_server_stop(server);
+    sampler = sampler_free(sampler);
+    slot = snapshot_slot_free(slot);
+    web = web_config_free(web);
+    return r;
+}

@@ -1,0 +1,10 @@
+# End-to-end tests: the real binary against the simulated GPU node.
+add_test(NAME replay-scenarios
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/replay-scenarios.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(replay-scenarios PROPERTIES LABELS e2e TIMEOUT 300)
+
+add_test(NAME prometheus-e2e
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/prometheus-e2e.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(prometheus-e2e PROPERTIES LABELS e2e TIMEOUT 300 RUN_SERIAL ON)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Replays every scenario on the virtual clock and checks what each must show:
+#   - all: the replay succeeds and every GPU conserves energy exactly
+#     (processes + unattributed == measured, to the microjoule);
+#   - dcgm-three-pods: three different energies, heavy > medium > light, all estimated;
+#   - single-exclusive: the process gets exactly the GPU's energy, all measured;
+#   - two-process-80-20 with --gpu-idle-policy=share: 80/20 of the GPU's energy.
+# Usage: replay-scenarios.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-replay.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+replay() {
+    local scn=$1
+    shift
+    "$build/joulestat" replay --scenario "$src/scenarios/$scn.scn" "$@" >"$tmp/$scn.prom" 2>"$tmp/$scn.log" ||
+        { cat "$tmp/$scn.log" >&2; echo "FAIL: replay of $scn exited non-zero" >&2; return 1; }
+    python3 "$src/tests/e2e/check_conservation.py" "$tmp/$scn.prom" >"$tmp/$scn.cons" ||
+        { cat "$tmp/$scn.cons" >&2; echo "FAIL: $scn does not conserve energy" >&2; return 1; }
+}
+
+# energy NAME ESTIMATED: a process's energy (J) in the last replay of the scenario.
+energy() {
+    python3 - "$tmp/$1.prom" "$2" "$3" <<'EOP'
+import re, sys
+path, name, est = sys.argv[1:]
+for line in open(path):
+    if line.startswith("joulestat_gpu_process_energy_joules_total{") and \
+       f'process_name="{name}"' in line and f'energy_estimated="{est}"' in line:
+        print(line.rsplit(" ", 1)[1].strip())
+        break
+else:
+    print("missing")
+EOP
+}
+
+# value SCENARIO SERIES_PREFIX: the value of the first series starting with that text.
+value() {
+    grep -F -m1 "$2" "$tmp/$1.prom" | awk '{print $NF}'
+}
+
+failed=0
+for f in "$src"/scenarios/*.scn; do
+    scn=$(basename "$f" .scn)
+    if replay "$scn"; then
+        echo "ok: $scn ($(grep -c '^gpu' "$tmp/$scn.cons") GPUs conserve exactly)"
+    else
+        failed=1
+    fi
+done
+
+# The DCGM time-slicing case: three different values, ordered, none measured.
+h=$(energy dcgm-three-pods heavy true)
+m=$(energy dcgm-three-pods medium true)
+l=$(energy dcgm-three-pods light true)
+python3 -c "import sys; h,m,l=map(float,sys.argv[1:]); sys.exit(0 if h>m>l>0 else 1)" "$h" "$m" "$l" ||
+    { echo "FAIL: dcgm-three-pods: expected heavy > medium > light > 0, got $h $m $l"; failed=1; }
+for p in heavy medium light; do
+    [[ $(energy dcgm-three-pods $p false) == 0.000000 ]] ||
+        { echo "FAIL: dcgm-three-pods: $p has measured energy in shared windows"; failed=1; }
+done
+echo "dcgm-three-pods: heavy $h J > medium $m J > light $l J (all estimated)"
+
+# Exclusive: while the process ran it got everything the GPU measured, as a measurement;
+# the rest is the GPU idling before it started and after it stopped, with nobody on it.
+excl_name=$(grep -m1 -o 'process_name="[^"]*"' "$tmp/single-exclusive.prom" | cut -d'"' -f2)
+e=$(energy single-exclusive "$excl_name" false)
+est=$(energy single-exclusive "$excl_name" true)
+g=$(value single-exclusive 'joulestat_gpu_energy_joules_total{gpu="0"')
+nc=$(value single-exclusive 'joulestat_gpu_unattributed_energy_joules_total{gpu="0",reason="no_consumer"}')
+python3 -c "
+import sys
+from decimal import Decimal as D
+e, est, g, nc = map(D, sys.argv[1:])
+sys.exit(0 if est == 0 and e + nc == g and e > 0 else 1)" "$e" "$est" "$g" "$nc" ||
+    { echo "FAIL: single-exclusive: process $e J (+$est estimated) + idle-alone $nc J != GPU $g J"; failed=1; }
+echo "single-exclusive: $excl_name measured $e J + GPU alone $nc J == GPU $g J"
+
+exit $failed

@@ -293,7 +293,7 @@ static int finish(struct parser *p) {
     if (!p->have_header)
         return sim_lexer_fail(&p->lx, 1, "missing 'scenario' line");
     if (s->n_gpus == 0)
-        return sim_lexer_fail(&p->lx, p->lx.line, "no 'gpu' declared");
+        return sim_lexer_fail(&p->lx, p->lx.line > 1 ? p->lx.line - 1 : 1, "no 'gpu' declared");
     return 0;
 }
 

@@ -27,6 +27,14 @@ void sim_unlockp(struct sim_state **st) {
         (void)pthread_mutex_unlock(&(*st)->lock);
 }
 
+/* The scenario outlives nvmlShutdown (a replay may shut down and init again); it goes when
+ * the library is unloaded. */
+__attribute__((destructor)) static void sim_unload(void) {
+    state.model = sim_model_free(state.model);
+    state.sc = sim_scenario_free(state.sc);
+    state.procfs = sim_procfs_free(state.procfs);
+}
+
 static uint64_t realtime_us(void) {
     return clock_realtime_ns() / 1000;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The simulated library behaves like NVML: init, identity, lists, two-call protocols. */
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,6 +316,42 @@ static void test_driver_535_wide_entries(void **state) {
     sim_stop();
 }
 
+/* Readers on two threads while a third moves the clock: every reader sees its counter
+ * only grow, and the final value is the same as a fresh single-threaded read. */
+static void *reader(void *arg) {
+    nvmlDevice_t d = arg;
+    unsigned long long last = 0;
+    for (int i = 0; i < 3000; i++) {
+        unsigned long long e = 0;
+        unsigned int n = 0, mw = 0;
+        if (sim.nvmlDeviceGetTotalEnergyConsumption(d, &e) != NVML_SUCCESS || e < last)
+            return (void *)1;
+        last = e;
+        if (sim.nvmlDeviceGetPowerUsage(d, &mw) != NVML_SUCCESS)
+            return (void *)1;
+        (void)sim.nvmlDeviceGetProcessUtilization(d, NULL, &n, 0);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state) {
+    pthread_t a, b;
+    void *ra, *rb;
+    sim_start(node_scn);
+    nvmlDevice_t d = sim_gpu(0);
+    assert_int_equal(pthread_create(&a, NULL, reader, d), 0);
+    assert_int_equal(pthread_create(&b, NULL, reader, d), 0);
+    for (int i = 0; i < 1000; i++)
+        ASSERT_OK(sim.joulestat_sim_advance(1000));
+    assert_int_equal(pthread_join(a, &ra), 0);
+    assert_int_equal(pthread_join(b, &rb), 0);
+    assert_null(ra);
+    assert_null(rb);
+    /* 1 s at 60 + 200 * 0.7 = 200 W; 501 starts exactly at 1 s */
+    assert_int_equal(sim_energy_mj(d), 200000);
+    sim_stop();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         /* these two first: the virtual clock, once chosen, stays */
@@ -327,6 +364,7 @@ int main(void) {
         cmocka_unit_test(test_utilization_info),
         cmocka_unit_test(test_mig),
         cmocka_unit_test(test_driver_535_wide_entries),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, sim_lib_open, sim_lib_close);
 }

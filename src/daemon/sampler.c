@@ -48,6 +48,7 @@ struct sampler {
 
     int sys_fd, dev_fd, proc_fd;
     struct procfs_scanner *procfs;
+    struct complaint procfs_complaint;
     struct rapl *rapl;
     struct energy_counter rapl_counters[RAPL_MAX_COUNTERS];
     uint64_t next_scan_ns;
@@ -97,6 +98,30 @@ static void open_gpu(struct sampler *s, uint64_t now_ns) {
         return;
     }
     source_ok(s, SOURCE_NVML);
+}
+
+/* The process table; retried at every scan while it fails (a fake procfs filled later, a
+ * /proc mounted late). Only -ENOMEM is returned. */
+static int open_procfs(struct sampler *s, uint64_t now_ns) {
+    int r;
+
+    if (s->procfs || s->proc_fd < 0)
+        return 0;
+    r = procfs_scanner_new(s->proc_fd, NULL, &s->procfs);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
+        s->procfs = NULL;
+        if (complain_should_log(&s->procfs_complaint, now_ns))
+            log_warning_errno(r, "procfs: cannot use '%s': %m; processes get no identity until "
+                                 "it works, retrying",
+                              s->cfg->procfs);
+        return 0;
+    }
+    if (complain_release(&s->procfs_complaint))
+        log_info("procfs: '%s' works now", s->cfg->procfs);
+    sampler_set_resolver(s, identity_resolve_pid, s->procfs);
+    return 0;
 }
 
 static void open_rapl(struct sampler *s) {
@@ -161,16 +186,11 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
     else {
-        r = procfs_scanner_new(s->proc_fd, NULL, &s->procfs);
-        if (r == -ENOMEM) {
+        r = open_procfs(s, clock_monotonic_ns());
+        if (r < 0) {
             sampler_free(s);
             return r;
         }
-        if (r < 0)
-            log_warning_errno(r, "procfs: cannot use '%s': %m; processes get no identity",
-                              cfg->procfs);
-        else
-            sampler_set_resolver(s, identity_resolve_pid, s->procfs);
     }
 
     if (cfg->gpu_enabled)
@@ -301,6 +321,11 @@ int sampler_tick(struct sampler *s, const struct tick_time *t) {
     int r, ret = 0;
 
     s->ticks++;
+    if (!s->procfs) {
+        r = open_procfs(s, t->mono_ns);
+        if (r < 0)
+            ret = r;
+    }
     r = tick_gpu(s, t);
     if (r < 0)
         ret = r;

@@ -4,7 +4,7 @@
 #   - promtool check metrics passes with no warnings;
 #   - in every scrape, per GPU, sum(processes) + sum(unattributed) == GPU energy exactly
 #     (microjoules, read from the text);
-#   - Prometheus stores the series with pod labels; heavy > medium > light;
+#   - Prometheus stores the series with their labels; heavy > medium > light;
 #   - the same identity holds inside Prometheus (same-scrape timestamps).
 # Usage: prometheus-e2e.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -60,15 +60,15 @@ done
 query() { curl -sf --get "$api/query" --data-urlencode "query=$1"; }
 has_result() { query "$1" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)'; }
 e2e_wait 30 has_result 'up{job="joulestat"} == 1' || e2e_fail "Prometheus never scraped joulestat"
-e2e_wait 30 has_result 'joulestat_gpu_process_energy_joules_total{pod="heavy"} > 0' ||
-    e2e_fail "no energy series for pod heavy in Prometheus"
+e2e_wait 30 has_result 'joulestat_gpu_process_energy_joules_total{process_name="heavy"} > 0' ||
+    e2e_fail "no energy series for process heavy in Prometheus"
 
-query 'sum by (pod) (joulestat_gpu_process_energy_joules_total)' >"$E2E_TMP/bypod.json"
-python3 - "$E2E_TMP/bypod.json" <<'EOP' || e2e_fail "pod ordering wrong"
+query 'sum by (process_name) (joulestat_gpu_process_energy_joules_total)' >"$E2E_TMP/bypod.json"
+python3 - "$E2E_TMP/bypod.json" <<'EOP' || e2e_fail "ordering heavy > medium > light wrong"
 import json, sys
 res = json.load(open(sys.argv[1]))["data"]["result"]
-e = {r["metric"].get("pod", ""): float(r["value"][1]) for r in res}
-print("energy by pod:", e)
+e = {r["metric"].get("process_name", ""): float(r["value"][1]) for r in res}
+print("energy by process:", e)
 assert e["heavy"] > e["medium"] > e["light"] > 0, e
 EOP
 

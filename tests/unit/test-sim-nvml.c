@@ -29,7 +29,13 @@ static void test_init_without_scenario(void **state) {
     assert_string_equal(sim.nvmlErrorString(NVML_ERROR_DRIVER_NOT_LOADED), "Driver Not Loaded");
     assert_string_equal(sim.nvmlErrorString((nvmlReturn_t)12345), "Unknown Error");
     uint64_t a, b;
+    size_t n_procs;
+    struct joulestat_sim_gpu_truth truth;
+    char buf[80];
     ASSERT_ERRNO(sim.joulestat_sim_get_span(&a, &b), ENOENT);
+    ASSERT_ERRNO(sim.joulestat_sim_process_count(&n_procs), ENOENT);
+    ASSERT_ERRNO(sim.joulestat_sim_gpu_truth(0, &truth), ENOENT);
+    assert_int_equal(sim.nvmlSystemGetDriverVersion(buf, sizeof buf), NVML_ERROR_UNINITIALIZED);
 }
 
 /* Default clock: t = 0 at nvmlInit, timestamps in host real time. */
@@ -41,6 +47,12 @@ static void test_real_clock_from_env(void **state) {
     setenv("JOULESTAT_SIM_SCENARIO", path, 1);
 
     uint64_t before = (uint64_t)time(NULL) * SEC, start = 0, dur = 0, now = 0;
+    struct joulestat_sim_gpu_truth truth;
+    /* loaded but not started: t = 0 is the coming nvmlInit */
+    ASSERT_OK(sim.joulestat_sim_load(path));
+    ASSERT_ERRNO(sim.joulestat_sim_get_span(&start, &dur), ENODATA);
+    ASSERT_ERRNO(sim.joulestat_sim_get_time(&now), ENODATA);
+    ASSERT_ERRNO(sim.joulestat_sim_gpu_truth(0, &truth), ENODATA);
     assert_int_equal(sim.nvmlInit_v2(), NVML_SUCCESS);
     ASSERT_OK(sim.joulestat_sim_get_span(&start, &dur));
     assert_true(start >= before && start < before + 5 * SEC);
@@ -316,6 +328,45 @@ static void test_driver_535_wide_entries(void **state) {
     sim_stop();
 }
 
+static void test_control_errors(void **state) {
+    struct joulestat_sim_gpu_truth truth;
+    struct joulestat_sim_process_info info;
+    uint64_t v = 0;
+    sim_start(node_scn);
+    sim_at(SEC);
+    ASSERT_ERRNO(sim.joulestat_sim_set_time(JOULESTAT_SIM_EPOCH_US), EINVAL);
+    ASSERT_ERRNO(sim.joulestat_sim_advance(UINT64_MAX), ERANGE);
+    ASSERT_OK(sim.joulestat_sim_get_time(&v));
+    assert_int_equal(v, JOULESTAT_SIM_EPOCH_US + SEC);
+    ASSERT_ERRNO(sim.joulestat_sim_get_time(NULL), EINVAL);
+    ASSERT_ERRNO(sim.joulestat_sim_get_span(NULL, &v), EINVAL);
+    ASSERT_ERRNO(sim.joulestat_sim_gpu_truth(2, &truth), ENOENT);
+    ASSERT_ERRNO(sim.joulestat_sim_gpu_truth(0, NULL), EINVAL);
+    ASSERT_ERRNO(sim.joulestat_sim_process_info(4, &info), ENOENT);
+    ASSERT_ERRNO(sim.joulestat_sim_process_info(0, NULL), EINVAL);
+    ASSERT_ERRNO(sim.joulestat_sim_process_truth(0, 600, JOULESTAT_SIM_EPOCH_US, &v), ENOENT);
+    ASSERT_ERRNO(sim.joulestat_sim_process_truth(0, 500, JOULESTAT_SIM_EPOCH_US + 10001, &v),
+                 ENOENT);
+    ASSERT_OK(sim.joulestat_sim_process_truth(0, 500, JOULESTAT_SIM_EPOCH_US + 10000, &v));
+    ASSERT_ERRNO(sim.joulestat_sim_process_truth(0, 500, 0, NULL), EINVAL);
+    ASSERT_ERRNO(sim.joulestat_sim_process_count(NULL), EINVAL);
+    ASSERT_ERRNO(sim.joulestat_sim_load_string(NULL, "x"), EINVAL);
+
+    /* NVML argument errors on a GPU without MIG */
+    nvmlDevice_t d = sim_gpu(0), m = NULL;
+    unsigned int n = 9;
+    assert_int_equal(sim.nvmlDeviceGetHandleByUUID(NULL, &m), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(sim.nvmlDeviceGetMaxMigDeviceCount(d, &n), NVML_SUCCESS);
+    assert_int_equal(n, 0);
+    assert_int_equal(sim.nvmlDeviceGetMigDeviceHandleByIndex(d, 0, &m), NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(sim.nvmlDeviceGetMigDeviceHandleByIndex(d, 7, &m),
+                     NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(sim.nvmlDeviceGetComputeRunningProcesses_v3(d, NULL, NULL),
+                     NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(sim.nvmlDeviceGetUUID(d, NULL, 96), NVML_ERROR_INVALID_ARGUMENT);
+    sim_stop();
+}
+
 /* Readers on two threads while a third moves the clock: every reader sees its counter
  * only grow, and the final value is the same as a fresh single-threaded read. */
 static void *reader(void *arg) {
@@ -364,6 +415,7 @@ int main(void) {
         cmocka_unit_test(test_utilization_info),
         cmocka_unit_test(test_mig),
         cmocka_unit_test(test_driver_535_wide_entries),
+        cmocka_unit_test(test_control_errors),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, sim_lib_open, sim_lib_close);

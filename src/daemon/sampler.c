@@ -113,8 +113,9 @@ static int open_procfs(struct sampler *s, uint64_t now_ns) {
     if (r < 0) {
         s->procfs = NULL;
         if (complain_should_log(&s->procfs_complaint, now_ns))
-            log_warning_errno(r, "procfs: cannot use '%s': %m; processes get no identity until "
-                                 "it works, retrying",
+            log_warning_errno(r,
+                              "procfs: cannot use '%s': %m; processes get no identity until "
+                              "it works, retrying",
                               s->cfg->procfs);
         return 0;
     }

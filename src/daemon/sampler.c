@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "counter.h"
+#include "cpu_accounting.h"
 #include "fileio.h"
 #include "identity.h"
 #include "ledger.h"
@@ -32,7 +32,6 @@ struct source_health {
     struct complaint complaint;
 };
 
-#define RAPL_MAX_COUNTERS 64
 #define GPU_REOPEN_INTERVAL_NS (60 * NSEC_PER_SEC)
 
 struct sampler {
@@ -50,7 +49,9 @@ struct sampler {
     struct procfs_scanner *procfs;
     struct complaint procfs_complaint;
     struct rapl *rapl;
-    struct energy_counter rapl_counters[RAPL_MAX_COUNTERS];
+    struct cpu_accounting *cpu_accounting;
+    char *stat_buf;
+    size_t stat_cap;
     uint64_t next_scan_ns;
 
     struct source_health health[_SOURCE_MAX];
@@ -175,6 +176,8 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         (void)pthread_condattr_destroy(&attr);
     }
     r = gpu_accounting_new(&go, &s->gpu_accounting);
+    if (r >= 0)
+        r = cpu_accounting_new(cfg->cpu_idle_policy, &s->cpu_accounting);
     if (r < 0) {
         sampler_free(s);
         return r;
@@ -183,6 +186,8 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->sys_fd = open_root(cfg->sysfs);
     s->dev_fd = open_root(cfg->devfs);
     s->proc_fd = open_root(cfg->procfs);
+    if (cfg->gpu_enabled)
+        open_gpu(s, clock_monotonic_ns());
     if (s->proc_fd < 0)
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
@@ -194,8 +199,6 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         }
     }
 
-    if (cfg->gpu_enabled)
-        open_gpu(s, clock_monotonic_ns());
     if (s->sys_fd >= 0 && s->dev_fd >= 0 && s->proc_fd >= 0)
         open_rapl(s);
     *ret = s;
@@ -209,6 +212,8 @@ struct sampler *sampler_free(struct sampler *s) {
     s->gpu = gpu_source_close(s->gpu);
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);
+    s->cpu_accounting = cpu_accounting_free(s->cpu_accounting);
+    free(s->stat_buf);
     s->procfs = procfs_scanner_free(s->procfs);
     ledger_done(&s->ledger);
     if (s->sys_fd >= 0)
@@ -258,38 +263,62 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
     return r;
 }
 
-/* RAPL energy per domain; CPU attribution arrives with the process scan. */
-static void tick_rapl(struct sampler *s, const struct tick_time *t) {
-    const struct rapl_reading *readings;
-    size_t n;
-    int r;
+/* Reads <procfs>/stat into the reusable buffer, growing it when the file does not fit. */
+static int read_proc_stat(struct sampler *s, size_t *ret_len) {
+    for (;;) {
+        int r;
 
+        if (s->stat_cap == 0) {
+            r = grow_array(&s->stat_buf, &s->stat_cap, 16384, 1);
+            if (r < 0)
+                return r;
+        }
+        r = read_file_into_at(s->proc_fd, "stat", s->stat_buf, s->stat_cap);
+        if (r >= 0) {
+            *ret_len = (size_t)r;
+            return 0;
+        }
+        if (r != -EFBIG || s->stat_cap >= 16 * 1024 * 1024)
+            return r;
+        r = grow_array(&s->stat_buf, &s->stat_cap, s->stat_cap * 2, 1);
+        if (r < 0)
+            return r;
+    }
+}
+
+/* The process scan: CPU time per process, RAPL, and the CPU energy split. */
+static int tick_cpu(struct sampler *s, const struct tick_time *t) {
+    const struct procfs_process *rows = NULL;
+    const struct rapl_reading *readings = NULL;
+    size_t n_readings = 0, stat_len = 0;
+    bool have_stat = false;
+    int n_rows = 0, r;
+
+    if (s->procfs) {
+        n_rows = procfs_scan(s->procfs, &rows);
+        if (n_rows == -ENOMEM)
+            return n_rows;
+        if (n_rows < 0) {
+            if (complain_should_log(&s->procfs_complaint, t->mono_ns))
+                log_warning_errno(n_rows, "procfs: scan failed: %m, retrying at the next scan");
+            n_rows = 0;
+            rows = NULL;
+        } else if (complain_release(&s->procfs_complaint))
+            log_info("procfs: scanning works again");
+    }
     if (!s->rapl)
-        return;
-    r = rapl_sample(s->rapl, &readings, &n);
+        return 0;
+    if (s->proc_fd >= 0)
+        have_stat = read_proc_stat(s, &stat_len) >= 0;
+    r = rapl_sample(s->rapl, &readings, &n_readings);
     if (r < 0) {
         source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
-        return;
+        return 0;
     }
     source_ok(s, SOURCE_RAPL);
-    for (size_t i = 0; i < n && i < RAPL_MAX_COUNTERS; i++) {
-        const struct rapl_reading *rd = &readings[i];
-        struct energy_counter *c = &s->rapl_counters[i];
-        struct ledger_rapl *lr;
-        uint64_t delta;
-
-        if (!rd->valid)
-            continue;
-        if (c->unit.den == 0)
-            (void)energy_counter_init(c, rd->modulus, rd->unit, 0);
-        if (energy_counter_update(c, rd->raw, &delta) < 0)
-            continue;
-        if (ledger_rapl_get(&s->ledger, rd->package, rapl_domain_to_string(rd->domain), &lr) < 0)
-            continue;
-        lr->energy_uj += delta;
-        /* Nothing below splits CPU energy yet: keep it visible at node level. */
-        lr->unattributed_uj[UNATTR_NO_CONSUMER] += delta;
-    }
+    return cpu_accounting_tick(s->cpu_accounting, rows, (size_t)n_rows,
+                               have_stat ? s->stat_buf : NULL, stat_len, readings, n_readings,
+                               t->mono_ns, &s->ledger);
 }
 
 static int publish(struct sampler *s, const struct tick_time *t, double duration) {
@@ -332,7 +361,9 @@ int sampler_tick(struct sampler *s, const struct tick_time *t) {
         ret = r;
     if (t->mono_ns >= s->next_scan_ns) {
         s->next_scan_ns = t->mono_ns + s->cfg->process_scan_interval_ns;
-        tick_rapl(s, t);
+        r = tick_cpu(s, t);
+        if (r < 0 && ret == 0)
+            ret = r;
     }
     ledger_sweep(&s->ledger, t->mono_ns, t->mono_ns, s->cfg->metric_retention_ns);
     s->last_tick_seconds = (double)(clock_monotonic_ns() - started) / (double)NSEC_PER_SEC;

@@ -8,6 +8,7 @@ static const char *const reason_names[_UNATTR_MAX] = {
     [UNATTR_IDLE] = "idle",
     [UNATTR_NO_CONSUMER] = "no_consumer",
     [UNATTR_NO_DATA] = "no_data",
+    [UNATTR_SYSTEM] = "system",
 };
 
 const char *unattributed_reason_to_string(enum unattributed_reason r) {

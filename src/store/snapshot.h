@@ -44,6 +44,7 @@ enum unattributed_reason {
     UNATTR_IDLE,        /* idle energy kept at device level by policy */
     UNATTR_NO_CONSUMER, /* device busy or idle with no process on it */
     UNATTR_NO_DATA,     /* windows without a usable reading (GPU lost, counter glitch) */
+    UNATTR_SYSTEM,      /* CPU time of processes that belong to no workload, and the kernel */
     _UNATTR_MAX,
 };
 

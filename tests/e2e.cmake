@@ -8,3 +8,7 @@ add_test(NAME prometheus-e2e
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/prometheus-e2e.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(prometheus-e2e PROPERTIES LABELS e2e TIMEOUT 300 RUN_SERIAL ON)
+
+add_test(NAME cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/cli.sh ${CMAKE_BINARY_DIR}
+                          ${CMAKE_SOURCE_DIR})
+set_tests_properties(cli PROPERTIES LABELS e2e TIMEOUT 120)

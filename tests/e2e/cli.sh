@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The command line: my-gpu-exporter's flags are accepted (also Go-style single-dash),
+# bad flags and values are rejected with usage and exit 2, an unusable listen address is
+# a clear error with exit 1, SIGTERM stops cleanly, --metric-prefix=my_gpu_process gives
+# my-gpu-exporter's names, a reused pid is a new series, and retention keeps exited
+# processes with _active 0 and then drops them.
+# Usage: cli.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+. "$src/tests/e2e/lib.sh"
+js=$build/joulestat
+sim=$build/sim/libnvidia-ml.so.1
+
+expect_exit() {
+    local want=$1
+    shift
+    local got=0
+    "$@" >"$E2E_TMP/out" 2>"$E2E_TMP/err" || got=$?
+    [[ $got == "$want" ]] || e2e_fail "'$*' exited $got, expected $want: $(cat "$E2E_TMP/err")"
+}
+
+# my-gpu-exporter's flags, in both spellings.
+expect_exit 0 "$js" version --dcgm-update-frequency=2s --process-scan-interval=10s \
+    --kubernetes-enabled=false --pod-resources-socket=/run/x.sock --metric-retention=5m \
+    --metric-prefix=my_gpu_process --listen-address=:9400 --metrics-path=/metrics \
+    --log-level=debug --gpu-idle-power=60 --enable-energy-estimation=true
+expect_exit 0 "$js" version -dcgm-update-frequency=2s -listen-address=:9400 -log-level=warn
+grep -q "joulestat" "$E2E_TMP/out" || e2e_fail "version printed nothing"
+
+# Rejections: unknown flag, bad values, unknown command; all with exit 2 and a reason.
+expect_exit 2 "$js" serve --no-such-flag
+grep -q "unknown or incomplete option" "$E2E_TMP/err" || e2e_fail "no reason for an unknown flag"
+expect_exit 2 "$js" serve --sample-interval=fast
+grep -q "invalid value 'fast' for --sample-interval" "$E2E_TMP/err" || e2e_fail "bad duration message"
+expect_exit 2 "$js" serve --gpu-idle-policy=sometimes
+expect_exit 2 "$js" serve --metric-prefix=9bad
+expect_exit 2 "$js" serve --metrics-path=metrics
+expect_exit 2 "$js" frobnicate
+expect_exit 2 "$js" replay
+expect_exit 0 "$js" --help
+grep -q -- "--dcgm-update-frequency" "$E2E_TMP/out" || e2e_fail "usage does not list the flags"
+
+# An unusable listen address is an error, not a hang.
+expect_exit 1 timeout 10 "$js" serve --no-gpu --rapl-source off --listen-address 256.0.0.1:9400
+grep -q "cannot listen on '256.0.0.1:9400'" "$E2E_TMP/err" || e2e_fail "no clear listen error: $(cat "$E2E_TMP/err")"
+
+# my_gpu_process names, served live from the simulated node; SIGTERM stops with 0.
+port=$(e2e_free_port)
+mkdir -p "$E2E_TMP/proc"
+JOULESTAT_SIM_SCENARIO="$src/scenarios/two-process-80-20.scn" JOULESTAT_SIM_PROCFS="$E2E_TMP/proc" \
+    "$js" serve --nvml-library "$sim" --path.procfs "$E2E_TMP/proc" \
+    --metric-prefix my_gpu_process --listen-address "127.0.0.1:$port" --rapl-source off \
+    --sample-interval 200ms >"$E2E_TMP/serve.log" 2>&1 &
+pid=$!
+E2E_PIDS+=($pid)
+e2e_wait 20 curl -sf "http://127.0.0.1:$port/metrics" || e2e_fail "serve did not come up"
+sleep 1
+curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/compat.prom"
+for name in my_gpu_process_energy_joules_total my_gpu_process_sm_utilization_ratio \
+    my_gpu_process_memory_utilization_ratio my_gpu_process_memory_used_bytes \
+    my_gpu_process_start_time_seconds my_gpu_process_active; do
+    grep -q "^$name{" "$E2E_TMP/compat.prom" || e2e_fail "no $name series in compat mode"
+done
+python3 "$src/tests/e2e/check_conservation.py" "$E2E_TMP/compat.prom" my_gpu_process >/dev/null ||
+    e2e_fail "compat exposition does not conserve energy"
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+[[ $status == 0 ]] || e2e_fail "SIGTERM exit status $status"
+grep -q "stopping" "$E2E_TMP/serve.log" || e2e_fail "no stop message"
+
+# Retention and pid reuse (virtual clock): pid 4242 ran twice, 5 s apart.
+"$js" replay --scenario "$src/scenarios/pid-reuse.scn" >"$E2E_TMP/keep.prom" 2>/dev/null
+n=$(grep -c '^joulestat_gpu_process_active{pid="4242"' "$E2E_TMP/keep.prom")
+[[ $n == 2 ]] || e2e_fail "pid 4242 reused: expected 2 series, got $n"
+grep -q '^joulestat_gpu_process_active{pid="4242",gpu="0",process_name="trainer".* 0$' "$E2E_TMP/keep.prom" ||
+    e2e_fail "the exited trainer is not kept with _active 0"
+"$js" replay --scenario "$src/scenarios/pid-reuse.scn" --metric-retention 10s >"$E2E_TMP/drop.prom" 2>/dev/null
+! grep -q 'process_name="trainer"' "$E2E_TMP/drop.prom" ||
+    e2e_fail "the trainer exited 40 s before the end but is still exported with 10 s retention"
+grep -q '^joulestat_gpu_process_active{pid="4242",gpu="0",process_name="notebook".* 1$' "$E2E_TMP/drop.prom" ||
+    e2e_fail "the live notebook process is missing"
+
+echo "cli: ok"

@@ -128,7 +128,8 @@ static int collect_groups(struct cpu_accounting *c, const struct procfs_process 
         c->keys[i] = c->groups[i].key;
         c->ticks[i] = c->groups[i].cpu_ticks;
     }
-    return split_scratch_reserve(&c->split, c->n_groups);
+    /* cpu_split() needs one more slot, for the CPU time of no workload. */
+    return split_scratch_reserve(&c->split, c->n_groups + 1);
 }
 
 /* Splits one domain's delta and books it. */

@@ -242,14 +242,16 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
     for (size_t i = 0; i < n; i++) {
         struct process_info info = {0};
         struct ledger_process *p;
+        uintptr_t known;
 
-        r = resolve ? resolve(userdata, a->pids[i], &info) : -ESRCH;
-        if (r < 0) {
-            /* Gone from /proc already: it is the process we saw in the last windows. */
-            uintptr_t known = (uintptr_t)hashmap_get(&t->pids_prev, (uint64_t)a->pids[i] + 1);
-
-            info = (struct process_info){.start_ticks = known ? known - 1 : 0};
-        }
+        /* A pid of the last window is that same process: no /proc read per tick (and it
+         * may have left /proc already while its last samples are accounted). Only new pids
+         * are resolved. */
+        known = (uintptr_t)hashmap_get(&t->pids_prev, (uint64_t)a->pids[i] + 1);
+        if (known)
+            info = (struct process_info){.start_ticks = known - 1};
+        else if (!resolve || resolve(userdata, a->pids[i], &info) < 0)
+            info = (struct process_info){0};
         r = hashmap_put(&t->pids_now, (uint64_t)a->pids[i] + 1,
                         (void *)(uintptr_t)(info.start_ticks + 1));
         if (r < 0)

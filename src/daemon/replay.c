@@ -96,7 +96,9 @@ static void print_truth(const struct sim_api *api, const struct snapshot *snap) 
     if (api->process_count(&n) < 0)
         return;
     printf("# replay ground truth (active energy under the scenario's model; attributed\n"
-           "# energy also carries each process's share of idle energy per --gpu-idle-policy)\n");
+           "# energy also carries each process's share of idle energy per --gpu-idle-policy,\n"
+           "# so error_j is exact only with --gpu-idle-policy=unattributed and a known idle\n"
+           "# power)\n");
     for (size_t i = 0; i < snap->n_gpus; i++) {
         struct joulestat_sim_gpu_truth t;
 
@@ -116,10 +118,14 @@ static void print_truth(const struct sim_api *api, const struct snapshot *snap) 
         p = find_process(snap, info.gpu, info.pid, (double)info.start_us / 1e6);
         printf("# gpu=%u pid=%u comm=%s truth_active_j=%.6f attributed_j=%s", info.gpu, info.pid,
                info.comm, (double)info.active_uj / 1e6, p ? "" : "none\n");
-        if (p)
-            printf("%.6f measured_j=%.6f estimated_j=%.6f\n",
-                   (double)(p->energy_measured_uj + p->energy_estimated_uj) / 1e6,
-                   (double)p->energy_measured_uj / 1e6, (double)p->energy_estimated_uj / 1e6);
+        if (p) {
+            double got = (double)(p->energy_measured_uj + p->energy_estimated_uj) / 1e6;
+            double truth = (double)info.active_uj / 1e6;
+
+            printf("%.6f measured_j=%.6f estimated_j=%.6f error_j=%+.6f error_pct=%+.2f\n", got,
+                   (double)p->energy_measured_uj / 1e6, (double)p->energy_estimated_uj / 1e6,
+                   got - truth, truth > 0 ? 100.0 * (got - truth) / truth : 0.0);
+        }
     }
 }
 

@@ -16,6 +16,7 @@ for tool in prometheus promtool curl python3; do
     command -v "$tool" >/dev/null || e2e_fail "$tool not installed (scripts/install-deps installs it)"
 done
 
+SECONDS_AT_START=$SECONDS
 port=$(e2e_free_port)
 prom_port=$(e2e_free_port)
 procfs="$E2E_TMP/proc"
@@ -77,5 +78,29 @@ resid=$(query 'max(abs(sum by (gpu) (joulestat_gpu_energy_joules_total) - (sum b
     python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")')
 python3 -c "import sys; v='$resid'; sys.exit(0 if v!='none' and float(v) < 1e-3 else 1)" ||
     e2e_fail "conservation in Prometheus off by $resid J"
+
+# 5. Over ~20 s of scenario: the processes' increase plus the unattributed increase
+#    matches the GPU counter's increase within 1 %.
+sleep_until=$((SECONDS + 22 - ${SECONDS_AT_START:-0}))
+while ((SECONDS < sleep_until)); do sleep 1; done
+incr=$(query 'sum by (gpu) (increase(joulestat_gpu_process_energy_joules_total[15s])) + sum by (gpu) (increase(joulestat_gpu_unattributed_energy_joules_total[15s]))' |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")')
+gpu_incr=$(query 'sum by (gpu) (increase(joulestat_gpu_energy_joules_total[15s]))' |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")')
+python3 -c "import sys; a,b=float('$incr'),float('$gpu_incr'); print(f'increase over 15 s: parts {a:.3f} J, GPU {b:.3f} J'); sys.exit(0 if b > 0 and abs(a-b) <= 0.01*b else 1)" ||
+    e2e_fail "increase() of parts ($incr J) does not match the GPU's ($gpu_incr J) within 1 %"
+
+# 6. 1000 sequential and 50 concurrent scrapes all succeed, and RSS does not grow.
+jpid=${E2E_PIDS[0]}
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$jpid/status"; }
+for _ in $(seq 100); do curl -sf -o /dev/null "$url" || e2e_fail "warm-up scrape failed"; done
+rss_before=$(rss)
+fails=0
+for _ in $(seq 1000); do curl -sf -o /dev/null "$url" || fails=$((fails + 1)); done
+((fails == 0)) || e2e_fail "$fails of 1000 sequential scrapes failed"
+seq 50 | xargs -P 50 -I{} curl -sf -o /dev/null --compressed "$url" || e2e_fail "a concurrent scrape failed"
+rss_after=$(rss)
+echo "RSS before 1000 scrapes: $rss_before KiB, after 1050: $rss_after KiB"
+((rss_after - rss_before < 1024)) || e2e_fail "RSS grew by $((rss_after - rss_before)) KiB over 1050 scrapes"
 
 echo "prometheus-e2e: ok (scrapes conserve exactly; Prometheus residual $resid J)"

@@ -252,15 +252,46 @@ static void test_pid_reuse_is_a_new_process(void **state _unused_) {
     f->dev.energy_mj = 100000;
     ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 2, resolve_with_start, &start,
                                   &f->ledger, NULL));
+    /* The first process exits; a window without it; then the pid is reused. (A pid seen in
+     * the previous window is taken to be the same process without reading /proc again.) */
+    f->dev.n_processes = 0;
+    f->now_us += USEC_PER_SEC;
+    f->dev.energy_mj = 120000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 3, resolve_with_start, &start,
+                                  &f->ledger, NULL));
+    f->dev.n_processes = 1;
     start = 5000; /* same pid, started later: another process */
     f->now_us += USEC_PER_SEC;
-    f->dev.energy_mj = 150000;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 3, resolve_with_start, &start,
+    f->dev.energy_mj = 170000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 4, resolve_with_start, &start,
                                   &f->ledger, NULL));
     assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 1000, &first), 0);
     assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 5000, &second), 0);
     assert_int_equal(first->measured_uj, 100000000);
     assert_int_equal(second->measured_uj, 50000000);
+    fixture_free(f);
+}
+
+static int resolve_counting(void *userdata, uint32_t pid _unused_, struct process_info *ret) {
+    (*(unsigned *)userdata)++;
+    *ret = (struct process_info){.start_ticks = 7};
+    return 0;
+}
+
+/* /proc is read for a pid when it first shows up, not at every tick. */
+static void test_known_pids_are_not_resolved_again(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    unsigned calls = 0;
+
+    set_two_processes(f, 50, 50, f->now_us, f->now_us, 1);
+    for (int w = 0; w < 10; w++) {
+        f->dev.energy_mj = (uint64_t)w * 1000;
+        ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, (uint64_t)w + 1,
+                                      resolve_counting, &calls, &f->ledger, NULL));
+        f->now_us += USEC_PER_SEC;
+    }
+    assert_int_equal(calls, 2);
+    assert_conserved(f);
     fixture_free(f);
 }
 
@@ -330,6 +361,7 @@ int main(void) {
         cmocka_unit_test(test_counter_reset_and_glitch),
         cmocka_unit_test(test_power_integration_is_estimated),
         cmocka_unit_test(test_pid_reuse_is_a_new_process),
+        cmocka_unit_test(test_known_pids_are_not_resolved_again),
         cmocka_unit_test(test_retention_keeps_then_drops),
         cmocka_unit_test(test_many_windows_conserve),
     };

@@ -1,0 +1,5 @@
+# End-to-end test of CPU energy attribution: the real binary on a fake procfs + powercap node.
+add_test(NAME cpu-attribution
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/cpu-attribution.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(cpu-attribution PROPERTIES LABELS e2e TIMEOUT 120)

@@ -68,15 +68,10 @@ uint64_t sim_procfs_start_ticks(const struct sim_scenario *sc, uint64_t t0_us,
 
 /* Removes a directory holding only files (a pid directory). */
 static int remove_flat_dir(int parent_fd, const char *name) {
-    int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int r = -errno;
-        close(fd);
-        return r;
-    }
+    DIR *d;
+    int r0 = opendir_at(parent_fd, name, true, &d);
+    if (r0 < 0)
+        return r0;
     struct dirent *de;
     while ((de = readdir(d)))
         if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
@@ -98,15 +93,10 @@ static bool is_pid_name(const char *s) {
 
 /* Removes every pid directory and leftover temporary directory. */
 static int clear_tree(int root_fd) {
-    int fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int r = -errno;
-        close(fd);
-        return r;
-    }
+    DIR *d;
+    int r0 = opendir_at(root_fd, ".", false, &d);
+    if (r0 < 0)
+        return r0;
     int r = 0;
     struct dirent *de;
     while ((de = readdir(d))) {

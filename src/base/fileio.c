@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -131,4 +132,22 @@ int remove_tree(const char *path) {
     int r = nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 
     return r < 0 ? -errno : r;
+}
+
+int opendir_at(int dirfd, const char *path, bool nofollow, DIR **ret_dir) {
+    int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+    int fd = openat(dirfd, path, flags);
+    DIR *d;
+
+    if (fd < 0)
+        return -errno;
+    d = fdopendir(fd);
+    if (!d) {
+        int r = -errno;
+
+        (void)close(fd);
+        return r;
+    }
+    *ret_dir = d;
+    return 0;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,3 +40,7 @@ int write_file_at(int dirfd, const char *path, const void *data, size_t size);
 /* Removes a directory tree we created (fake roots, temporary trees); does not follow
  * symlinks. Returns 0 or the first -errno. */
 int remove_tree(const char *path);
+
+/* Opens a directory relative to dirfd for listing (O_DIRECTORY|O_CLOEXEC, and O_NOFOLLOW
+ * when nofollow). Returns 0 with *ret_dir set (closedir() it), or -errno. */
+int opendir_at(int dirfd, const char *path, bool nofollow, DIR **ret_dir);

@@ -175,17 +175,11 @@ static int list_zones(int sys_fd, struct zone **ret_zones, size_t *ret_n) {
     _cleanup_(freep) struct zone *zones = NULL;
     size_t n = 0, cap = 0;
     struct dirent *de;
-    int fd, r;
+    int r;
 
-    fd = open_dir_at(sys_fd, POWERCAP_DIR);
-    if (fd < 0)
-        return fd;
-    d = fdopendir(fd);
-    if (!d) {
-        r = -errno;
-        (void)close(fd);
+    r = opendir_at(sys_fd, POWERCAP_DIR, false, &d);
+    if (r < 0)
         return r;
-    }
     while ((errno = 0, de = readdir(d))) {
         struct zone z;
 

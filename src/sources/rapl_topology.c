@@ -72,17 +72,11 @@ int rapl_lead_cpus(int sys_fd, struct rapl_cpu **ret_cpus, size_t *ret_n) {
     _cleanup_(freep) struct rapl_cpu *cpus = NULL;
     size_t n = 0, cap = 0, kept = 0;
     struct dirent *de;
-    int fd, r;
+    int r;
 
-    fd = open_dir_at(sys_fd, CPU_DIR);
-    if (fd < 0)
-        return fd;
-    d = fdopendir(fd);
-    if (!d) {
-        r = -errno;
-        (void)close(fd);
+    r = opendir_at(sys_fd, CPU_DIR, false, &d);
+    if (r < 0)
         return r;
-    }
     while ((errno = 0, de = readdir(d))) {
         struct rapl_cpu c;
         uint32_t cpu;

@@ -80,19 +80,24 @@ static void check_cgroups(int sys_fd) {
 }
 
 static void check_kubelet(const struct config *cfg) {
+    const char *why = NULL;
     struct stat st;
 
     if (!cfg->kubernetes_enabled) {
         printf("kubelet off       --kubernetes-enabled=false\n");
         return;
     }
-    if (stat(cfg->pod_resources_socket, &st) == 0 && S_ISSOCK(st.st_mode))
+    if (stat(cfg->pod_resources_socket, &st) < 0)
+        why = strerror(errno);
+    else if (!S_ISSOCK(st.st_mode))
+        why = "not a socket";
+    if (!why)
         printf("kubelet ok        pod-resources socket %s\n", cfg->pod_resources_socket);
     else
         printf("kubelet absent    no socket at %s (%s); pods are still found from cgroups\n"
                "        fix: mount /var/lib/kubelet/pod-resources into the pod, or set "
                "--pod-resources-socket\n",
-               cfg->pod_resources_socket, strerror(errno));
+               cfg->pod_resources_socket, why);
 }
 
 int check_run(const struct config *cfg) {

@@ -298,6 +298,8 @@ static void render_gpus(struct render *r, const struct snapshot *s, const char *
     family_begin(r, &gpu_unattr);
     for (size_t i = 0; i < s->n_gpus; i++)
         for (unsigned k = 0; k < _UNATTR_MAX; k++) {
+            if (k == UNATTR_SYSTEM) /* CPU time of no workload: a CPU-only reason */
+                continue;
             gpu_label(r, &s->gpus[i]);
             put_label(r->out, false, "reason", unattributed_reason_to_string(k), SIZE_MAX);
             end_micro(r, s->gpus[i].unattributed_uj[k]);

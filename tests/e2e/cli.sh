@@ -82,4 +82,28 @@ grep -q '^joulestat_gpu_process_active{pid="4242",gpu="0",process_name="trainer"
 grep -q '^joulestat_gpu_process_active{pid="4242",gpu="0",process_name="notebook".* 1$' "$E2E_TMP/drop.prom" ||
     e2e_fail "the live notebook process is missing"
 
+# check: says what works and what does not, with the fix; exit 1 when no energy source works.
+expect_exit 1 "$js" check --nvml-library /nonexistent/libnvidia-ml.so.1 --rapl-source off \
+    --pod-resources-socket "$E2E_TMP/none.sock"
+grep -q "^gpu     absent" "$E2E_TMP/out" || e2e_fail "check does not report the missing NVML"
+grep -q "fix: install the NVIDIA driver" "$E2E_TMP/out" || e2e_fail "check names no fix for NVML"
+grep -q "^kubelet absent .*No such file" "$E2E_TMP/out" || e2e_fail "check does not explain the kubelet socket"
+JOULESTAT_SIM_SCENARIO="$src/scenarios/dcgm-three-pods.scn" \
+    expect_exit 0 "$js" check --nvml-library "$sim" --rapl-source off
+grep -q "^gpu     ok" "$E2E_TMP/out" || e2e_fail "check does not see the simulated GPU"
+
+# ps --json: one 3 s window of the simulated node (the pods start at 0, 1 and 2 s): valid
+# JSON with the three processes.
+mkdir -p "$E2E_TMP/psproc"
+JOULESTAT_SIM_SCENARIO="$src/scenarios/dcgm-three-pods.scn" JOULESTAT_SIM_PROCFS="$E2E_TMP/psproc" \
+    expect_exit 0 "$js" ps --json --nvml-library "$sim" --path.procfs "$E2E_TMP/psproc" \
+    --rapl-source off --sample-interval 3s
+python3 - "$E2E_TMP/out" <<'EOP' || e2e_fail "ps --json: $(cat "$E2E_TMP/out")"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+names = sorted(r["name"] for r in rows)
+assert names == ["heavy", "light", "medium"], names
+assert all(r["pod_uid"] and r["energy_measured_joules"] + r["energy_estimated_joules"] >= 0 for r in rows)
+EOP
+
 echo "cli: ok"

@@ -21,6 +21,10 @@ enum {
     OPT_LOG_LEVEL,
     OPT_KUBERNETES,
     OPT_POD_RESOURCES,
+    OPT_KUBERNETES_API_URL,
+    OPT_KUBERNETES_TOKEN_FILE,
+    OPT_KUBERNETES_CA_FILE,
+    OPT_NODE_NAME,
     OPT_PROCFS,
     OPT_SYSFS,
     OPT_DEVFS,
@@ -55,6 +59,10 @@ static const struct option options[] = {
     {"log.level", required_argument, NULL, OPT_LOG_LEVEL},
     {"kubernetes-enabled", optional_argument, NULL, OPT_KUBERNETES},
     {"pod-resources-socket", required_argument, NULL, OPT_POD_RESOURCES},
+    {"kubernetes-api-url", required_argument, NULL, OPT_KUBERNETES_API_URL},
+    {"kubernetes-token-file", required_argument, NULL, OPT_KUBERNETES_TOKEN_FILE},
+    {"kubernetes-ca-file", required_argument, NULL, OPT_KUBERNETES_CA_FILE},
+    {"node-name", required_argument, NULL, OPT_NODE_NAME},
     {"path.procfs", required_argument, NULL, OPT_PROCFS},
     {"path.sysfs", required_argument, NULL, OPT_SYSFS},
     {"path.dev", required_argument, NULL, OPT_DEVFS},
@@ -119,6 +127,11 @@ void config_usage(const char *program) {
            "  --metric-retention D       keep exited processes this long (default 5m)\n"
            "  --kubernetes-enabled[=B]   map processes to pods (default true)\n"
            "  --pod-resources-socket P   kubelet pod-resources socket\n"
+           "  --kubernetes-api-url URL   API server (default: in-cluster, from\n"
+           "                             KUBERNETES_SERVICE_HOST/PORT)\n"
+           "  --kubernetes-token-file F  service-account token (default in-cluster path)\n"
+           "  --kubernetes-ca-file F     API server CA (default in-cluster path)\n"
+           "  --node-name N              this node (default $NODE_NAME, else hostname)\n"
            "  --log-level L              debug|info|warn|error (default info)\n"
            "\n"
            "Paths (for containers and tests):\n"
@@ -179,6 +192,8 @@ static void config_defaults(struct config *cfg) {
         .log_level = LOG_LEVEL_INFO,
         .kubernetes_enabled = true,
         .pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
+        .kubernetes_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token",
+        .kubernetes_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
         .procfs = "/proc",
         .sysfs = "/sys",
         .devfs = "/dev",
@@ -254,6 +269,18 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
     }
     case OPT_POD_RESOURCES:
         cfg->pod_resources_socket = arg;
+        return 0;
+    case OPT_KUBERNETES_API_URL:
+        cfg->kubernetes_api_url = arg;
+        return 0;
+    case OPT_KUBERNETES_TOKEN_FILE:
+        cfg->kubernetes_token_file = arg;
+        return 0;
+    case OPT_KUBERNETES_CA_FILE:
+        cfg->kubernetes_ca_file = arg;
+        return 0;
+    case OPT_NODE_NAME:
+        cfg->node_name = arg;
         return 0;
     case OPT_PROCFS:
         cfg->procfs = arg;

@@ -30,8 +30,12 @@ struct config {
     const char *web_config_file;       /* --web.config.file */
     enum log_level log_level;          /* --log-level */
 
-    bool kubernetes_enabled;          /* --kubernetes-enabled */
-    const char *pod_resources_socket; /* --pod-resources-socket */
+    bool kubernetes_enabled;           /* --kubernetes-enabled */
+    const char *pod_resources_socket;  /* --pod-resources-socket */
+    const char *kubernetes_api_url;    /* --kubernetes-api-url; NULL: in-cluster env */
+    const char *kubernetes_token_file; /* --kubernetes-token-file */
+    const char *kubernetes_ca_file;    /* --kubernetes-ca-file */
+    const char *node_name;             /* --node-name; NULL: $NODE_NAME, else hostname */
 
     const char *procfs;       /* --path.procfs */
     const char *sysfs;        /* --path.sysfs */

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Turns bench/run's results file into docs/PERFORMANCE.md, with the budget checked.
+
+Each results line: RECORD [MODE] key=value ... (see bench/run). Exits 1 when a number the
+run should have produced is missing or not positive (the smoke test's check); the budget
+itself only decides the "meets" column.
+"""
+import argparse
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+MIB = 1024.0
+
+
+def parse(path):
+    recs = []
+    for line in Path(path).read_text().splitlines():
+        tok = line.split()
+        if not tok:
+            continue
+        r = {"record": tok[0], "mode": None}
+        for t in tok[1:]:
+            if "=" in t:
+                k, v = t.split("=", 1)
+                try:
+                    r[k] = float(v)
+                except ValueError:
+                    r[k] = v
+            else:
+                r["mode"] = t
+        recs.append(r)
+    return recs
+
+
+def find(recs, record, procs=None, mode=None):
+    for r in recs:
+        if r["record"] == record and (procs is None or r.get("procs") == procs) and (
+                mode is None or r["mode"] == mode):
+            return r
+    return None
+
+
+def cmd(args):
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine():
+    model, cores = "", os.cpu_count()
+    for line in cmd(["lscpu"]).splitlines():
+        if line.startswith("Model name:"):
+            model = line.split(":", 1)[1].strip()
+    ne = cmd(["prometheus-node-exporter", "--version"]).splitlines()
+    return [("CPU", "%s, %s cores (`lscpu`)" % (model or platform.processor(), cores)),
+            ("Kernel", platform.release()),
+            ("Compiler", (cmd(["cc", "--version"]).splitlines() or ["?"])[0]),
+            ("node_exporter", ne[0] if ne else "not installed")]
+
+
+def fmt(v, spec="%.2f"):
+    return "—" if v is None else spec % v
+
+
+def meets(ok):
+    return "yes" if ok else "**no**"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cpu-source", default="ticks")
+    ap.add_argument("--period", default="30")
+    ap.add_argument("--scrapes", default="1000")
+    ap.add_argument("--build", default="")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    recs = parse(a.results)
+    procs = sorted({int(r["procs"]) for r in recs if r["record"] == "joulestat-node"})
+    missing = []
+
+    def need(r, key, what):
+        if r is None or not isinstance(r.get(key), float) or r[key] <= 0:
+            missing.append(what)
+            return None
+        return r[key]
+
+    o = []
+    o.append("# Performance\n")
+    o.append("What joulestat costs on a node, measured by `make bench` (which runs `bench/run`"
+             " and rewrites this file; numbers below are from the last run). The budget comes"
+             " from issue #8 and `shared/facts/perf-anchors.md`.\n")
+    o.append("## Machine\n")
+    o.append("| | |\n|---|---|")
+    for k, v in machine():
+        o.append("| %s | %s |" % (k, v))
+    o.append("")
+    o.append("This is a small shared VM: other builds run beside the benchmark, so latency"
+             " maxima are noisy; CPU time is the exporter's own (utime + stime).\n")
+    o.append("## How it is measured\n")
+    o.append("```sh\nmake bench            # = bench/run: Release build in build-bench/,"
+             " then everything below\nbench/run --quick      # smoke run (CTest `bench-smoke`,"
+             " label bench): 100 processes, 3 s\n```\n")
+    o.append("- **Node**: `bench/gen-node.py` builds a fake procfs with N processes (~90 %% in"
+             " N/10 containers of N/20 pods, kubelet cgroup lines of both drivers; system"
+             " services; kernel threads), cgroup `cpu.stat` files, `/proc/stat` and a powercap"
+             " tree with two packages (package + dram zones). While the exporter runs it"
+             " advances RAPL energy at 10 Hz and, every second, `/proc/stat`, the utime/stime of"
+             " every 4th process and their containers' `cpu.stat`. The GPUs are the simulated"
+             " node `scenarios/node-8gpu-64proc.scn` (8 H100 × 64 time-sliced processes), loaded"
+             " as `--nvml-library build/sim/libnvidia-ml.so.1`, its processes in the same"
+             " procfs.")
+    o.append("- **joulestat**: `serve --sample-interval 100ms --process-scan-interval 1s"
+             " --rapl-source powercap`; after 3 s warm-up, CPU seconds per second from"
+             " `/proc/PID/stat` (utime + stime) over %s s, peak RSS from `VmHWM`." % a.period)
+    o.append("- **Scrapes**: `bench-scrape` (C, `bench/scrape.c`): %s GET requests over one"
+             " keep-alive connection, timed from the first byte sent to the last body byte;"
+             " nearest-rank p50/p99; series = sample lines of the body. CPU per scrape ="
+             " exporter CPU during the scrapes (from `%s`) minus its background rate, divided by"
+             " the count." % (a.scrapes, "perf stat -e task-clock -p PID" if a.cpu_source ==
+                              "perf" else "/proc/PID/stat ticks"))
+    o.append("- **node_exporter** on the same trees: `--collector.disable-defaults"
+             " --collector.processes --path.procfs=<fake>` (200 scrapes, 50 at 10 000"
+             " processes) and `--collector.disable-defaults --collector.rapl"
+             " --path.sysfs=<fake>`; joulestat's RAPL-only line is `serve --no-gpu"
+             " --rapl-source powercap` on the same sysfs.\n")
+
+    o.append("## Results\n")
+    o.append("### joulestat: 8 GPUs × 64 processes at 10 Hz + process scan at 1 Hz\n")
+    o.append("| processes | CPU (% of one core) | µs CPU per process per scan | peak RSS"
+             " (MiB) | series | body (KiB) | plain p50 / p99 (ms) | gzip p50 / p99 (ms) |"
+             " gzip body (KiB) | CPU per scrape plain / gzip (ms) | peak RSS after scrapes"
+             " (MiB) |")
+    o.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base = find(recs, "joulestat-node", procs[0]) if procs else None
+    for n in procs:
+        node = find(recs, "joulestat-node", n)
+        pl = find(recs, "joulestat-scrape", n, "plain")
+        gz = find(recs, "joulestat-scrape", n, "gzip")
+        after = find(recs, "joulestat-after-scrapes", n)
+        cpu = need(node, "cpu_s_per_s", "cpu %d" % n)
+        need(node, "hwm_kib", "rss %d" % n)
+        need(pl, "series", "series %d" % n)
+        need(pl, "p99_ms", "plain p99 %d" % n)
+        need(gz, "p99_ms", "gzip p99 %d" % n)
+        per_proc = None
+        if n != procs[0] and cpu is not None and base and base.get("cpu_s_per_s") is not None:
+            per_proc = (cpu - base["cpu_s_per_s"]) / (n - procs[0]) * 1e6
+        o.append("| %d | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s |" % (
+            n, fmt(cpu * 100 if cpu is not None else None, "%.3f"),
+            fmt(per_proc, "%.1f") if per_proc is not None else "(base)",
+            fmt(node["hwm_kib"] / MIB if node else None),
+            fmt(pl.get("series") if pl else None, "%d"),
+            fmt(pl["bytes"] / 1024 if pl else None, "%.0f"),
+            fmt(pl.get("p50_ms") if pl else None), fmt(pl.get("p99_ms") if pl else None),
+            fmt(gz.get("p50_ms") if gz else None), fmt(gz.get("p99_ms") if gz else None),
+            fmt(gz["bytes"] / 1024 if gz else None, "%.0f"),
+            fmt(pl.get("cpu_ms_per_scrape") if pl else None, "%.3f"),
+            fmt(gz.get("cpu_ms_per_scrape") if gz else None, "%.3f"),
+            fmt(after["hwm_kib"] / MIB if after else None)))
+    o.append("\n“µs CPU per process per scan” is the growth over the smallest node: (CPU/s at N −"
+             " CPU/s at %d) / (N − %d), with one scan per second.\n" % (procs[0], procs[0])
+             if procs else "")
+
+    o.append("### node_exporter processes collector on the same procfs\n")
+    o.append("| processes | CPU per scrape (ms) | p50 / p99 (ms) | peak RSS (MiB) |"
+             " joulestat's whole second of work (10 GPU ticks + 1 scan) vs one node_exporter"
+             " scrape |")
+    o.append("|---:|---:|---:|---:|---:|")
+    for n in procs:
+        ne = find(recs, "ne-processes", n, "plain")
+        rss = find(recs, "ne-processes-rss", n)
+        node = find(recs, "joulestat-node", n)
+        if not ne:
+            continue
+        ratio = None
+        if node and ne.get("cpu_ms_per_scrape"):
+            ratio = node["cpu_s_per_s"] * 1000 / ne["cpu_ms_per_scrape"]
+        o.append("| %d | %s | %s / %s | %s | %s |" % (
+            n, fmt(ne.get("cpu_ms_per_scrape"), "%.3f"), fmt(ne.get("p50_ms")),
+            fmt(ne.get("p99_ms")), fmt(rss["hwm_kib"] / MIB if rss else None),
+            fmt(ratio, "%.2f×")))
+    o.append("")
+
+    o.append("### RAPL only, same powercap tree (2 packages × package + dram)\n")
+    o.append("| exporter | series | plain CPU per scrape (ms) | plain p50 / p99 (ms) |"
+             " gzip CPU per scrape (ms) | gzip p99 (ms) | peak RSS (MiB) |")
+    o.append("|---|---:|---:|---:|---:|---:|---:|")
+    rows = {}
+    for name, rec, rss in (("joulestat", "joulestat-rapl", "joulestat-rapl-rss"),
+                           ("node_exporter", "ne-rapl", "ne-rapl-rss")):
+        pl, gz, m = find(recs, rec, None, "plain"), find(recs, rec, None, "gzip"), find(
+            recs, rss)
+        if not pl:
+            continue
+        rows[name] = (pl, gz, m)
+        o.append("| %s | %s | %s | %s / %s | %s | %s | %s |" % (
+            name, fmt(pl.get("series"), "%d"), fmt(pl.get("cpu_ms_per_scrape"), "%.4f"),
+            fmt(pl.get("p50_ms"), "%.3f"), fmt(pl.get("p99_ms"), "%.3f"),
+            fmt(gz.get("cpu_ms_per_scrape") if gz else None, "%.4f"),
+            fmt(gz.get("p99_ms") if gz else None, "%.3f"),
+            fmt(m["hwm_kib"] / MIB if m else None)))
+    need(rows.get("joulestat", (None,))[0], "series", "rapl series")
+    o.append("")
+
+    o.append("## Budget (issue #8)\n")
+    o.append("| budget | measured | meets |")
+    o.append("|---|---|---|")
+    n2k = find(recs, "joulestat-node", 2000) or (find(recs, "joulestat-node", procs[-1])
+                                                  if procs else None)
+    if n2k:
+        c = n2k["cpu_s_per_s"] * 100
+        o.append("| 10 Hz GPU (8 × 64) + 1 Hz scan of %d processes: < 1 %% of one core |"
+                 " %.3f %% | %s |" % (n2k["procs"], c, meets(c < 1)))
+        m = n2k["hwm_kib"] / MIB
+        o.append("| same: peak RSS < 10 MiB | %.2f MiB | %s |" % (m, meets(m < 10)))
+    scr = [(find(recs, "joulestat-scrape", n, "plain"), find(recs, "joulestat-scrape", n,
+                                                            "gzip")) for n in procs]
+    scr = [s for s in scr if s[0] and s[1]]
+    if scr:
+        pl, gz = max(scr, key=lambda s: s[0]["series"])
+        o.append("| /metrics with 10 000 series: p99 < 10 ms plain | %d series: %.2f ms | %s |"
+                 % (pl["series"], pl["p99_ms"], meets(pl["p99_ms"] < 10 and
+                                                       pl["series"] >= 10000)))
+        o.append("| same, gzip: p99 < 15 ms | %.2f ms | %s |" % (
+            gz["p99_ms"], meets(gz["p99_ms"] < 15 and pl["series"] >= 10000)))
+    if "joulestat" in rows and "node_exporter" in rows:
+        j, ne = rows["joulestat"][0]["cpu_ms_per_scrape"], rows["node_exporter"][0][
+            "cpu_ms_per_scrape"]
+        ratio = j / ne if ne else float("inf")
+        o.append("| RAPL-only scrape CPU ≤ ¼ of node_exporter's | %.4f ms vs %.4f ms = %.2f |"
+                 " %s |" % (j, ne, ratio, meets(ratio <= 0.25)))
+    o.append("")
+    notes = Path(__file__).with_name("notes.md")
+    if notes.exists():
+        o.append(notes.read_text())
+    if a.quick:
+        o.insert(1, "*Smoke run (`bench/run --quick`): short and small, not the budget.*\n")
+    Path(a.out).write_text("\n".join(o).rstrip() + "\n")
+    if missing:
+        print("bench: missing or zero: " + ", ".join(missing), file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

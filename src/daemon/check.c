@@ -9,6 +9,7 @@
 
 #include "fileio.h"
 #include "gpu.h"
+#include "kube_labels.h"
 #include "macro.h"
 #include "rapl.h"
 #include "strbuf.h"
@@ -120,5 +121,6 @@ int check_run(const struct config *cfg) {
         check_cgroups(sys_fd);
     }
     check_kubelet(cfg);
+    kube_labels_check(cfg);
     return gpu || rapl ? 0 : -ENODEV;
 }

@@ -14,6 +14,7 @@
 #include "cpu_accounting.h"
 #include "fileio.h"
 #include "identity.h"
+#include "kube_labels.h"
 #include "ledger.h"
 #include "log.h"
 #include "macro.h"
@@ -50,6 +51,7 @@ struct sampler {
     struct complaint procfs_complaint;
     struct rapl *rapl;
     struct cpu_accounting *cpu_accounting;
+    struct kube_labels *kube; /* pod names from the API server; NULL when off */
     char *stat_buf;
     size_t stat_cap;
     uint64_t next_scan_ns;
@@ -176,8 +178,6 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         (void)pthread_condattr_destroy(&attr);
     }
     r = gpu_accounting_new(&go, &s->gpu_accounting);
-    if (r >= 0)
-        r = cpu_accounting_new(cfg->cpu_idle_policy, &s->cpu_accounting);
     if (r < 0) {
         sampler_free(s);
         return r;
@@ -186,6 +186,21 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->sys_fd = open_root(cfg->sysfs);
     s->dev_fd = open_root(cfg->devfs);
     s->proc_fd = open_root(cfg->procfs);
+    {
+        /* Borrows proc_fd and sys_fd: freed before they are closed. */
+        struct cpu_accounting_options co = {
+            .policy = cfg->cpu_idle_policy,
+            .proc_fd = s->proc_fd,
+            .sys_fd = s->sys_fd,
+            .process_metrics = cfg->cpu_process_metrics,
+        };
+
+        r = cpu_accounting_new(&co, &s->cpu_accounting);
+        if (r < 0) {
+            sampler_free(s);
+            return r;
+        }
+    }
     if (cfg->gpu_enabled)
         open_gpu(s, clock_monotonic_ns());
     if (s->proc_fd < 0)
@@ -201,6 +216,10 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
 
     if (s->sys_fd >= 0 && s->dev_fd >= 0 && s->proc_fd >= 0)
         open_rapl(s);
+    if (cfg->command == COMMAND_SERVE && kube_labels_new(cfg, &s->kube) < 0) {
+        sampler_free(s);
+        return -ENOMEM;
+    }
     *ret = s;
     return 0;
 }
@@ -213,6 +232,7 @@ struct sampler *sampler_free(struct sampler *s) {
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);
     s->cpu_accounting = cpu_accounting_free(s->cpu_accounting);
+    s->kube = kube_labels_free(s->kube);
     free(s->stat_buf);
     s->procfs = procfs_scanner_free(s->procfs);
     ledger_done(&s->ledger);
@@ -322,7 +342,10 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
 }
 
 static int publish(struct sampler *s, const struct tick_time *t, double duration) {
-    struct snapshot *snap = ledger_snapshot(&s->ledger);
+    struct snapshot *snap;
+
+    kube_labels_apply(s->kube, &s->ledger);
+    snap = ledger_snapshot(&s->ledger);
 
     if (!snap)
         return -ENOMEM;

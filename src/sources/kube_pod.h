@@ -58,10 +58,10 @@ enum kube_event_type {
 
 struct kube_event {
     enum kube_event_type type;
-    struct kube_pod *pod;                     /* ADDED, MODIFIED, DELETED; owned */
-    char resource_version[KUBE_RV_MAX];       /* the object's; may be empty for ERROR */
-    int error_code;                           /* ERROR: the Status code (410: expired) */
-    char error_message[256];                  /* ERROR: the Status message */
+    struct kube_pod *pod;               /* ADDED, MODIFIED, DELETED; owned */
+    char resource_version[KUBE_RV_MAX]; /* the object's; may be empty for ERROR */
+    int error_code;                     /* ERROR: the Status code (410: expired) */
+    char error_message[256];            /* ERROR: the Status message */
 };
 
 void kube_event_done(struct kube_event *e);

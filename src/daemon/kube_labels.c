@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+#include "kube_labels.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "kube_api.h"
+#include "log.h"
+
+struct kube_labels {
+    struct kube_api *api;
+    struct kube_table *table; /* sampler thread: the table of the last apply */
+    char url[512];
+    char node[256];
+    /* Watcher thread only (report callback). */
+    struct complaint complaints[_KUBE_FAIL_MAX];
+    bool connected_once;
+};
+
+/* Where the API server is and who we are; -ENOENT with *ret_why when not configured. */
+static int resolve(const struct config *cfg, struct kube_api_options *o, char *url, size_t url_size,
+                   char *node, size_t node_size, const char **ret_why) {
+    const char *token = cfg->kubernetes_token_file;
+    const char *env_node = getenv("NODE_NAME");
+    bool in_cluster = false;
+
+    *o = (struct kube_api_options){.retention_ns = cfg->metric_retention_ns};
+    if (cfg->kubernetes_api_url && cfg->kubernetes_api_url[0]) {
+        if (strlen(cfg->kubernetes_api_url) >= url_size)
+            return *ret_why = "--kubernetes-api-url is too long", -ENAMETOOLONG;
+        memcpy(url, cfg->kubernetes_api_url, strlen(cfg->kubernetes_api_url) + 1);
+    } else if (kube_api_in_cluster_url(url, url_size) >= 0)
+        in_cluster = true;
+    else
+        return *ret_why = "no --kubernetes-api-url and KUBERNETES_SERVICE_HOST/PORT unset", -ENOENT;
+    /* Trailing slashes would double up with the path. */
+    for (size_t n = strlen(url); n > 0 && url[n - 1] == '/'; n--)
+        url[n - 1] = '\0';
+
+    if (token && !token[0])
+        token = NULL; /* --kubernetes-token-file= : no token (kubectl proxy) */
+    /* The service env is in every pod; without a token we are not meant to talk to it. */
+    if (in_cluster && token && access(token, F_OK) < 0)
+        return *ret_why = "no service-account token mounted", -ENOENT;
+    o->token_file = token;
+    if (cfg->kubernetes_ca_file && cfg->kubernetes_ca_file[0] &&
+        access(cfg->kubernetes_ca_file, R_OK) == 0)
+        o->ca_file = cfg->kubernetes_ca_file;
+
+    if (cfg->node_name && cfg->node_name[0])
+        (void)snprintf(node, node_size, "%s", cfg->node_name);
+    else if (env_node && env_node[0])
+        (void)snprintf(node, node_size, "%s", env_node);
+    else if (gethostname(node, node_size) < 0 || !node[0])
+        return *ret_why = "no --node-name, $NODE_NAME or hostname", -ENOENT;
+    node[node_size - 1] = '\0';
+    o->url = url;
+    o->node_name = node;
+    return 0;
+}
+
+static void log_failure(struct kube_labels *k, const struct kube_report *rep) {
+    switch (rep->failure) {
+    case KUBE_FAIL_TOKEN:
+        log_warning_errno(rep->err,
+                          "kubernetes: cannot read the token file %s: %m; pod names stay empty, "
+                          "retrying",
+                          rep->detail);
+        break;
+    case KUBE_FAIL_CONNECT:
+        log_warning("kubernetes: cannot reach the API server %s: %s; pod names stay as they "
+                    "are, energy is unaffected, retrying with backoff",
+                    k->url, rep->detail);
+        break;
+    case KUBE_FAIL_AUTH:
+        log_warning("kubernetes: the API server %s refused our token (HTTP %ld: %s); check the "
+                    "token and RBAC (get, list, watch on pods); pod names stay empty",
+                    k->url, rep->http_status, rep->detail);
+        break;
+    case KUBE_FAIL_HTTP:
+        log_warning("kubernetes: HTTP %ld from the API server %s: %s; retrying", rep->http_status,
+                    k->url, rep->detail);
+        break;
+    default:
+        log_warning("kubernetes: unexpected answer from the API server %s: %s; retrying", k->url,
+                    rep->detail);
+        break;
+    }
+}
+
+/* Called from the watcher thread after each LIST and each failure. */
+static void on_report(const struct kube_report *rep, void *userdata) {
+    struct kube_labels *k = userdata;
+    uint64_t now = clock_monotonic_ns();
+
+    if (rep->ok) {
+        bool recovered = false;
+
+        for (unsigned i = 0; i < _KUBE_FAIL_MAX; i++)
+            recovered |= complain_release(&k->complaints[i]);
+        if (!k->connected_once || recovered)
+            log_info("kubernetes: %s API server %s: %zu pods on node %s",
+                     k->connected_once ? "reconnected to" : "connected to", k->url, rep->n_pods,
+                     k->node);
+        k->connected_once = true;
+        return;
+    }
+    if (rep->failure < _KUBE_FAIL_MAX && complain_should_log(&k->complaints[rep->failure], now))
+        log_failure(k, rep);
+}
+
+int kube_labels_new(const struct config *cfg, struct kube_labels **ret) {
+    struct kube_api_options o;
+    struct kube_labels *k;
+    const char *why = NULL;
+    int r;
+
+    *ret = NULL;
+    if (!cfg->kubernetes_enabled)
+        return 0;
+    k = calloc(1, sizeof(*k));
+    if (!k)
+        return -ENOMEM;
+    r = resolve(cfg, &o, k->url, sizeof(k->url), k->node, sizeof(k->node), &why);
+    if (r < 0) {
+        log_info("Kubernetes API not configured (%s); pod names stay empty", why);
+        free(k);
+        return 0;
+    }
+    o.report = on_report;
+    o.userdata = k;
+    r = kube_api_start(&o, &k->api);
+    if (r < 0) {
+        free(k);
+        if (r == -ENOMEM)
+            return r;
+        log_warning_errno(r, "kubernetes: cannot start the API watcher: %m; pod names stay empty");
+        return 0;
+    }
+    log_debug("kubernetes: watching pods of node %s at %s", k->node, k->url);
+    *ret = k;
+    return 0;
+}
+
+struct kube_labels *kube_labels_free(struct kube_labels *k) {
+    if (!k)
+        return NULL;
+    k->api = kube_api_free(k->api);
+    k->table = kube_table_unref(k->table);
+    free(k);
+    return NULL;
+}
+
+static void copy_label(char *dst, size_t size, const char *src) {
+    size_t n = strlen(src);
+
+    if (n >= size)
+        n = size - 1; /* names longer than a label slot are cut, never overflow */
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static void fill(const struct kube_table *t, struct snap_identity *id) {
+    const struct kube_pod_info *pod;
+    const char *name;
+
+    if (id->pod_uid[0] && !id->pod[0] && kube_table_pod_by_uid(t, id->pod_uid, &pod) >= 0) {
+        copy_label(id->pod, sizeof(id->pod), pod->name);
+        copy_label(id->namespace_, sizeof(id->namespace_), pod->namespace_);
+    }
+    if (id->container_id[0] && !id->container[0] &&
+        kube_table_container_by_id(t, id->container_id, &name, NULL) >= 0)
+        copy_label(id->container, sizeof(id->container), name);
+}
+
+void kube_labels_apply(struct kube_labels *k, struct ledger *l) {
+    struct kube_table *t;
+    void *value;
+
+    if (!k)
+        return;
+    t = kube_api_get_table(k->api);
+    if (t) {
+        (void)kube_table_unref(k->table);
+        k->table = t;
+    }
+    if (!k->table)
+        return;
+    for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);)
+        fill(k->table, &((struct ledger_process *)value)->id);
+    for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &value);)
+        fill(k->table, &((struct ledger_workload *)value)->id);
+}
+
+const struct kube_table *kube_labels_table(const struct kube_labels *k) {
+    return k ? k->table : NULL;
+}
+
+void kube_labels_check(const struct config *cfg) {
+    struct kube_api_options o;
+    struct kube_report rep;
+    char url[512], node[256];
+    const char *why = NULL;
+    int r;
+
+    if (!cfg->kubernetes_enabled) {
+        printf("kubeapi off       --kubernetes-enabled=false\n");
+        return;
+    }
+    if (resolve(cfg, &o, url, sizeof(url), node, sizeof(node), &why) < 0) {
+        printf("kubeapi absent    %s; pod names stay empty\n"
+               "        fix: in a pod, mount the service-account token; elsewhere set "
+               "--kubernetes-api-url and --kubernetes-token-file\n",
+               why);
+        return;
+    }
+    r = kube_api_probe(&o, &rep);
+    if (r >= 0) {
+        printf("kubeapi ok        %s: reachable, auth OK, %zu pods on node %s\n", url, rep.n_pods,
+               node);
+        return;
+    }
+    switch (rep.failure) {
+    case KUBE_FAIL_TOKEN:
+        printf("kubeapi down      cannot read the token %s: %s\n", rep.detail, strerror(-rep.err));
+        break;
+    case KUBE_FAIL_CONNECT:
+        printf("kubeapi down      %s unreachable: %s\n", url, rep.detail);
+        break;
+    case KUBE_FAIL_AUTH:
+        printf("kubeapi down      %s reachable, auth failed (HTTP %ld: %s)\n"
+               "        fix: a valid token, and RBAC get/list/watch on pods (docs/KUBERNETES.md)\n",
+               url, rep.http_status, rep.detail);
+        break;
+    default:
+        printf("kubeapi down      %s reachable, %s (HTTP %ld: %s)\n", url,
+               r == -ENOMEM ? "out of memory" : "unexpected answer", rep.http_status, rep.detail);
+        break;
+    }
+}

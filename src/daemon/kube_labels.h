@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "config.h"
+#include "kube_table.h"
+#include "ledger.h"
+
+/*
+ * Pod, namespace and container names for the ledger, from the Kubernetes API watcher
+ * (src/sources/kube_api.h). The sampler calls kube_labels_apply() before each snapshot;
+ * entries whose names are still empty get them from the latest table by pod UID and
+ * container id. Logging of API failures (one line per kind, rate-limited) happens here.
+ */
+struct kube_labels;
+
+/* Starts the watcher when --kubernetes-enabled and an API server is configured. *ret is
+ * NULL (and one info line says why) when it is off or not configured. 0 or -ENOMEM. */
+int kube_labels_new(const struct config *cfg, struct kube_labels **ret);
+struct kube_labels *kube_labels_free(struct kube_labels *k);
+
+/* Fills empty names in the ledger's processes and workloads. Accepts NULL (no-op). */
+void kube_labels_apply(struct kube_labels *k, struct ledger *l);
+
+/* The table the last apply used (borrowed: valid until the next apply), or NULL. For the
+ * kubelet pod-resources join (kube_table_uid_by_name). */
+const struct kube_table *kube_labels_table(const struct kube_labels *k);
+
+/* `joulestat check`: one synchronous LIST, printed as the "kubeapi" line. */
+void kube_labels_check(const struct config *cfg);

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End to end: joulestat serve on the simulated GPU node gets pod, namespace and container
+# names from a fake Kubernetes API server over HTTPS (tests/kube/fake_apiserver.py).
+#   - processes get their names; a pod deleted and recreated under the same name (new UID)
+#     is a new series, the old one keeps its names;
+#   - the API server goes away and comes back: no energy is lost (every scrape conserves
+#     exactly, no counter goes down), a pod that started meanwhile gets its names after
+#     the re-list (the restarted server answers the old resourceVersion with 410);
+#   - a second joulestat with a wrong token: one clear log line, names empty, energy intact.
+# Usage: kube-e2e.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+. "$src/tests/e2e/lib.sh"
+
+for tool in openssl curl python3; do
+    command -v "$tool" >/dev/null || e2e_fail "$tool not installed"
+done
+d=$E2E_TMP
+kube=$src/tests/kube
+check() { python3 "$kube/kube_e2e_check.py" "$@"; }
+metric=joulestat_gpu_process_energy_joules_total
+
+# A CA and a server certificate for 127.0.0.1 that only this test trusts.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" \
+    -subj /CN=joulestat-test-ca -days 2 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout "$d/server.key" -out "$d/server.csr" \
+    -subj /CN=127.0.0.1 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/san.ext"
+openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+    -out "$d/server.crt" -days 2 -extfile "$d/san.ext" 2>/dev/null
+echo "good-token-$RANDOM$RANDOM" >"$d/token"
+echo "not-the-token" >"$d/bad-token"
+: >"$d/control"
+
+api_port=$(e2e_free_port)
+api_pid=
+start_api() {
+    python3 "$kube/fake_apiserver.py" --port "$api_port" --cert "$d/server.crt" \
+        --key "$d/server.key" --token-file "$d/token" --control "$d/control" \
+        --state "$d/state.json" --log "$d/api-requests.log" --node node-a "$@" \
+        >>"$d/apiserver.log" 2>&1 &
+    api_pid=$!
+    E2E_PIDS+=("$api_pid")
+    e2e_wait 15 curl -sf --cacert "$d/ca.crt" -H "Authorization: Bearer $(cat "$d/token")" \
+        "https://127.0.0.1:$api_port/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a" ||
+        e2e_fail "the fake API server did not start"
+}
+start_api --pods "$kube/podlist.json" --rv-start 48000
+
+start_joulestat() { # name token-file port
+    mkdir -p "$d/proc-$1"
+    JOULESTAT_SIM_SCENARIO="$kube/kube-e2e.scn" JOULESTAT_SIM_PROCFS="$d/proc-$1" \
+        "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" \
+        --listen-address "127.0.0.1:$3" --sample-interval 200ms --process-scan-interval 500ms \
+        --path.procfs "$d/proc-$1" --rapl-source off --kubernetes-api-url "https://127.0.0.1:$api_port" \
+        --kubernetes-token-file "$2" --kubernetes-ca-file "$d/ca.crt" --node-name node-a \
+        >"$d/joulestat-$1.log" 2>&1 &
+    E2E_PIDS+=($!)
+}
+port=$(e2e_free_port)
+bad_port=$(e2e_free_port)
+t0=$SECONDS
+start_joulestat good "$d/token" "$port"
+start_joulestat bad "$d/bad-token" "$bad_port"
+url="http://127.0.0.1:$port/metrics"
+bad_url="http://127.0.0.1:$bad_port/metrics"
+e2e_wait 20 curl -sf "$url" || e2e_fail "joulestat did not start serving"
+e2e_wait 20 curl -sf "$bad_url" || e2e_fail "joulestat (wrong token) did not start serving"
+mkdir -p "$d/mon-good" "$d/mon-bad"
+check monitor "$url" "$d/mon-good" &
+E2E_PIDS+=($!)
+check monitor "$bad_url" "$d/mon-bad" &
+E2E_PIDS+=($!)
+at() { while ((SECONDS - t0 < $1)); do sleep 0.2; done; }
+
+# 1. Names from the API server.
+e2e_wait 15 check has "$url" $metric pid=4101 pod=infer-5c9f7d6b8-x2kq4 namespace=serving \
+    container=server pod_uid=2fc932ce-fdcc-454b-97bd-aadfdeb4c340 ||
+    e2e_fail "process 4101 never got pod/namespace/container labels"
+check has "$url" $metric pid=4201 pod=trainer namespace=ml container=pytorch \
+    pod_uid=6e311cce-9b94-ca94-f353-b9546b1a9c19 || e2e_fail "process 4201 has no names"
+check has "$url" joulestat_pod_energy_joules_total pod=infer-5c9f7d6b8-x2kq4 namespace=serving ||
+    e2e_fail "the pod series has no names"
+check has "$url" joulestat_container_energy_joules_total container=server pod=infer-5c9f7d6b8-x2kq4 ||
+    e2e_fail "the container series has no names"
+echo "step 1: names filled at t=$((SECONDS - t0)) s"
+
+# `joulestat check` says whether the API server is reachable and accepts the token.
+kube_flags=(--kubernetes-api-url "https://127.0.0.1:$api_port" --kubernetes-ca-file "$d/ca.crt"
+    --node-name node-a --no-gpu --rapl-source off)
+out=$("$build/joulestat" check "${kube_flags[@]}" --kubernetes-token-file "$d/token" 2>&1 || true)
+grep -q "kubeapi ok .*reachable, auth OK, 5 pods on node node-a" <<<"$out" ||
+    e2e_fail "check (good token): $out"
+out=$("$build/joulestat" check "${kube_flags[@]}" --kubernetes-token-file "$d/bad-token" 2>&1 || true)
+grep -q "kubeapi down .*auth failed (HTTP 401: Unauthorized)" <<<"$out" ||
+    e2e_fail "check (wrong token): $out"
+out=$("$build/joulestat" check "${kube_flags[@]}" --kubernetes-token-file "$d/token" \
+    --kubernetes-ca-file /dev/null 2>&1 || true)
+grep -q "kubeapi down .*unreachable" <<<"$out" || e2e_fail "check (untrusted CA): $out"
+
+# 2. The trainer pod is deleted (its process stopped at 10 s) and recreated: same name, new UID.
+at 11
+printf '%s\n' '{"op":"delete","uid":"6e311cce-9b94-ca94-f353-b9546b1a9c19"}' \
+    "{\"op\":\"add\",\"file\":\"$kube/pod-trainer-v2.json\"}" >>"$d/control"
+e2e_wait 15 check has "$url" $metric pid=4301 pod=trainer namespace=ml container=pytorch \
+    pod_uid=7922aa99-d4aa-4885-a953-82976860b23a || e2e_fail "the recreated pod has no names"
+check has "$url" $metric pid=4201 pod=trainer pod_uid=6e311cce-9b94-ca94-f353-b9546b1a9c19 ||
+    e2e_fail "the deleted pod's series lost its names"
+check has "$url" joulestat_pod_energy_joules_total pod=trainer \
+    pod_uid=6e311cce-9b94-ca94-f353-b9546b1a9c19 || e2e_fail "old trainer pod series missing"
+check has "$url" joulestat_pod_energy_joules_total pod=trainer \
+    pod_uid=7922aa99-d4aa-4885-a953-82976860b23a || e2e_fail "new trainer pod series missing"
+echo "step 2: recreated pod is a new series at t=$((SECONDS - t0)) s"
+
+# 3. The API server goes away; solver (pod late-job) starts at 22 s while it is down.
+at 15
+kill "$api_pid"
+wait "$api_pid" 2>/dev/null || true
+at 23
+e2e_wait 5 check has "$url" $metric pid=4401 pod= container_id=65d752a38e1db784d521f48c3f1956f4f9a74ebb923377144f253f3aca9fa028 ||
+    e2e_fail "solver should be there without names while the API server is down"
+check has "$url" $metric pid=4101 pod=infer-5c9f7d6b8-x2kq4 ||
+    e2e_fail "names must survive the API server going away"
+
+# 4. It comes back (knowing the late pod); our old resourceVersion is unknown to it: 410.
+start_api --pods "$d/state.json" --add "$kube/pod-late.json" --rv-start 100000
+e2e_wait 45 check has "$url" $metric pid=4401 pod=late-job-q7w2z namespace=ml container=solver ||
+    e2e_fail "names did not come back after the API server returned"
+echo "step 4: names back at t=$((SECONDS - t0)) s"
+grep -q "WATCH .* gone=1" "$d/api-requests.log" || e2e_fail "the 410 re-list path was not taken"
+
+# 5. The wrong token: names empty, one clear log line, energy intact (monitor below).
+check none "$bad_url" $metric pod || e2e_fail "wrong token: names must stay empty"
+n=$(grep -c "refused our token (HTTP 401" "$d/joulestat-bad.log" || true)
+((n >= 1 && n <= 2)) || e2e_fail "wrong token: expected one log line, got $n"
+n=$(grep -c "cannot reach the API server" "$d/joulestat-good.log" || true)
+((n >= 1 && n <= 2)) || e2e_fail "outage: expected one 'cannot reach' line, got $n"
+grep -q "reconnected to API server" "$d/joulestat-good.log" || e2e_fail "no reconnect line"
+grep -q "connected to API server .*: 5 pods on node node-a" "$d/joulestat-good.log" ||
+    e2e_fail "no first-connect line with 5 pods"
+
+# 6. Every scrape of both instances conserved energy exactly; no counter went down.
+touch "$d/mon-good/stop" "$d/mon-bad/stop"
+sleep 1
+for m in good bad; do
+    [[ ! -s $d/mon-$m/errors ]] || e2e_fail "$m: $(head -5 "$d/mon-$m/errors")"
+    c=$(cat "$d/mon-$m/count")
+    ((c >= 40)) || e2e_fail "$m: only $c scrapes checked"
+    echo "$m: $c scrapes, each conserving exactly, counters monotonic"
+done
+echo "kube-e2e: ok"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "attribution.h"
@@ -11,15 +12,31 @@
 /*
  * CPU accounting: each process scan closes one window for every RAPL domain. The node's
  * /proc/stat says how much of the window the CPUs were busy; the busy part of each
- * domain's energy goes to workloads (containers, pods, SLURM jobs) by the CPU time of
- * their processes, the CPU time of everything else (system services, kernel) stays
- * unattributed as "system", and idle energy follows --cpu-idle-policy. Exact per domain:
- * workloads + unattributed == the domain's measured delta.
+ * domain's energy is split among
+ *   - the processes of workloads (containers, pods, SLURM jobs), keyed (pid, start time),
+ *     by their CPU time in the window (ticks of /proc/<pid>/stat, in microseconds), and
+ *   - per workload, an "unseen" consumer: CPU time its cgroup used beyond what its seen
+ *     processes used (processes that lived between two scans), see cpu_unseen.h;
+ * the CPU time of everything else (system services, the kernel) stays unattributed as
+ * "system", and idle energy follows --cpu-idle-policy. Per domain and window, exactly:
+ *   sum(processes) + sum(unseen) + unattributed == the domain's measured delta,
+ * and each workload gets exactly the sum of its processes' parts and its unseen part.
+ * A workload's component="cpu" energy is its package + dram energy (the domains that do
+ * not overlap); every domain is kept per process and unseen.
  */
+
+struct cpu_accounting_options {
+    enum idle_policy policy;
+    int proc_fd;           /* <procfs>, for <pid>/cgroup of new workloads; -1: none */
+    int sys_fd;            /* <sysfs>, for fs/cgroup; -1: no cgroup CPU time */
+    unsigned long clk_tck; /* ticks per second of /proc time fields; 0: sysconf */
+    bool process_metrics;  /* --cpu-process-metrics: keep per-process series */
+};
 
 struct cpu_accounting;
 
-int cpu_accounting_new(enum idle_policy policy, struct cpu_accounting **ret);
+/* The fds are borrowed and must outlive the accounting. Returns 0, -EINVAL, -ENOMEM. */
+int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accounting **ret);
 struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c);
 
 /*

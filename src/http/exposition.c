@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "promtext.h"
+#include "rapl_units.h"
 
 #ifndef JOULESTAT_VERSION
 #define JOULESTAT_VERSION "unknown"
@@ -381,6 +382,92 @@ static void render_rapl(struct render *r, const struct snapshot *s) {
         }
 }
 
+/* ---- CPU energy per process and unseen per workload ------------------------------------ */
+
+static const struct family cpu_process_energy = {
+    "joulestat_", "cpu_process_energy_joules_total", "counter",
+    "RAPL energy attributed to the process by its CPU time, per domain, in joules "
+    "(--cpu-process-metrics)."};
+static const struct family cpu_process_active = {
+    "joulestat_", "cpu_process_active", "gauge",
+    "1 while the process runs, 0 after it exited (kept for the retention time)."};
+static const struct family cpu_unseen_energy = {
+    "joulestat_", "cpu_unseen_energy_joules_total", "counter",
+    "RAPL energy of a workload's cgroup CPU time that no process scan saw (short-lived "
+    "processes), per domain, in joules."};
+
+/* The domains the node measures: a process gets one series for each. */
+static unsigned rapl_domain_mask(const struct snapshot *s) {
+    unsigned mask = 0;
+
+    for (size_t i = 0; i < s->n_rapl; i++) {
+        int d = rapl_domain_from_string(s->rapl[i].domain);
+
+        if (d >= 0 && d < SNAP_CPU_DOMAINS)
+            mask |= 1U << d;
+    }
+    return mask;
+}
+
+static void cpu_workload_labels(struct strbuf *sb, const struct snap_identity *id) {
+    PUT_LABEL(sb, false, "pod", id->pod);
+    PUT_LABEL(sb, false, "namespace", id->namespace_);
+    PUT_LABEL(sb, false, "container", id->container);
+    PUT_LABEL(sb, false, "pod_uid", id->pod_uid);
+    PUT_LABEL(sb, false, "container_id", id->container_id);
+    PUT_LABEL(sb, false, "job_id", id->slurm_job);
+}
+
+static void cpu_process_labels(struct render *r, const struct snap_cpu_process *p) {
+    series_begin(r);
+    strbuf_putc(r->out, '{');
+    put_label_u64(r->out, true, "pid", p->pid);
+    PUT_LABEL(r->out, false, "process_name", p->id.process_name);
+    cpu_workload_labels(r->out, &p->id);
+}
+
+static void put_domain(struct render *r, unsigned d) {
+    put_label(r->out, false, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
+}
+
+static void render_cpu_processes(struct render *r, const struct snapshot *s) {
+    unsigned mask = rapl_domain_mask(s);
+
+    family_begin(r, &cpu_process_energy);
+    for (size_t i = 0; i < s->n_cpu_processes; i++)
+        for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
+            if (!(mask & (1U << d)))
+                continue;
+            cpu_process_labels(r, &s->cpu_processes[i]);
+            put_domain(r, d);
+            end_micro(r, s->cpu_processes[i].energy_uj[d]);
+        }
+    family_begin(r, &cpu_process_active);
+    for (size_t i = 0; i < s->n_cpu_processes; i++) {
+        cpu_process_labels(r, &s->cpu_processes[i]);
+        end_u64(r, s->cpu_processes[i].active);
+    }
+    family_begin(r, &cpu_unseen_energy);
+    for (size_t i = 0; i < s->n_workloads; i++) {
+        const struct snap_workload *w = &s->workloads[i];
+
+        if (!w->cpu_unseen_valid)
+            continue;
+        for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
+            if (!(mask & (1U << d)))
+                continue;
+            series_begin(r);
+            strbuf_putc(r->out, '{');
+            /* The first label of cpu_workload_labels() has a leading comma: start with
+             * the domain instead. */
+            put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d),
+                      SIZE_MAX);
+            cpu_workload_labels(r->out, &w->id);
+            end_micro(r, w->cpu_unseen_uj[d]);
+        }
+    }
+}
+
 /* ---- containers, pods, SLURM jobs ---------------------------------------------------- */
 
 static const struct {
@@ -533,6 +620,7 @@ int exposition_render(const struct snapshot *s, const struct exposition_options 
         return ret;
     render_gpus(&r, s, prefix, compat);
     render_rapl(&r, s);
+    render_cpu_processes(&r, s);
     render_workloads(&r, s);
     render_self(&r, s, o);
     ret = strbuf_error(out);

@@ -12,6 +12,7 @@ void ledger_init(struct ledger *l) {
     *l = (struct ledger){0};
     hashmap_init(&l->processes);
     hashmap_init(&l->workloads);
+    hashmap_init(&l->cpu_processes);
 }
 
 static void free_values(struct hashmap *m) {
@@ -25,6 +26,7 @@ static void free_values(struct hashmap *m) {
 void ledger_done(struct ledger *l) {
     free_values(&l->processes);
     free_values(&l->workloads);
+    free_values(&l->cpu_processes);
     free(l->rapl);
     free(l->sweep_keys);
     *l = (struct ledger){0};
@@ -135,8 +137,10 @@ static int add_to_workloads(struct ledger *l, const struct snap_identity *id, ui
             continue;
         if (gpu)
             w->gpu_uj += uj;
-        else
+        else {
             w->cpu_uj += uj;
+            w->cpu_seen_ns = now_ns;
+        }
     }
     return 0;
 }
@@ -155,6 +159,31 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
 int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
                           uint64_t now_ns) {
     return add_to_workloads(l, id, uj, false, now_ns);
+}
+
+void ledger_cpu_scan(struct ledger *l, uint64_t now_ns) {
+    l->cpu_scan_ns = now_ns;
+}
+
+int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsigned domain,
+                          uint64_t uj, uint64_t now_ns) {
+    enum workload_kind kind = id->container_id[0] ? WORKLOAD_CONTAINER
+                              : id->pod_uid[0]    ? WORKLOAD_POD
+                                                  : WORKLOAD_JOB;
+    struct ledger_workload *w;
+    int r;
+
+    if (domain >= SNAP_CPU_DOMAINS)
+        return -EINVAL;
+    r = workload_touch(l, kind, id, now_ns, &w);
+    if (r < 0)
+        return r;
+    if (!w)
+        return -EINVAL;
+    w->cpu_unseen_valid = true;
+    w->cpu_unseen_uj[domain] += uj;
+    w->cpu_seen_ns = now_ns;
+    return 0;
 }
 
 struct ledger_gpu *ledger_gpu(struct ledger *l, unsigned index) {
@@ -193,6 +222,11 @@ static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint6
                                   : ((struct ledger_workload *)value)->last_seen_ns;
         bool active = last >= tick_start_ns;
 
+        /* CPU work is booked once per process scan, not at every tick. */
+        if (!processes && l->cpu_scan_ns > 0 &&
+            ((struct ledger_workload *)value)->cpu_seen_ns >= l->cpu_scan_ns)
+            active = true;
+
         if (processes)
             ((struct ledger_process *)value)->active = active;
         else
@@ -208,4 +242,5 @@ void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns,
                   uint64_t retention_ns) {
     sweep_map(l, &l->processes, true, tick_start_ns, now_ns, retention_ns);
     sweep_map(l, &l->workloads, false, tick_start_ns, now_ns, retention_ns);
+    ledger_sweep_cpu_processes(l, now_ns, retention_ns);
 }

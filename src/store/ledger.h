@@ -42,7 +42,21 @@ struct ledger_workload {
     struct snap_identity id;
     uint64_t gpu_uj;
     uint64_t cpu_uj;
+    bool cpu_unseen_valid;
+    uint64_t cpu_unseen_uj[SNAP_CPU_DOMAINS];
     bool active;
+    uint64_t last_seen_ns;
+    uint64_t cpu_seen_ns; /* last CPU scan that touched it; 0: never */
+};
+
+/* CPU energy of one process series: key = (pid, labels), see snapshot.h. */
+struct ledger_cpu_process {
+    uint64_t key;
+    uint32_t pid;
+    uint64_t start_ticks; /* of the latest process behind the series */
+    struct snap_identity id;
+    uint64_t energy_uj[SNAP_CPU_DOMAINS];
+    bool active; /* until the scan that reports the process exited */
     uint64_t last_seen_ns;
 };
 
@@ -75,6 +89,8 @@ struct ledger_rapl {
 struct ledger {
     struct hashmap processes; /* key -> struct ledger_process */
     struct hashmap workloads; /* key -> struct ledger_workload */
+    struct hashmap cpu_processes; /* key -> struct ledger_cpu_process */
+    uint64_t cpu_scan_ns;         /* the latest CPU scan: workloads it touched stay active */
     struct ledger_gpu gpus[LEDGER_MAX_GPUS];
     size_t n_rapl;
     size_t rapl_cap;
@@ -101,6 +117,27 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
 /* Adds CPU energy to the workloads of an identity (container, pod, job). */
 int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
                           uint64_t now_ns);
+
+/*
+ * CPU (ledger_cpu.c). ledger_cpu_scan() marks the start of a process scan: workloads
+ * touched by it stay active until the next scan, though other ticks sweep in between.
+ * ledger_add_cpu_process_energy() adds one domain's energy (domain < SNAP_CPU_DOMAINS) to
+ * the series (pid, id) and marks it active; ledger_cpu_process_exited() marks it inactive
+ * (retention starts) unless a newer process with other start_ticks took the series over.
+ * ledger_add_cpu_unseen() adds one domain's unseen energy to the workload id names most
+ * specifically (container, else pod, else job); it does not touch cpu_uj (add that with
+ * ledger_add_cpu_energy). Return 0, -EINVAL (domain out of range, no workload) or -ENOMEM.
+ */
+void ledger_cpu_scan(struct ledger *l, uint64_t now_ns);
+/* Part of ledger_sweep(): drops CPU process series inactive for longer than retention. */
+void ledger_sweep_cpu_processes(struct ledger *l, uint64_t now_ns, uint64_t retention_ns);
+int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start_ticks,
+                                  const struct snap_identity *id, unsigned domain, uint64_t uj,
+                                  uint64_t now_ns);
+void ledger_cpu_process_exited(struct ledger *l, uint32_t pid, uint64_t start_ticks,
+                               const struct snap_identity *id, uint64_t now_ns);
+int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsigned domain,
+                          uint64_t uj, uint64_t now_ns);
 
 /* The GPU slot for an index (< LEDGER_MAX_GPUS), or NULL. */
 struct ledger_gpu *ledger_gpu(struct ledger *l, unsigned index);

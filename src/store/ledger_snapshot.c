@@ -32,6 +32,39 @@ static int compare_workload(const void *a, const void *b) {
     return strcmp(x->id.slurm_job, y->id.slurm_job);
 }
 
+static int compare_cpu_process(const void *a, const void *b) {
+    const struct snap_cpu_process *x = a, *y = b;
+    int c;
+
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    c = strcmp(x->id.process_name, y->id.process_name);
+    if (c != 0)
+        return c;
+    c = strcmp(x->id.container_id, y->id.container_id);
+    if (c != 0)
+        return c;
+    c = strcmp(x->id.pod_uid, y->id.pod_uid);
+    return c != 0 ? c : strcmp(x->id.slurm_job, y->id.slurm_job);
+}
+
+static int copy_cpu_processes(const struct ledger *l, struct snapshot *s) {
+    void *value;
+
+    s->cpu_processes = calloc(MAX(l->cpu_processes.size, 1), sizeof(*s->cpu_processes));
+    if (!s->cpu_processes)
+        return -1;
+    for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, NULL, &value);) {
+        const struct ledger_cpu_process *p = value;
+        struct snap_cpu_process *d = &s->cpu_processes[s->n_cpu_processes++];
+
+        *d = (struct snap_cpu_process){.pid = p->pid, .id = p->id, .active = p->active};
+        memcpy(d->energy_uj, p->energy_uj, sizeof(d->energy_uj));
+    }
+    qsort(s->cpu_processes, s->n_cpu_processes, sizeof(*s->cpu_processes), compare_cpu_process);
+    return 0;
+}
+
 /* A stable order makes scrapes diffable and tests deterministic. */
 struct snapshot *ledger_snapshot(const struct ledger *l) {
     struct snapshot *s = snapshot_new();
@@ -45,7 +78,7 @@ struct snapshot *ledger_snapshot(const struct ledger *l) {
     s->workloads = calloc(MAX(l->workloads.size, 1), sizeof(*s->workloads));
     s->gpus = calloc(LEDGER_MAX_GPUS, sizeof(*s->gpus));
     s->rapl = calloc(MAX(l->n_rapl, 1), sizeof(*s->rapl));
-    if (!s->gpu_processes || !s->workloads || !s->gpus || !s->rapl)
+    if (!s->gpu_processes || !s->workloads || !s->gpus || !s->rapl || copy_cpu_processes(l, s) < 0)
         return snapshot_unref(s);
 
     for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);) {
@@ -76,8 +109,11 @@ struct snapshot *ledger_snapshot(const struct ledger *l) {
             .id = w->id,
             .gpu_energy_uj = w->gpu_uj,
             .cpu_energy_uj = w->cpu_uj,
+            .cpu_unseen_valid = w->cpu_unseen_valid,
             .active = w->active,
         };
+        memcpy(s->workloads[s->n_workloads - 1].cpu_unseen_uj, w->cpu_unseen_uj,
+               sizeof(w->cpu_unseen_uj));
     }
     qsort(s->workloads, s->n_workloads, sizeof(*s->workloads), compare_workload);
 

@@ -39,6 +39,7 @@ struct snapshot *snapshot_unref(struct snapshot *s) {
     free(s->gpus);
     free(s->rapl);
     free(s->workloads);
+    free(s->cpu_processes);
     free(s->sources);
     free(s);
     return NULL;

@@ -40,6 +40,18 @@ struct snap_gpu_process {
     bool active;
 };
 
+/* CPU energy per process (--cpu-process-metrics), one counter per RAPL domain (indexed by
+ * enum rapl_domain, summed over packages). One series per (pid, labels): a pid reused by a
+ * process with the same labels continues the same counter. */
+#define SNAP_CPU_DOMAINS 5
+
+struct snap_cpu_process {
+    uint32_t pid;
+    struct snap_identity id;
+    uint64_t energy_uj[SNAP_CPU_DOMAINS];
+    bool active;
+};
+
 enum unattributed_reason {
     UNATTR_IDLE,        /* idle energy kept at device level by policy */
     UNATTR_NO_CONSUMER, /* device busy or idle with no process on it */
@@ -80,6 +92,11 @@ struct snap_workload {
     struct snap_identity id;
     uint64_t gpu_energy_uj;
     uint64_t cpu_energy_uj;
+    /* CPU energy of the workload's cgroup CPU time that no process scan saw (processes
+     * that lived between two scans), per RAPL domain; only for workloads that are CPU
+     * groups (the container, or the job): cpu_unseen_valid. */
+    bool cpu_unseen_valid;
+    uint64_t cpu_unseen_uj[SNAP_CPU_DOMAINS];
     bool active;
 };
 
@@ -103,6 +120,8 @@ struct snapshot {
     struct snap_rapl *rapl;
     size_t n_workloads;
     struct snap_workload *workloads;
+    size_t n_cpu_processes;
+    struct snap_cpu_process *cpu_processes;
     size_t n_sources;
     struct snap_source *sources;
 

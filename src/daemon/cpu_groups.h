@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup_cpu.h"
+#include "cgroup_path.h"
+#include "hashmap.h"
+#include "snapshot.h"
+
+/*
+ * The workloads the CPU split knows (one per container, pod-level process set, or SLURM
+ * job), kept across scans with the workload cgroup's CPU-time reader:
+ *
+ * - created when the first process of the workload is seen; its cgroup directory is found
+ *   from that process's <procfs>/<pid>/cgroup (cgroup_workload_dir()) and opened under
+ *   <sysfs>/fs/cgroup (cgroup_cpu_open()); the directory fd stays open;
+ * - every scan reads the cgroup's cumulative usage once (cpu_groups_read());
+ * - dropped when no process of it is alive and its cgroup is gone (or never had one), so
+ *   a container that only runs short-lived processes between scans keeps being read.
+ *
+ * Work per scan: one cgroup read per workload, plus one <pid>/cgroup read and one
+ * directory open per new workload (or per new process while its workload has no cgroup).
+ */
+
+struct cpu_group {
+    uint64_t key;
+    struct snap_identity id; /* workload labels (no process name) */
+    struct cgroup_cpu *cgroup;
+    bool have_usage;
+    uint64_t last_usage_us;
+    uint32_t n_live; /* processes of the workload alive at the latest scan */
+
+    /* This window. */
+    uint64_t seen_us;
+    uint64_t cgroup_delta_us;
+    bool cgroup_valid;
+};
+
+struct cpu_groups {
+    int proc_fd, sys_fd;  /* borrowed; -1: no cgroup reads */
+    struct hashmap index; /* key -> index + 1 */
+    struct cpu_group *v;
+    size_t n, cap;
+};
+
+void cpu_groups_init(struct cpu_groups *g, int proc_fd, int sys_fd);
+void cpu_groups_done(struct cpu_groups *g);
+
+/* The workload key of an identity: 0 for processes of no workload ("system"). */
+uint64_t cpu_group_key(const struct workload_identity *w);
+
+/* The group of key (ret_index), created for process pid with identity w when missing. A
+ * group without a cgroup retries finding it with this pid when retry is set (a new
+ * process). Returns 1 when created, 0 when it existed, or -ENOMEM; cgroup problems only
+ * leave the group without one. */
+int cpu_groups_get(struct cpu_groups *g, uint64_t key, uint32_t pid,
+                   const struct workload_identity *w, bool retry, size_t *ret_index);
+
+/* Index of key, or SIZE_MAX. */
+size_t cpu_groups_find(const struct cpu_groups *g, uint64_t key);
+
+/* Start of a window: clears seen_us / cgroup_valid. */
+void cpu_groups_begin(struct cpu_groups *g);
+
+/* Reads every group's cgroup usage: sets cgroup_delta_us/cgroup_valid when the previous
+ * read was good too; a cgroup that is gone (or fails) is closed. */
+void cpu_groups_read(struct cpu_groups *g);
+
+/* Drops groups with no live process and no cgroup. */
+void cpu_groups_prune(struct cpu_groups *g);

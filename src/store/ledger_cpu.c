@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU energy per process series in the ledger. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "macro.h"
+
+/* One series per (pid, labels): the label strings are what Prometheus sees, so two
+ * processes with equal pid and labels must share a series (or the exposition would carry
+ * a duplicate). */
+static uint64_t cpu_process_key(uint32_t pid, const struct snap_identity *id) {
+    const char *fields[] = {id->process_name, id->pod,          id->namespace_, id->container,
+                            id->pod_uid,      id->container_id, id->slurm_job};
+    uint64_t h = hash_u64(0x6370750000000000ULL | pid);
+
+    for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+        h = hash_bytes(fields[i], strnlen(fields[i], SNAP_LABEL_MAX), h + i);
+    return h;
+}
+
+int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start_ticks,
+                                  const struct snap_identity *id, unsigned domain, uint64_t uj,
+                                  uint64_t now_ns) {
+    uint64_t key;
+    struct ledger_cpu_process *p;
+    int r;
+
+    if (domain >= SNAP_CPU_DOMAINS)
+        return -EINVAL;
+    key = cpu_process_key(pid, id);
+    p = hashmap_get(&l->cpu_processes, key);
+    if (!p) {
+        p = calloc(1, sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        *p = (struct ledger_cpu_process){.key = key, .pid = pid, .id = *id};
+        r = hashmap_put(&l->cpu_processes, key, p);
+        if (r < 0) {
+            free(p);
+            return r;
+        }
+    }
+    p->start_ticks = start_ticks;
+    p->energy_uj[domain] += uj;
+    p->active = true;
+    p->last_seen_ns = now_ns;
+    return 0;
+}
+
+void ledger_cpu_process_exited(struct ledger *l, uint32_t pid, uint64_t start_ticks,
+                               const struct snap_identity *id, uint64_t now_ns) {
+    struct ledger_cpu_process *p = hashmap_get(&l->cpu_processes, cpu_process_key(pid, id));
+
+    /* A newer process with the same pid and labels owns the series now: it stays active. */
+    if (!p || p->start_ticks != start_ticks)
+        return;
+    p->active = false;
+    p->last_seen_ns = now_ns;
+}
+
+void ledger_sweep_cpu_processes(struct ledger *l, uint64_t now_ns, uint64_t retention_ns) {
+    size_t n = 0;
+    uint64_t key;
+    void *value;
+
+    if (l->cpu_processes.size == 0)
+        return;
+    if (grow_array(&l->sweep_keys, &l->sweep_cap, l->cpu_processes.size, sizeof(*l->sweep_keys)) <
+        0)
+        return; /* try again next tick */
+    for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, &key, &value);) {
+        const struct ledger_cpu_process *p = value;
+
+        if (!p->active && now_ns - p->last_seen_ns > retention_ns)
+            l->sweep_keys[n++] = key;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(hashmap_remove(&l->cpu_processes, l->sweep_keys[i]));
+}

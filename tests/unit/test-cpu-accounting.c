@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU energy per process and per workload, with the workload cgroup's CPU time for
+ * processes no scan saw. Every number below is computed by hand in the comments. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cpu_accounting.h"
+#include "fileio.h"
+#include "ledger.h"
+#include "macro.h"
+
+#define CID_A "aaefb9d8feed2d453b543f6d928cede7a4dbefa6a0ae7c9b990dd234c56e93b9"
+#define POD_A "2fc932ce-fdcc-454b-97bd-aadfdeb4c340"
+#define SCOPE_A                                                                                    \
+    "kubepods.slice/kubepods-burstable.slice/"                                                     \
+    "kubepods-burstable-pod2fc932ce_fdcc_454b_97bd_aadfdeb4c340.slice/cri-containerd-" CID_A       \
+    ".scope"
+#define JOB_DIR "system.slice/slurmstepd.scope/job_77"
+#define NOW(scan) ((uint64_t)(scan)*1000000000ULL)
+
+struct fx {
+    char root[512];
+    int proc_fd, sys_fd;
+    struct workload_identity id_a, id_job, id_none;
+    struct cpu_accounting *acc;
+    struct ledger ledger;
+    struct procfs_process rows[8];
+    size_t n_rows;
+    struct rapl_reading rapl[2];
+};
+
+static void write_usage(struct fx *f, const char *dir, uint64_t usec) {
+    char rel[512], text[128];
+
+    (void)snprintf(rel, sizeof(rel), "sys/fs/cgroup/%s/cpu.stat", dir);
+    (void)snprintf(text, sizeof(text), "usage_usec %llu\nuser_usec 0\nsystem_usec 0\n",
+                   (unsigned long long)usec);
+    ASSERT_OK(test_write_file(f->root, rel, text));
+}
+
+static int setup(void **state) {
+    struct fx *f = calloc(1, sizeof(*f));
+    struct cpu_accounting_options o = {
+        .policy = IDLE_POLICY_UNATTRIBUTED, .clk_tck = 100, .process_metrics = true};
+    char path[600];
+
+    if (!f || test_mkdtemp(f->root, sizeof(f->root)) < 0)
+        return -1;
+    ASSERT_OK(test_write_file(f->root, "proc/101/cgroup", "0::/" SCOPE_A "\n"));
+    ASSERT_OK(test_write_file(f->root, "proc/201/cgroup", "0::/" JOB_DIR "/step_0/user/task_0\n"));
+    write_usage(f, SCOPE_A, 2000000);
+    write_usage(f, JOB_DIR, 5000000);
+    (void)snprintf(path, sizeof(path), "%s/proc", f->root);
+    f->proc_fd = open_root(path);
+    (void)snprintf(path, sizeof(path), "%s/sys", f->root);
+    f->sys_fd = open_root(path);
+    if (f->proc_fd < 0 || f->sys_fd < 0)
+        return -1;
+    o.proc_fd = f->proc_fd;
+    o.sys_fd = f->sys_fd;
+    ASSERT_OK(cpu_accounting_new(&o, &f->acc));
+    ledger_init(&f->ledger);
+
+    f->id_a = (struct workload_identity){.kind = IDENTITY_POD, .runtime = RUNTIME_CONTAINERD};
+    memcpy(f->id_a.container_id, CID_A, sizeof(CID_A));
+    memcpy(f->id_a.pod_uid, POD_A, sizeof(POD_A));
+    f->id_job = (struct workload_identity){.kind = IDENTITY_SLURM_JOB};
+    f->id_job.slurm =
+        (struct slurm_identity){.role = SLURM_ROLE_JOB, .job_id_valid = true, .job_id = 77};
+    f->id_none = (struct workload_identity){.kind = IDENTITY_NONE};
+    for (size_t i = 0; i < ARRAY_SIZE(f->rapl); i++)
+        f->rapl[i] =
+            (struct rapl_reading){.domain = i == 0 ? RAPL_DOMAIN_PACKAGE : RAPL_DOMAIN_DRAM,
+                                  .valid = true,
+                                  .modulus = 262143328851ULL,
+                                  .unit = ENERGY_UNIT_UJ};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state) {
+    struct fx *f = *state;
+
+    assert_null(cpu_accounting_free(f->acc));
+    ledger_done(&f->ledger);
+    (void)close(f->proc_fd);
+    (void)close(f->sys_fd);
+    test_rm_rf(f->root);
+    free(f);
+    return 0;
+}
+
+static void row(struct fx *f, uint32_t pid, uint64_t start, const char *comm,
+                const struct workload_identity *id, uint64_t delta, unsigned flags) {
+    struct procfs_process *p = &f->rows[f->n_rows++];
+
+    *p = (struct procfs_process){
+        .pid = pid, .starttime = start, .cpu_ticks_delta = delta, .identity = id, .flags = flags};
+    (void)snprintf(p->comm, sizeof(p->comm), "%s", comm);
+}
+
+/* One scan: node cpu line with `active` and `idle` ticks in total, RAPL raw values. */
+static void scan(struct fx *f, unsigned n, uint64_t active, uint64_t idle, uint64_t pkg,
+                 uint64_t dram) {
+    char stat[256];
+    int len = snprintf(stat, sizeof(stat), "cpu  %llu 0 0 %llu 0 0 0 0 0 0\nbtime 1\n",
+                       (unsigned long long)active, (unsigned long long)idle);
+
+    f->rapl[0].raw = pkg;
+    f->rapl[1].raw = dram;
+    ASSERT_OK(cpu_accounting_tick(f->acc, f->rows, f->n_rows, stat, (size_t)len, f->rapl, 2, NOW(n),
+                                  &f->ledger));
+    ledger_sweep(&f->ledger, NOW(n), NOW(n), 300 * 1000000000ULL);
+    f->n_rows = 0;
+}
+
+static const struct ledger_workload *workload(struct fx *f, enum workload_kind kind) {
+    static const struct ledger_workload none;
+    void *v;
+
+    for (size_t i = 0; hashmap_next(&f->ledger.workloads, &i, NULL, &v);)
+        if (((struct ledger_workload *)v)->kind == kind)
+            return v;
+    fail_msg("no workload of kind %d", kind);
+    return &none; /* not reached */
+}
+
+static const struct ledger_cpu_process *find_process(struct fx *f, uint32_t pid) {
+    void *v;
+
+    for (size_t i = 0; hashmap_next(&f->ledger.cpu_processes, &i, NULL, &v);)
+        if (((struct ledger_cpu_process *)v)->pid == pid)
+            return v;
+    return NULL;
+}
+
+static const struct ledger_cpu_process *process(struct fx *f, uint32_t pid) {
+    static const struct ledger_cpu_process none;
+    const struct ledger_cpu_process *p = find_process(f, pid);
+
+    if (!p)
+        fail_msg("no process series for pid %u", pid);
+    return p ? p : &none;
+}
+
+static const struct ledger_rapl *rapl_of(struct fx *f, const char *domain) {
+    static const struct ledger_rapl none;
+
+    for (size_t i = 0; i < f->ledger.n_rapl; i++)
+        if (strcmp(f->ledger.rapl[i].domain, domain) == 0)
+            return &f->ledger.rapl[i];
+    fail_msg("no rapl domain %s", domain);
+    return &none; /* not reached */
+}
+
+static void assert_conserved(struct fx *f, const char *domain, unsigned d) {
+    const struct ledger_rapl *r = rapl_of(f, domain);
+    uint64_t sum = 0;
+    void *v;
+
+    for (size_t i = 0; hashmap_next(&f->ledger.cpu_processes, &i, NULL, &v);)
+        sum += ((struct ledger_cpu_process *)v)->energy_uj[d];
+    for (size_t i = 0; hashmap_next(&f->ledger.workloads, &i, NULL, &v);)
+        sum += ((struct ledger_workload *)v)->cpu_unseen_uj[d];
+    for (unsigned k = 0; k < _UNATTR_MAX; k++)
+        sum += r->unattributed_uj[k];
+    assert_int_equal(sum, r->energy_uj);
+}
+
+#define PKG RAPL_DOMAIN_PACKAGE
+#define DRAM RAPL_DOMAIN_DRAM
+
+static void test_processes_unseen_clamp_reuse_exit(void **state) {
+    struct fx *f = *state;
+    const struct ledger_cpu_process *p;
+    const struct ledger_workload *w;
+
+    /* Scan 1: the baseline (no window): everything seen, nothing split. */
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_NEW);
+    row(f, 201, 6000, "lmp", &f->id_job, 0, PROCFS_PROCESS_NEW);
+    row(f, 1, 10, "systemd", &f->id_none, 0, PROCFS_PROCESS_NEW);
+    scan(f, 1, 1000, 1000, 1000000, 500000);
+    assert_int_equal(f->ledger.cpu_processes.size, 0);
+
+    /* Scan 2: 100 busy + 100 idle ticks = 1 000 000 us busy. Seen: 101 20 ticks (200 000
+     * us), 201 30 ticks (300 000 us), systemd 10 ticks. Container cgroup +500 000 us ->
+     * unseen 300 000 us; job cgroup +300 000 us = seen -> unseen 0. System: 1 000 000 -
+     * 800 000 = 200 000 us. Package 2 000 000 uJ: 1 000 000 active, split 1:1 by us;
+     * DRAM 100 000 uJ: 50 000 active -> 10 000 / 15 000 / 15 000 / 10 000 (system). */
+    write_usage(f, SCOPE_A, 2500000);
+    write_usage(f, JOB_DIR, 5300000);
+    row(f, 101, 5000, "python3", &f->id_a, 20, 0);
+    row(f, 201, 6000, "lmp", &f->id_job, 30, 0);
+    row(f, 1, 10, "systemd", &f->id_none, 10, 0);
+    scan(f, 2, 1100, 1100, 3000000, 600000);
+    p = process(f, 101);
+    assert_int_equal(p->energy_uj[PKG], 200000);
+    assert_int_equal(p->energy_uj[DRAM], 10000);
+    assert_int_equal(process(f, 201)->energy_uj[PKG], 300000);
+    assert_int_equal(process(f, 201)->energy_uj[DRAM], 15000);
+    assert_null(find_process(f, 1)); /* no workload: "system", no series */
+    w = workload(f, WORKLOAD_CONTAINER);
+    assert_true(w->cpu_unseen_valid);
+    assert_int_equal(w->cpu_unseen_uj[PKG], 300000);
+    assert_int_equal(w->cpu_unseen_uj[DRAM], 15000);
+    assert_int_equal(w->cpu_uj, 525000);
+    assert_int_equal(workload(f, WORKLOAD_POD)->cpu_uj, 525000);
+    assert_int_equal(workload(f, WORKLOAD_JOB)->cpu_uj, 315000);
+    assert_int_equal(workload(f, WORKLOAD_JOB)->cpu_unseen_uj[PKG], 0);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_SYSTEM], 200000);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_IDLE], 1000000);
+    assert_int_equal(rapl_of(f, "dram")->unattributed_uj[UNATTR_SYSTEM], 10000);
+    assert_conserved(f, "package", PKG);
+    assert_conserved(f, "dram", DRAM);
+
+    /* Scan 3: pid 101 exited and a new python3 got pid 101 (same labels: the series goes
+     * on). 50 busy ticks = 500 000 us; seen 50 000 + 200 000 us -> cap 250 000 us. Unseen
+     * wanted: container 450 000 - 50 000 = 400 000, job 400 000 - 200 000 = 200 000;
+     * scaled by 250 000 / 600 000: 166 666 and 83 333; 1 us left for "system". Package
+     * 1 000 000 uJ -> 500 000 active, one uJ per us. DRAM does not move. */
+    write_usage(f, SCOPE_A, 2950000);
+    write_usage(f, JOB_DIR, 5700000);
+    row(f, 101, 7000, "python3", &f->id_a, 5, PROCFS_PROCESS_NEW);
+    row(f, 201, 6000, "lmp", &f->id_job, 20, 0);
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_EXITED);
+    scan(f, 3, 1150, 1150, 4000000, 600000);
+    p = process(f, 101);
+    assert_int_equal(p->energy_uj[PKG], 250000);
+    assert_int_equal(p->start_ticks, 7000);
+    assert_true(p->active); /* the old process's exit does not end the new one */
+    w = workload(f, WORKLOAD_CONTAINER);
+    assert_int_equal(w->cpu_unseen_uj[PKG], 466666);
+    assert_int_equal(w->cpu_uj, 741666);
+    /* workload == its processes + unseen, summed over package and dram */
+    assert_int_equal(w->cpu_uj, p->energy_uj[PKG] + p->energy_uj[DRAM] + w->cpu_unseen_uj[PKG] +
+                                    w->cpu_unseen_uj[DRAM]);
+    w = workload(f, WORKLOAD_JOB);
+    assert_int_equal(w->cpu_unseen_uj[PKG], 83333);
+    assert_int_equal(w->cpu_uj, 598333);
+    assert_int_equal(process(f, 201)->energy_uj[PKG], 500000);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_SYSTEM], 200001);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_IDLE], 1500000);
+    assert_conserved(f, "package", PKG);
+
+    /* Scan 4: both processes exit; the container's cgroup is removed, the job's stays and
+     * grows 100 000 us from processes that lived between scans: 10 busy ticks = 100 000 us
+     * (cap 100 000), so the job's unseen part takes all 200 000 uJ of active energy. */
+    {
+        char dir[1024];
+
+        (void)snprintf(dir, sizeof(dir), "%s/sys/fs/cgroup/%s", f->root, SCOPE_A);
+        test_rm_rf(dir);
+    }
+    write_usage(f, JOB_DIR, 5800000);
+    row(f, 101, 7000, "python3", &f->id_a, 0, PROCFS_PROCESS_EXITED);
+    row(f, 201, 6000, "lmp", &f->id_job, 0, PROCFS_PROCESS_EXITED);
+    scan(f, 4, 1160, 1160, 4400000, 600000);
+    assert_false(process(f, 101)->active);
+    assert_false(process(f, 201)->active);
+    w = workload(f, WORKLOAD_JOB);
+    assert_int_equal(w->cpu_unseen_uj[PKG], 283333);
+    assert_int_equal(w->cpu_uj, 798333);
+    assert_true(w->active); /* its cgroup still exists */
+    assert_false(workload(f, WORKLOAD_CONTAINER)->active);
+    assert_conserved(f, "package", PKG);
+    assert_conserved(f, "dram", DRAM);
+
+    /* Retention: exited process series go after 300 s. */
+    ledger_sweep(&f->ledger, NOW(400), NOW(400), 300 * 1000000000ULL);
+    assert_int_equal(f->ledger.cpu_processes.size, 0);
+}
+
+/* Without --cpu-process-metrics no process series exist, workloads get the same energy. */
+static void test_no_process_metrics(void **state) {
+    struct fx *f = *state;
+    struct cpu_accounting_options o = {
+        .policy = IDLE_POLICY_UNATTRIBUTED, .proc_fd = -1, .sys_fd = -1, .clk_tck = 100};
+
+    assert_null(cpu_accounting_free(f->acc));
+    ASSERT_OK(cpu_accounting_new(&o, &f->acc));
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_NEW);
+    scan(f, 1, 100, 100, 0, 0);
+    /* 60 busy of 80 ticks; the container used 40 ticks: 3/4 of 600 000 uJ active =
+     * 450 000, of which 40/60 = 300 000 to the container, 150 000 system. */
+    row(f, 101, 5000, "python3", &f->id_a, 40, 0);
+    scan(f, 2, 160, 120, 600000, 0);
+    assert_int_equal(f->ledger.cpu_processes.size, 0);
+    assert_int_equal(workload(f, WORKLOAD_CONTAINER)->cpu_uj, 300000);
+    assert_false(workload(f, WORKLOAD_CONTAINER)->cpu_unseen_valid); /* no cgroup read */
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_SYSTEM], 150000);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_IDLE], 150000);
+}
+
+static void test_errors(void **state) {
+    struct cpu_accounting *c = NULL;
+    struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .proc_fd = -1, .sys_fd = -1};
+
+    ASSERT_ERRNO(cpu_accounting_new(&o, &c), EINVAL);
+    ASSERT_ERRNO(cpu_accounting_new(NULL, &c), EINVAL);
+    assert_null(c);
+    assert_null(cpu_accounting_free(NULL));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_processes_unseen_clamp_reuse_exit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_process_metrics, setup, teardown),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

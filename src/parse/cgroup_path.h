@@ -69,6 +69,9 @@ struct slurm_identity {
     /* The job dir is a SLUID and the numeric job id is not in the path: the caller should
      * read SLURM_JOB_ID from /proc/<pid>/environ (workload_identity_apply_environ()). */
     bool needs_environ;
+    /* No Slurm cgroup at all: the job id (and step) came from SLURM_JOB_ID in the
+     * process's environment (proctrack/linuxproc nodes; workload_identity_apply_slurm_environ). */
+    bool from_environ;
 };
 
 struct workload_identity {

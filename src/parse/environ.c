@@ -74,3 +74,49 @@ int workload_identity_apply_environ(struct workload_identity *id, const char *en
     id->slurm.needs_environ = false;
     return 0;
 }
+
+bool workload_identity_wants_slurm_environ(const struct workload_identity *id) {
+    return id->kind == IDENTITY_NONE && id->slurm.role == SLURM_ROLE_NONE &&
+           (id->systemd_unit[0] == '\0' || strcmp(id->systemd_unit, "slurmd.service") == 0);
+}
+
+/* The job id variable, preferring SLURM_JOB_ID over the legacy SLURM_JOBID. */
+static int environ_job_id(const char *env, size_t len, uint32_t *ret) {
+    const char *value;
+    size_t vlen;
+    int r;
+
+    r = environ_get(env, len, "SLURM_JOB_ID", &value, &vlen);
+    if (r < 0)
+        r = environ_get(env, len, "SLURM_JOBID", &value, &vlen);
+    if (r < 0)
+        return r;
+    return parse_job_id(value, vlen, ret);
+}
+
+int workload_identity_apply_slurm_environ(struct workload_identity *id, const char *env,
+                                          size_t len) {
+    const char *value;
+    size_t vlen;
+    uint32_t job, step;
+    int r;
+
+    if (!workload_identity_wants_slurm_environ(id))
+        return -EALREADY;
+    r = environ_job_id(env, len, &job);
+    if (r < 0)
+        return r;
+
+    id->kind = IDENTITY_SLURM_JOB;
+    id->slurm.role = SLURM_ROLE_JOB;
+    id->slurm.job_id = job;
+    id->slurm.job_id_valid = true;
+    id->slurm.from_environ = true;
+    /* A malformed step is dropped; the job stays. */
+    if (environ_get(env, len, "SLURM_STEP_ID", &value, &vlen) >= 0 &&
+        ((vlen == 1 && value[0] == '0') || parse_job_id(value, vlen, &step) == 0)) {
+        memcpy(id->slurm.step, value, vlen);
+        id->slurm.step[vlen] = '\0';
+    }
+    return 0;
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cgroup_path.h"
@@ -27,3 +28,24 @@ int environ_get(const char *env, size_t len, const char *key, const char **ret_v
  * malformed job id or a SLUID that does not match. *id is modified only on success.
  */
 int workload_identity_apply_environ(struct workload_identity *id, const char *env, size_t len);
+
+/*
+ * The fallback for nodes where Slurm does not put jobs in cgroups (proctrack/linuxproc or
+ * proctrack/pgid): the job is then only in the environment slurmstepd gave the task.
+ * True when the cgroup names no workload and no Slurm role (slurmstepd.scope and /slurm are
+ * the cgroup plugin's: never), and the process sits either in no systemd unit (a node
+ * without systemd) or in slurmd.service, where slurmstepd and its tasks stay without the
+ * cgroup plugin. Processes of any other unit (sshd, a login session, kubelet) are never read.
+ */
+bool workload_identity_wants_slurm_environ(const struct workload_identity *id);
+
+/*
+ * Makes `id` a Slurm job from the environment: job id from SLURM_JOB_ID (or the legacy
+ * SLURM_JOBID), step from SLURM_STEP_ID when it is a decimal step number; sets
+ * slurm.from_environ. The id is the process's own claim (documented in docs/IDENTITY.md).
+ * Returns 0; -EALREADY when workload_identity_wants_slurm_environ() is false; -ENOENT
+ * without a job id variable; -EINVAL for a malformed job id. *id is modified only on
+ * success.
+ */
+int workload_identity_apply_slurm_environ(struct workload_identity *id, const char *env,
+                                          size_t len);

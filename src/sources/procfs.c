@@ -196,6 +196,29 @@ static int read_environ_job(struct procfs_scanner *s, int pid_fd, struct workloa
     return 0;
 }
 
+/* No Slurm cgroup (proctrack/linuxproc nodes): the job id is in the task's environment.
+ * Any read failure just leaves the process without a job: fixture trees have no environ,
+ * a process that is gone is dropped by the next scan, and EACCES (environ of another user
+ * needs CAP_SYS_PTRACE) is counted. Only -ENOMEM is returned. */
+static int read_environ_fallback(struct procfs_scanner *s, int pid_fd,
+                                 struct workload_identity *id) {
+    _cleanup_(freep) char *env = NULL;
+    size_t len;
+    int r;
+
+    r = read_virtual_file_at(pid_fd, "environ", ENVIRON_MAX_SIZE, &env, &len);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
+        if (!is_vanished(r))
+            s->stats.read_errors++;
+        return 0;
+    }
+    s->stats.environ_reads++;
+    (void)workload_identity_apply_slurm_environ(id, env, len); /* no job variable: none */
+    return 0;
+}
+
 /* The identity of a new process: IDENTITY_NONE when unreadable or unknown, -ESRCH when the
  * process is gone (then it must not be cached). */
 static int read_identity(struct procfs_scanner *s, int pid_fd, struct workload_identity *ret) {
@@ -219,6 +242,10 @@ static int read_identity(struct procfs_scanner *s, int pid_fd, struct workload_i
     }
     if (id.slurm.needs_environ) {
         r = read_environ_job(s, pid_fd, &id);
+        if (r < 0)
+            return r;
+    } else if (workload_identity_wants_slurm_environ(&id)) {
+        r = read_environ_fallback(s, pid_fd, &id);
         if (r < 0)
             return r;
     }

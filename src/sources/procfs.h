@@ -15,7 +15,9 @@
  * A process is (pid, starttime): a pid reused by a new process is a new process. Per pid
  * directory the scanner openat()s the directory (O_DIRECTORY|O_NOFOLLOW) and reads `stat`
  * relative to it in one read; only a process seen for the first time also costs a read of
- * `cgroup` (and of `environ` when the cgroup path names a Slurm job by SLUID only). The
+ * `cgroup` (and of `environ` when the cgroup path names a Slurm job by SLUID only, or
+ * names no workload in a place where Slurm without cgroups runs tasks: see
+ * workload_identity_wants_slurm_environ()). The
  * identity is cached per (pid, starttime) until the process is gone, so changes to a
  * running process's cgroup after it was first seen are not followed (containers and jobs
  * do not move processes after start). A pid that vanishes during the scan (ENOENT/ESRCH,
@@ -52,7 +54,7 @@ struct procfs_stats {
     uint64_t scans;
     uint64_t stat_reads;    /* successful reads of <pid>/stat */
     uint64_t cgroup_reads;  /* successful reads of <pid>/cgroup: once per new process */
-    uint64_t environ_reads; /* successful reads of <pid>/environ (SLUID jobs only) */
+    uint64_t environ_reads; /* successful reads of <pid>/environ (SLUID / no-cgroup jobs) */
     uint64_t vanished;      /* pids that disappeared while being read */
     uint64_t parse_errors;  /* malformed stat (process skipped) or cgroup (identity none) */
     /* Other read failures (EACCES under hidepid or ptrace rules, EFBIG...): a pid dir or

@@ -1,0 +1,18 @@
+# SLURM and the rest of process identity (area 8).
+#
+# slurm-cgroup / slurm-linuxproc: a real one-node SLURM cluster (munged, slurmctld, slurmd
+#   from Debian's slurm-wlm) runs srun and sbatch jobs; joulestat, on the real /proc and a
+#   fake RAPL zone, must give their CPU energy to exactly those job ids, and each job's
+#   energy must equal the sum of its processes plus its unseen part. cgroup: jobs found in
+#   the cgroup/v1 paths of proctrack/cgroup; linuxproc: from SLURM_JOB_ID in environ.
+#   Skipped (exit 77, reason printed) where the daemons cannot start. RUN_SERIAL: both
+#   use this host's node name, so their cgroup paths and job ids would collide.
+# ps-all: `joulestat ps --all` (table and JSON) on fixture trees and the simulated GPU.
+
+foreach(mode cgroup linuxproc)
+  add_test(NAME slurm-${mode}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm-e2e.sh ${CMAKE_BINARY_DIR}
+                   ${CMAKE_SOURCE_DIR} ${mode})
+  set_tests_properties(slurm-${mode} PROPERTIES LABELS "slurm;e2e" TIMEOUT 180
+                       SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A real SLURM test: munged, slurmctld and slurmd for this one node (Debian's slurm-wlm),
+# srun and sbatch jobs that burn CPU, and joulestat serving from the real /proc with a fake
+# RAPL zone whose energy advances by a known amount. The exposition must give CPU energy
+# to exactly those job ids, and every job's CPU energy must equal the sum of its processes'
+# series plus its unseen part, to the microjoule.
+#
+# Usage: slurm-e2e.sh BUILD_DIR SOURCE_DIR MODE
+#   MODE cgroup:    proctrack/cgroup + task/cgroup (cgroup/v1): jobs found from cgroup paths
+#   MODE linuxproc: proctrack/linuxproc, no task plugin: jobs found from SLURM_JOB_ID in
+#                   <procfs>/<pid>/environ (the identity fallback)
+# Exits 77 (CTest skip) with the reason when the SLURM daemons cannot start here.
+set -euo pipefail
+
+build=$1
+src=$2
+mode=$3
+SKIP=77
+
+for tool in munged slurmctld slurmd srun sbatch sinfo squeue scontrol curl; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit $SKIP; }
+done
+[[ $(id -u) == 0 ]] || { echo "SKIP: SlurmUser=root needs root"; exit $SKIP; }
+
+# shellcheck source=tests/slurm/slurm-lib.sh
+source "$src/tests/slurm/slurm-lib.sh"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-slurm.XXXXXX")
+chmod 0700 "$tmp" # munged refuses a socket directory others can write to
+OTHER_PIDS=()
+
+cleanup() {
+    local pid
+    for pid in "${OTHER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${OTHER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    slurm_stop "$tmp"
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$tmp"/*.log "$tmp"/*.out; do
+        [[ -s $f ]] || continue
+        echo "--- $f (last 20 lines)" >&2
+        tail -20 "$f" >&2
+    done
+    exit 1
+}
+
+case $mode in
+cgroup) slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup ;;
+linuxproc) slurm_write_config "$tmp" proctrack/linuxproc task/none jobacct_gather/none ;;
+*) echo "unknown mode $mode" >&2; exit 2 ;;
+esac
+
+# The fake RAPL zone: +2 J every 100 ms (20 W). cgroup files and CPU topology stay real.
+# joulestat keeps energy_uj open and re-reads it, as on sysfs: so the value is rewritten in
+# place with a fixed width (never renamed, never truncated).
+zone=$tmp/sys/class/powercap/intel-rapl:0
+mkdir -p "$zone"
+echo package-0 >"$zone/name"
+echo 1 >"$zone/enabled"
+echo 262143328850 >"$zone/max_energy_range_uj"
+printf '%20d\n' 1000000 >"$zone/energy_uj"
+ln -s /sys/fs "$tmp/sys/fs"
+ln -s /sys/devices "$tmp/sys/devices"
+(
+    e=1000000
+    while :; do
+        e=$((e + 2000000))
+        printf '%20d\n' "$e" 1<>"$zone/energy_uj"
+        sleep 0.1
+    done
+) &
+OTHER_PIDS+=($!)
+
+if ! slurm_start "$tmp"; then
+    echo "SKIP: the SLURM daemons do not start here ($mode mode):"
+    tail -5 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log 2>/dev/null || true
+    exit $SKIP
+fi
+
+port=$(slurm_free_port)
+"$build/joulestat" serve --no-gpu --rapl-source powercap --path.sysfs "$tmp/sys" \
+    --process-scan-interval 500ms --sample-interval 100ms --cpu-process-metrics \
+    --listen-address "127.0.0.1:$port" >"$tmp/joulestat.log" 2>&1 &
+OTHER_PIDS+=($!)
+url=http://127.0.0.1:$port/metrics
+slurm_wait 10 curl -sf "$url" || fail "joulestat did not come up"
+
+# Each job burns one CPU for 4 s; its first process records its job id and cgroup.
+burn='echo $SLURM_JOB_ID >'"$tmp"'/job.$0; cat /proc/self/cgroup >'"$tmp"'/cgroup.$0; '
+burn+='end=$((SECONDS + 4)); while ((SECONDS < end)); do :; done'
+srun -n1 -J burn-srun bash -c "$burn" srun >"$tmp/srun.out" 2>&1 &
+srun_pid=$!
+batch_job=$(sbatch --parsable -J burn-batch -o "$tmp/batch.out" --wrap "bash -c '$burn' batch") ||
+    fail "sbatch failed"
+wait "$srun_pid" || fail "srun failed"
+slurm_wait 30 slurm_queue_empty || fail "jobs did not finish"
+srun_job=$(cat "$tmp/job.srun")
+[[ $(cat "$tmp/job.batch") == "$batch_job" ]] || fail "batch job id mismatch"
+echo "jobs: srun $srun_job, sbatch $batch_job ($mode)"
+if [[ $mode == cgroup ]]; then
+    grep -q "/slurm[^/]*/uid_0/job_${srun_job}/step_0" "$tmp/cgroup.srun" ||
+        fail "srun's process is not in a job cgroup: $(tr '\n' ' ' <"$tmp/cgroup.srun")"
+fi
+
+sleep 1.5 # three scans after the jobs ended: their last CPU time is in
+curl -sf "$url" >"$tmp/metrics.txt" || fail "scrape failed"
+python3 "$src/tests/slurm/check_slurm_metrics.py" "$tmp/metrics.txt" "$srun_job" "$batch_job" ||
+    fail "SLURM attribution does not match"
+echo "PASS: slurm-$mode"

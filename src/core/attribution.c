@@ -10,6 +10,7 @@ static const char *const policy_names[_IDLE_POLICY_MAX] = {
     [IDLE_POLICY_SHARE] = "share",
     [IDLE_POLICY_MEMORY] = "memory",
     [IDLE_POLICY_UNATTRIBUTED] = "unattributed",
+    [IDLE_POLICY_ALLOCATION] = "allocation",
 };
 
 const char *idle_policy_to_string(enum idle_policy p) {
@@ -125,24 +126,61 @@ enum split_field {
     FIELD_MEMORY, /* by used memory (all zero: even) */
 };
 
-/* Distributes `total` among the request's consumers by one field, adding into parts. */
-static int add_distribution(uint64_t total, const struct split_request *req, enum split_field field,
-                            struct split_scratch *s, uint64_t *parts) {
+/* Distributes `total` among n consumers by one field, adding into parts. */
+static int add_distribution_to(uint64_t total, size_t n, const struct split_consumer *consumers,
+                               enum split_field field, struct split_scratch *s, uint64_t *parts) {
     int r;
 
     if (total == 0)
         return 0;
-    for (size_t i = 0; i < req->n; i++) {
-        const struct split_consumer *c = &req->consumers[i];
+    for (size_t i = 0; i < n; i++) {
+        const struct split_consumer *c = &consumers[i];
 
         s->keys[i] = c->key;
         s->weights[i] = field == FIELD_WEIGHT ? c->weight : field == FIELD_MEMORY ? c->memory : 0;
     }
-    r = distribute(total, req->n, s->weights, s->keys, s, s->shares);
+    r = distribute(total, n, s->weights, s->keys, s, s->shares);
     if (r < 0)
         return r;
-    for (size_t i = 0; i < req->n; i++)
+    for (size_t i = 0; i < n; i++)
         parts[i] += s->shares[i];
+    return 0;
+}
+
+static int add_distribution(uint64_t total, const struct split_request *req, enum split_field field,
+                            struct split_scratch *s, uint64_t *parts) {
+    return add_distribution_to(total, req->n, req->consumers, field, s, parts);
+}
+
+/*
+ * IDLE_POLICY_ALLOCATION with holders: active energy to the consumers by weight, idle
+ * energy (all of it without consumers) to the holders by replicas.
+ */
+static int split_allocation(const struct split_request *req, struct split_scratch *scratch,
+                            uint64_t *parts, struct split_result *res) {
+    uint64_t to_holders = req->n == 0 ? req->energy_uj : res->idle_uj;
+    bool any_weight = false;
+    int r;
+
+    for (size_t i = 0; i < req->n_holders; i++)
+        req->holder_parts[i] = 0;
+    for (size_t i = 0; i < req->n; i++) {
+        parts[i] = 0;
+        any_weight = any_weight || req->consumers[i].weight != 0;
+    }
+    if (req->n > 0) {
+        res->even_fallback = !any_weight;
+        /* Alone on the device and nothing cut off for idle: still a measurement. */
+        res->exclusive = req->n == 1 && res->idle_uj == 0;
+        r = add_distribution(res->active_uj, req, FIELD_WEIGHT, scratch, parts);
+        if (r < 0)
+            return r;
+    }
+    r = add_distribution_to(to_holders, req->n_holders, req->holders, FIELD_WEIGHT, scratch,
+                            req->holder_parts);
+    if (r < 0)
+        return r;
+    res->allocated_uj = to_holders;
     return 0;
 }
 
@@ -151,17 +189,34 @@ int split_energy(const struct split_request *req, struct split_scratch *scratch,
     struct split_result res = {0};
     bool any_weight = false;
     enum split_field idle_field = FIELD_NONE;
+    enum idle_policy policy = req->policy;
+    bool holders = policy == IDLE_POLICY_ALLOCATION && req->n_holders > 0;
     int r;
 
-    if ((unsigned)req->policy >= _IDLE_POLICY_MAX || req->n > SPLIT_MAX_CONSUMERS)
+    if ((unsigned)policy >= _IDLE_POLICY_MAX || req->n > SPLIT_MAX_CONSUMERS)
         return -EINVAL;
     if (req->n > 0 && (!req->consumers || !parts))
         return -EINVAL;
-    if (scratch->cap < req->n)
+    if (holders && (req->n_holders > SPLIT_MAX_CONSUMERS || !req->holders || !req->holder_parts))
+        return -EINVAL;
+    if (scratch->cap < req->n || (holders && scratch->cap < req->n_holders))
         return -ENOBUFS;
 
     res.idle_uj = req->idle_uj < req->energy_uj ? req->idle_uj : req->energy_uj;
     res.active_uj = req->energy_uj - res.idle_uj;
+
+    if (holders) {
+        r = split_allocation(req, scratch, parts, &res);
+        if (r < 0)
+            return r;
+        *ret_result = res;
+        return 0;
+    }
+    if (policy == IDLE_POLICY_ALLOCATION) {
+        /* Nobody is known to hold the device: split idle energy as even does. */
+        res.allocation_fallback = true;
+        policy = IDLE_POLICY_EVEN;
+    }
 
     if (req->n == 0) {
         res.unattributed_no_consumer_uj = req->energy_uj;
@@ -182,7 +237,7 @@ int split_energy(const struct split_request *req, struct split_scratch *scratch,
     }
     res.even_fallback = !any_weight;
 
-    if (req->policy == IDLE_POLICY_SHARE) {
+    if (policy == IDLE_POLICY_SHARE) {
         /* One distribution of the whole delta: exactly dE * w_i / sum(w), rounded once. */
         r = add_distribution(req->energy_uj, req, FIELD_WEIGHT, scratch, parts);
         if (r < 0)
@@ -195,8 +250,9 @@ int split_energy(const struct split_request *req, struct split_scratch *scratch,
     if (r < 0)
         return r;
 
-    switch (req->policy) {
+    switch (policy) {
     case IDLE_POLICY_EVEN:
+    case IDLE_POLICY_ALLOCATION: /* without holders (see above) */
         idle_field = FIELD_NONE;
         break;
     case IDLE_POLICY_SHARE: /* handled above */

@@ -19,6 +19,7 @@ enum idle_policy {
     IDLE_POLICY_SHARE,        /* idle energy split by the same weights as active energy */
     IDLE_POLICY_MEMORY,       /* idle energy split by used memory */
     IDLE_POLICY_UNATTRIBUTED, /* idle energy kept at device level */
+    IDLE_POLICY_ALLOCATION,   /* idle energy to the pods holding the device (pod-resources) */
     _IDLE_POLICY_MAX,
 };
 
@@ -38,6 +39,13 @@ struct split_request {
     enum idle_policy policy;
     size_t n;
     const struct split_consumer *consumers;
+    /* IDLE_POLICY_ALLOCATION: the holders of the device (pods with a GPU allocation,
+     * weight = replicas held), and where their parts go (written, n_holders entries).
+     * Idle energy, and all of it in a window without consumers, is split among them by
+     * weight. With no holders the policy falls back to even. */
+    size_t n_holders;
+    const struct split_consumer *holders;
+    uint64_t *holder_parts;
 };
 
 struct split_result {
@@ -47,6 +55,8 @@ struct split_result {
     uint64_t unattributed_no_consumer_uj; /* nobody used the device */
     bool exclusive;                       /* one consumer: its part is measured, not split */
     bool even_fallback;                   /* all weights zero: active energy split evenly */
+    uint64_t allocated_uj;                /* given to holders (IDLE_POLICY_ALLOCATION) */
+    bool allocation_fallback; /* IDLE_POLICY_ALLOCATION without holders: split as even */
 };
 
 /* Caller-owned scratch, reused between calls so the tick does not allocate. */
@@ -59,7 +69,7 @@ struct split_scratch {
     uint64_t *shares;
 };
 
-/* Makes room for n consumers. Returns 0 or -ENOMEM. */
+/* Makes room for n consumers (and n holders). Returns 0 or -ENOMEM. */
 int split_scratch_reserve(struct split_scratch *s, size_t n);
 void split_scratch_done(struct split_scratch *s);
 
@@ -68,9 +78,9 @@ void split_scratch_done(struct split_scratch *s);
 
 /*
  * Splits req->energy_uj. parts[0..n) receive each consumer's energy (active + idle).
- * Returns 0, -EINVAL (bad policy, n over the limit, NULL arrays with n > 0) or -ENOBUFS
- * (scratch smaller than n). ret_result is written only on success; parts may hold
- * partial results after a failure.
+ * Returns 0, -EINVAL (bad policy, n or n_holders over the limit, NULL arrays with n > 0
+ * or n_holders > 0) or -ENOBUFS (scratch smaller than n or n_holders). ret_result is written only
+ * on success; parts may hold partial results after a failure.
  */
 int split_energy(const struct split_request *req, struct split_scratch *scratch, uint64_t *parts,
                  struct split_result *ret_result);

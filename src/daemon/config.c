@@ -110,7 +110,7 @@ void config_usage(const char *program) {
            "                             --dcgm-update-frequency)\n"
            "  --process-scan-interval D  process and CPU scan period (default 10s)\n"
            "  --gpu-idle-power W         GPU idle power in watts (default: learned)\n"
-           "  --gpu-idle-policy P        even|share|memory|unattributed (default even)\n"
+           "  --gpu-idle-policy P        even|share|memory|unattributed|allocation (default even)\n"
            "  --cpu-idle-policy P        even|share|unattributed (default unattributed)\n"
            "  --rapl-source S            auto|powercap|msr|perf|off (default auto)\n"
            "  --cpu-process-metrics      export CPU energy per process (cardinality)\n"
@@ -172,10 +172,10 @@ static int parse_positive_duration(const char *flag, const char *value, uint64_t
 static int parse_policy(const char *flag, const char *value, bool cpu, enum idle_policy *ret) {
     int p = idle_policy_from_string(value);
 
-    if (p < 0 || (cpu && p == IDLE_POLICY_MEMORY))
+    if (p < 0 || (cpu && (p == IDLE_POLICY_MEMORY || p == IDLE_POLICY_ALLOCATION)))
         return bad(flag, value,
                    cpu ? "expected even, share or unattributed"
-                       : "expected even, share, memory or unattributed");
+                       : "expected even, share, memory, unattributed or allocation");
     *ret = (enum idle_policy)p;
     return 0;
 }

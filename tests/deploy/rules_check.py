@@ -14,6 +14,7 @@ import sys
 
 import yaml
 
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_check import documented_metrics, metric_names  # noqa: E402
 

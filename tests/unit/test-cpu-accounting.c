@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cpu_accounting.h"
+#include "exposition.h"
 #include "fileio.h"
 #include "ledger.h"
 #include "macro.h"
@@ -296,6 +297,50 @@ static void test_no_process_metrics(void **state) {
     assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_IDLE], 150000);
 }
 
+/* The exposition of scan 2 of the first test: the families and their exact lines. */
+static void test_render(void **state) {
+    struct fx *f = *state;
+    struct snapshot *snap;
+    struct strbuf out;
+
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_NEW);
+    row(f, 201, 6000, "lmp", &f->id_job, 0, PROCFS_PROCESS_NEW);
+    scan(f, 1, 1000, 1000, 1000000, 500000);
+    write_usage(f, SCOPE_A, 2500000);
+    write_usage(f, JOB_DIR, 5300000);
+    row(f, 101, 5000, "python3", &f->id_a, 20, 0);
+    row(f, 201, 6000, "lmp", &f->id_job, 30, 0);
+    scan(f, 2, 1100, 1100, 3000000, 600000);
+    snap = ledger_snapshot(&f->ledger);
+    assert_non_null(snap);
+    strbuf_init(&out);
+    ASSERT_OK(exposition_render(snap, NULL, &out));
+    assert_non_null(strstr(
+        out.buf, "joulestat_cpu_process_energy_joules_total{pid=\"101\",process_name=\"python3\","
+                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
+                 "\",container_id=\"" CID_A "\",job_id=\"\",domain=\"package\"} 0.200000\n"));
+    assert_non_null(strstr(
+        out.buf, "joulestat_cpu_process_energy_joules_total{pid=\"201\",process_name=\"lmp\",pod="
+                 "\"\",namespace=\"\",container=\"\",pod_uid=\"\",container_id=\"\",job_id=\"77\","
+                 "domain=\"dram\"} 0.015000\n"));
+    assert_non_null(strstr(out.buf, "joulestat_cpu_process_active{pid=\"201\",process_name=\"lmp\","
+                                    "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
+                                    "container_id=\"\",job_id=\"77\"} 1\n"));
+    /* The container's unseen part: 300 000 us of 1 000 000 busy us -> 0.3 J of package. */
+    assert_non_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
+                                    "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
+                                    "\",container_id=\"" CID_A "\",job_id=\"\"} 0.300000\n"));
+    assert_non_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"dram\","
+                                    "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
+                                    "container_id=\"\",job_id=\"77\"} 0.000000\n"));
+    /* The pod is not a CPU group of its own (its container is): no unseen series. */
+    assert_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
+                                "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
+                                "\",container_id=\"\""));
+    strbuf_done(&out);
+    assert_null(snapshot_unref(snap));
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .proc_fd = -1, .sys_fd = -1};
@@ -310,6 +355,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_processes_unseen_clamp_reuse_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_process_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_render, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,9 +4,11 @@
 
   check_slurm_metrics.py METRICS_FILE JOB_ID...
 
-Every JOB_ID must have CPU energy (> 0). When the per-process CPU family is exported, each
-job's CPU energy must equal the sum of its processes' series plus its unseen part, exactly
-in microjoules (values are printed with six decimals, so they are parsed as decimals).
+Every JOB_ID, and no other, must have CPU energy (> 0); each job's CPU energy must equal the
+sum of its processes' series (joulestat_cpu_process_energy_joules_total, package and dram)
+plus its unseen part (joulestat_cpu_unseen_energy_joules_total), exactly in microjoules
+(values are printed with six decimals, so they are parsed as decimals); the zone's energy
+must equal every workload plus the unattributed parts.
 """
 import re
 import sys
@@ -67,14 +69,30 @@ def main():
         failures.append("workloads %d + unattributed %d != package %d uJ"
                         % (workloads, unattributed, rapl))
 
+    # Per job: CPU energy (component cpu = package + dram) == its processes' series of
+    # those domains + its unseen part (cgroup CPU time no scan saw), exactly.
+    cpu_domains = ("package", "dram")
     per_process = [(l, micro(v)) for n, l, v in samples
                    if n == "joulestat_cpu_process_energy_joules_total"]
+    unseen = [(l, micro(v)) for n, l, v in samples
+              if n == "joulestat_cpu_unseen_energy_joules_total"]
     if not per_process:
-        print("note: no joulestat_cpu_process_energy_joules_total series; "
-              "the per-process sum is not checked")
-    print("package %d uJ = workloads %d + unattributed %d" % (rapl, workloads, unattributed))
+        failures.append("no joulestat_cpu_process_energy_joules_total series")
     for job in jobs:
-        print("job %s: cpu %d uJ" % (job, job_cpu.get(job, 0)))
+        procs = [(l, v) for l, v in per_process
+                 if l.get("job_id") == job and l.get("domain") in cpu_domains]
+        mine = sum(v for l, v in procs)
+        rest = sum(v for l, v in unseen if l.get("job_id") == job and l.get("domain") in cpu_domains)
+        pids = sorted({l["pid"] for l, v in procs if v > 0})
+        print("job %s: cpu %d uJ = processes %d (pids with energy: %s) + unseen %d"
+              % (job, job_cpu.get(job, 0), mine, ",".join(pids), rest))
+        if not pids:
+            failures.append("job %s: no process of the job has CPU energy" % job)
+        if mine + rest != job_cpu.get(job, 0):
+            failures.append("job %s: %d uJ != processes %d + unseen %d"
+                            % (job, job_cpu.get(job, 0), mine, rest))
+
+    print("package %d uJ = workloads %d + unattributed %d" % (rapl, workloads, unattributed))
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -58,7 +58,9 @@ start_joulestat() { # name token-file port
         --kubernetes-token-file "$2" --kubernetes-ca-file "$d/ca.crt" --node-name node-a \
         >"$d/joulestat-$1.log" 2>&1 &
     E2E_PIDS+=($!)
+    js_pids[$1]=$!
 }
+declare -A js_pids
 port=$(e2e_free_port)
 bad_port=$(e2e_free_port)
 t0=$SECONDS
@@ -149,5 +151,18 @@ for m in good bad; do
     c=$(cat "$d/mon-$m/count")
     ((c >= 40)) || e2e_fail "$m: only $c scrapes checked"
     echo "$m: $c scrapes, each conserving exactly, counters monotonic"
+done
+
+# 7. Both stop promptly on SIGTERM while their watcher is inside a request or a backoff,
+#    with exit status 0 and (in sanitizer builds) no report.
+for m in good bad; do
+    kill -TERM "${js_pids[$m]}"
+    status=0
+    timeout 10 tail --pid="${js_pids[$m]}" -f /dev/null || e2e_fail "$m: did not stop in 10 s"
+    wait "${js_pids[$m]}" || status=$?
+    ((status == 0)) || e2e_fail "$m: exit status $status"
+    if grep -E "Sanitizer|runtime error" "$d/joulestat-$m.log"; then
+        e2e_fail "$m: sanitizer report"
+    fi
 done
 echo "kube-e2e: ok"

@@ -210,8 +210,9 @@ static void test_watch_errors(void **state) {
         "{\"object\":{}}",
         "{\"type\":\"ADDED\",\"object\":[]}",
         "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"resourceVersion\":\"1\"}}}", /* no uid */
-        "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"a\","
-        "\"namespace\":\"n\"}}}", /* no rv */
+        /* no resourceVersion */
+        ("{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"uid\":\"u\",\"name\":\"a\","
+         "\"namespace\":\"n\"}}}"),
         "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{}}}",
         "{\"type\":\"ERROR\",\"object\":{\"code\":\"410\"}}",
         "{\"type\":\"ERROR\",\"object\":{\"code\":99}}",

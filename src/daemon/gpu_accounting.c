@@ -10,6 +10,7 @@
 #include "hashmap.h"
 #include "idle_power.h"
 #include "macro.h"
+#include "pod_resources_gpu.h"
 #include "weights.h"
 
 /* Per-device state carried from one window to the next. */
@@ -46,6 +47,15 @@ struct gpu_accounting {
     size_t samples_cap;
     struct util_sample *samples;
     struct split_scratch split;
+
+    /* Pods holding GPUs (policy allocation) and their scratch: one holder per pod. */
+    const struct gpu_alloc_table *allocs;
+    pod_uid_lookup_fn lookup_uid;
+    void *lookup_userdata;
+    size_t holders_cap;
+    struct split_consumer *holders;
+    uint64_t *holder_parts;
+    const struct gpu_alloc **holder_first; /* the pod's first entry in the table */
 };
 
 int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accounting **ret) {
@@ -79,6 +89,9 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     free(a->mem_weights);
     free(a->memory_valid);
     free(a->samples);
+    free(a->holders);
+    free(a->holder_parts);
+    free(a->holder_first);
     split_scratch_done(&a->split);
     free(a);
     return NULL;
@@ -171,6 +184,82 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
     return 0;
 }
 
+void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_alloc_table *t,
+                                    pod_uid_lookup_fn lookup_uid, void *userdata) {
+    a->allocs = t;
+    a->lookup_uid = lookup_uid;
+    a->lookup_userdata = userdata;
+}
+
+/* The pods holding this GPU, one holder per pod weighted by the ids it holds (the table is
+ * sorted by GPU, namespace, pod, so a pod's entries are adjacent). */
+static int collect_holders(struct gpu_accounting *a, const struct gpu_device_reading *d,
+                           size_t *ret_n) {
+    const struct gpu_alloc *first = NULL;
+    size_t n_entries, n = 0;
+    int r;
+
+    *ret_n = 0;
+    if (a->opts.idle_policy != IDLE_POLICY_ALLOCATION)
+        return 0;
+    n_entries = gpu_alloc_table_find(a->allocs, d->uuid, &first);
+    for (size_t i = 0; i < n_entries; i++) {
+        const struct gpu_alloc *e = &first[i];
+
+        if (n > 0 && strcmp(a->holder_first[n - 1]->namespace_, e->namespace_) == 0 &&
+            strcmp(a->holder_first[n - 1]->pod, e->pod) == 0) {
+            a->holders[n - 1].weight += e->replicas;
+            continue;
+        }
+        if (n + 1 > a->holders_cap) {
+            size_t c1 = a->holders_cap, c2 = a->holders_cap, c3 = a->holders_cap;
+
+            r = grow_array(&a->holders, &c1, n + 1, sizeof(*a->holders));
+            if (r >= 0)
+                r = grow_array(&a->holder_parts, &c2, n + 1, sizeof(*a->holder_parts));
+            if (r >= 0)
+                r = grow_array(&a->holder_first, &c3, n + 1, sizeof(*a->holder_first));
+            if (r < 0)
+                return r;
+            a->holders_cap = MIN(c1, MIN(c2, c3));
+        }
+        a->holder_first[n] = e;
+        a->holders[n] = (struct split_consumer){
+            .key = hash_bytes(e->pod, strlen(e->pod),
+                              hash_bytes(e->namespace_, strlen(e->namespace_), 1)),
+            .weight = e->replicas,
+        };
+        n++;
+    }
+    r = split_scratch_reserve(&a->split, n);
+    if (r < 0)
+        return r;
+    *ret_n = n;
+    return 0;
+}
+
+/* Books the holders' parts; on failure the parts not booked yet become no_data. */
+static int book_holders(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsigned gpu,
+                        uint64_t now_ns, struct ledger *ledger) {
+    for (size_t i = 0; i < n; i++) {
+        const struct gpu_alloc *e = a->holder_first[i];
+        const char *uid = "";
+        int r;
+
+        if (!a->lookup_uid || a->lookup_uid(a->lookup_userdata, e->namespace_, e->pod, &uid) < 0)
+            uid = "";
+        r = ledger_add_allocation_energy(ledger, gpu, e->namespace_, e->pod, uid,
+                                         (unsigned)a->holders[i].weight, a->holder_parts[i],
+                                         now_ns);
+        if (r < 0) {
+            for (size_t j = i; j < n; j++)
+                g->unattributed_uj[UNATTR_NO_DATA] += a->holder_parts[j];
+            return r;
+        }
+    }
+    return 0;
+}
+
 /* Energy of the window from the counter, or by integrating power. Returns false when the
  * window has no usable energy (first reading, glitch). */
 static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
@@ -224,7 +313,7 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
     struct split_request req;
     struct split_result res;
     struct weights_stats ws;
-    size_t n;
+    size_t n, n_holders = 0;
     int r;
 
     /* The last window's pids become the fallback for this one's. */
@@ -235,6 +324,9 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
         goto unplaced;
     r = window_weights(a->samples, d->n_utils, t->window_start_us, now_us, &t->util_last_seen_us, n,
                        a->weights, a->mem_weights, &ws);
+    if (r < 0)
+        goto unplaced;
+    r = collect_holders(a, d, &n_holders);
     if (r < 0)
         goto unplaced;
     stats->samples_dropped += ws.dropped_invalid + ws.dropped_stale;
@@ -275,10 +367,23 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
         .policy = a->opts.idle_policy,
         .n = n,
         .consumers = a->consumers,
+        .n_holders = n_holders,
+        .holders = a->holders,
+        .holder_parts = a->holder_parts,
     };
     r = split_energy(&req, &a->split, a->parts, &res);
     if (r < 0)
         goto unplaced;
+    if (res.allocation_fallback)
+        stats->allocation_fallbacks++;
+    if (n_holders > 0) {
+        r = book_holders(a, n_holders, g, d->index, now_ns, ledger);
+        if (r < 0) {
+            for (size_t j = 0; j < n; j++) /* nothing of the processes' parts is booked yet */
+                g->unattributed_uj[UNATTR_NO_DATA] += a->parts[j];
+            return r;
+        }
+    }
 
     g->unattributed_uj[UNATTR_IDLE] += res.unattributed_idle_uj;
     g->unattributed_uj[UNATTR_NO_CONSUMER] += res.unattributed_no_consumer_uj;

@@ -36,12 +36,25 @@ struct gpu_accounting;
 int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accounting **ret);
 struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a);
 
+/*
+ * Pods holding GPUs (kubelet pod-resources) for --gpu-idle-policy=allocation. The table is
+ * borrowed until the next call (NULL: none known, the policy then works as even).
+ * lookup_uid, when set, gives a pod's UID from its namespace and name (Kubernetes API);
+ * it returns 0 and a string valid until the next call, or -ENOENT.
+ */
+struct gpu_alloc_table;
+typedef int (*pod_uid_lookup_fn)(void *userdata, const char *namespace_, const char *pod,
+                                 const char **ret_uid);
+void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_alloc_table *t,
+                                    pod_uid_lookup_fn lookup_uid, void *userdata);
+
 struct gpu_tick_stats {
     unsigned devices_up;
     unsigned devices_down;
     unsigned counter_resets;
     unsigned counter_glitches;
     size_t samples_dropped;
+    unsigned allocation_fallbacks; /* windows under `allocation` with no holder known */
 };
 
 /*

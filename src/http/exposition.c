@@ -351,6 +351,29 @@ static void render_gpus(struct render *r, const struct snapshot *s, const char *
     }
 }
 
+/* ---- GPU allocations (pod-resources, idle policy allocation) -------------------------- */
+
+static const struct family gpu_allocation_energy = {
+    "joulestat_", "gpu_allocation_energy_joules_total", "counter",
+    "GPU energy charged to a pod for holding the GPU (--gpu-idle-policy=allocation): idle "
+    "energy, and all of it in windows without processes, split by the replicas held, in "
+    "joules."};
+
+static void render_gpu_allocations(struct render *r, const struct snapshot *s) {
+    family_begin(r, &gpu_allocation_energy);
+    for (size_t i = 0; i < s->n_gpu_allocations; i++) {
+        const struct snap_gpu_allocation *a = &s->gpu_allocations[i];
+
+        series_begin(r);
+        strbuf_putc(r->out, '{');
+        put_label_u64(r->out, true, "gpu", a->gpu);
+        PUT_LABEL(r->out, false, "namespace", a->namespace_);
+        PUT_LABEL(r->out, false, "pod", a->pod);
+        PUT_LABEL(r->out, false, "pod_uid", a->pod_uid);
+        end_micro(r, a->energy_uj);
+    }
+}
+
 /* ---- RAPL ---------------------------------------------------------------------------- */
 
 static const struct family rapl_energy = {
@@ -619,6 +642,7 @@ int exposition_render(const struct snapshot *s, const struct exposition_options 
     if (ret < 0)
         return ret;
     render_gpus(&r, s, prefix, compat);
+    render_gpu_allocations(&r, s);
     render_rapl(&r, s);
     render_cpu_processes(&r, s);
     render_workloads(&r, s);

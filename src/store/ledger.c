@@ -13,6 +13,7 @@ void ledger_init(struct ledger *l) {
     hashmap_init(&l->processes);
     hashmap_init(&l->workloads);
     hashmap_init(&l->cpu_processes);
+    hashmap_init(&l->allocations);
 }
 
 static void free_values(struct hashmap *m) {
@@ -27,6 +28,7 @@ void ledger_done(struct ledger *l) {
     free_values(&l->processes);
     free_values(&l->workloads);
     free_values(&l->cpu_processes);
+    free_values(&l->allocations);
     free(l->rapl);
     free(l->sweep_keys);
     *l = (struct ledger){0};
@@ -161,6 +163,11 @@ int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint
     return add_to_workloads(l, id, uj, false, now_ns);
 }
 
+int ledger_add_workload_gpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
+                                   uint64_t now_ns) {
+    return add_to_workloads(l, id, uj, true, now_ns);
+}
+
 void ledger_cpu_scan(struct ledger *l, uint64_t now_ns) {
     l->cpu_scan_ns = now_ns;
 }
@@ -243,4 +250,5 @@ void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns,
     sweep_map(l, &l->processes, true, tick_start_ns, now_ns, retention_ns);
     sweep_map(l, &l->workloads, false, tick_start_ns, now_ns, retention_ns);
     ledger_sweep_cpu_processes(l, now_ns, retention_ns);
+    ledger_sweep_allocations(l, tick_start_ns, now_ns, retention_ns);
 }

@@ -86,6 +86,19 @@ struct ledger_rapl {
 
 #define LEDGER_MAX_GPUS 64
 
+/* A pod's hold on a GPU (pod-resources) and the energy charged for it. */
+struct ledger_allocation {
+    uint64_t key; /* (gpu, namespace, pod, pod_uid) */
+    unsigned gpu;
+    char namespace_[SNAP_LABEL_MAX];
+    char pod[SNAP_LABEL_MAX];
+    char pod_uid[SNAP_ID_MAX];
+    unsigned replicas;
+    uint64_t energy_uj;
+    bool active;
+    uint64_t last_seen_ns;
+};
+
 struct ledger {
     struct hashmap processes; /* key -> struct ledger_process */
     struct hashmap workloads; /* key -> struct ledger_workload */
@@ -97,6 +110,7 @@ struct ledger {
     struct ledger_rapl *rapl;
     uint64_t *sweep_keys; /* scratch for sweeping */
     size_t sweep_cap;
+    struct hashmap allocations; /* key -> struct ledger_allocation (ledger_alloc.c) */
 };
 
 void ledger_init(struct ledger *l);
@@ -152,6 +166,22 @@ int ledger_rapl_get(struct ledger *l, unsigned package, const char *domain,
  * an active process stay active.
  */
 void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns, uint64_t retention_ns);
+
+/*
+ * GPU allocations (ledger_alloc.c). ledger_add_allocation_energy() charges uj (may be 0: the
+ * hold is still recorded) to a pod holding a GPU, and to the pod's workload GPU energy
+ * when pod_uid is known. Strings longer than the label size are cut. 0 or -ENOMEM.
+ */
+int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *namespace_,
+                                 const char *pod, const char *pod_uid, unsigned replicas,
+                                 uint64_t uj, uint64_t now_ns);
+/* Adds GPU energy to the workloads of an identity (for energy not tied to a process). */
+int ledger_add_workload_gpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
+                                   uint64_t now_ns);
+/* Part of ledger_sweep()/ledger_snapshot() for allocations. */
+void ledger_sweep_allocations(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns,
+                              uint64_t retention_ns);
+int ledger_snapshot_allocations(const struct ledger *l, struct snapshot *s);
 
 /* Builds an immutable snapshot of the ledger (the caller fills self-metrics). */
 struct snapshot *ledger_snapshot(const struct ledger *l);

@@ -149,5 +149,7 @@ struct snapshot *ledger_snapshot(const struct ledger *l) {
         memcpy(s->rapl[i].unattributed_uj, r->unattributed_uj, sizeof(r->unattributed_uj));
     }
     s->n_rapl = l->n_rapl;
+    if (ledger_snapshot_allocations(l, s) < 0)
+        return snapshot_unref(s);
     return s;
 }

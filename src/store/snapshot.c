@@ -41,6 +41,7 @@ struct snapshot *snapshot_unref(struct snapshot *s) {
     free(s->workloads);
     free(s->cpu_processes);
     free(s->sources);
+    free(s->gpu_allocations);
     free(s);
     return NULL;
 }

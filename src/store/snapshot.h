@@ -100,6 +100,18 @@ struct snap_workload {
     bool active;
 };
 
+/* Energy charged to a pod for holding a GPU (kubelet pod-resources, idle policy
+ * `allocation`): the GPU's idle energy, and all of it in windows without processes. */
+struct snap_gpu_allocation {
+    unsigned gpu;
+    char namespace_[SNAP_LABEL_MAX];
+    char pod[SNAP_LABEL_MAX];
+    char pod_uid[SNAP_ID_MAX]; /* empty until the Kubernetes API names the pod */
+    unsigned replicas;         /* device ids (time-slicing replicas) the pod holds */
+    uint64_t energy_uj;
+    bool active; /* the pod held the GPU in the last window */
+};
+
 struct snap_source {
     char name[32];
     bool up;
@@ -124,6 +136,8 @@ struct snapshot {
     struct snap_cpu_process *cpu_processes;
     size_t n_sources;
     struct snap_source *sources;
+    size_t n_gpu_allocations;
+    struct snap_gpu_allocation *gpu_allocations;
 
     double last_sample_duration_seconds;
     uint64_t samples_total;

@@ -8,6 +8,7 @@
  * q-value other than 0). NULL (no header) means no. */
 bool gzip_accepted(const char *accept_encoding);
 
-/* Compresses in[0..len) into a gzip stream (fast level: scrapes are frequent). *ret_out
- * is malloc()ed for the caller. Returns 0, -ENOMEM, or -EIO if zlib fails otherwise. */
+/* Compresses in[0..len) into a gzip stream (libdeflate at a fast level: scrapes are
+ * frequent). *ret_out is malloc()ed for the caller. Returns 0, -ENOMEM, or -EIO if the
+ * compressor fails otherwise. */
 int gzip_compress(const char *in, size_t len, char **ret_out, size_t *ret_len);

@@ -186,6 +186,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     enum MHD_Result result = MHD_NO;
     int r;
 
+    /* Answer on the second call: a reply queued while MHD still expects the request body
+     * makes it close the connection, and scrapers reuse theirs (keep-alive). */
+    if (*con_cls != srv) {
+        *con_cls = srv;
+        return MHD_YES;
+    }
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
     r = check_auth(srv, conn, &result);

@@ -16,3 +16,7 @@ foreach(mode cgroup linuxproc)
   set_tests_properties(slurm-${mode} PROPERTIES LABELS "slurm;e2e" TIMEOUT 180
                        SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+
+add_test(NAME ps-all COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ps-all.sh ${CMAKE_BINARY_DIR}
+                             ${CMAKE_SOURCE_DIR})
+set_tests_properties(ps-all PROPERTIES LABELS e2e TIMEOUT 120)

@@ -4,9 +4,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
+#include "fileio.h"
 #include "log.h"
+#include "pod_allocations.h"
+#include "macro.h"
+#include "procfs.h"
+#include "ps_rows.h"
+#include "rapl_units.h"
 #include "sampler.h"
 #include "snapshot.h"
 
@@ -25,6 +32,15 @@ static void print_json_string(const char *s) {
     putchar('"');
 }
 
+static void print_json_field(const char *key, const char *value) {
+    printf(", \"%s\": ", key);
+    print_json_string(value);
+}
+
+static const char *or_dash(const char *s) {
+    return s[0] ? s : "-";
+}
+
 static void print_table(const struct snapshot *snap) {
     printf("%-8s %-4s %-16s %-14s %-36s %-10s %12s %s\n", "PID", "GPU", "NAME", "CONTAINER",
            "POD_UID", "JOB", "ENERGY_J", "HOW");
@@ -33,10 +49,8 @@ static void print_table(const struct snapshot *snap) {
         uint64_t total = p->energy_measured_uj + p->energy_estimated_uj;
 
         printf("%-8u %-4u %-16s %-14.12s %-36s %-10s %12.6f %s\n", p->pid, p->gpu,
-               p->id.process_name[0] ? p->id.process_name : "?",
-               p->id.container_id[0] ? p->id.container_id : "-",
-               p->id.pod_uid[0] ? p->id.pod_uid : "-", p->id.slurm_job[0] ? p->id.slurm_job : "-",
-               (double)total / 1e6,
+               p->id.process_name[0] ? p->id.process_name : "?", or_dash(p->id.container_id),
+               or_dash(p->id.pod_uid), or_dash(p->id.slurm_job), (double)total / 1e6,
                p->energy_estimated_uj == 0  ? "measured"
                : p->energy_measured_uj == 0 ? "estimated"
                                             : "mixed");
@@ -50,21 +64,154 @@ static void print_json(const struct snapshot *snap) {
     for (size_t i = 0; i < snap->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &snap->gpu_processes[i];
 
-        printf("%s\n  {\"pid\": %u, \"gpu\": %u, \"name\": ", i ? "," : "", p->pid, p->gpu);
-        print_json_string(p->id.process_name);
-        printf(", \"container_id\": ");
-        print_json_string(p->id.container_id);
-        printf(", \"pod_uid\": ");
-        print_json_string(p->id.pod_uid);
-        printf(", \"slurm_job\": ");
-        print_json_string(p->id.slurm_job);
+        printf("%s\n  {\"pid\": %u, \"gpu\": %u", i ? "," : "", p->pid, p->gpu);
+        print_json_field("name", p->id.process_name);
+        print_json_field("container_id", p->id.container_id);
+        print_json_field("pod_uid", p->id.pod_uid);
+        print_json_field("slurm_job", p->id.slurm_job);
         printf(", \"energy_measured_joules\": %.6f, \"energy_estimated_joules\": %.6f}",
                (double)p->energy_measured_uj / 1e6, (double)p->energy_estimated_uj / 1e6);
     }
     printf("\n]\n");
 }
 
-int ps_run(const struct config *cfg) {
+/* How the job was found: from the cgroup path, or from SLURM_JOB_ID in environ. */
+static const char *job_source(const struct workload_identity *w) {
+    if (!w->slurm.job_id_valid && !w->slurm.sluid[0])
+        return "";
+    return w->slurm.from_environ || (w->slurm.sluid[0] && w->slurm.job_id_valid) ? "environ"
+                                                                                 : "cgroup";
+}
+
+static void format_gpus(const struct ps_row *r, char *buf, size_t size) {
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (unsigned i = 0; i < r->n_gpus && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%u", i ? "," : "", r->gpus[i]);
+
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static void print_all_table(const struct ps_rows *t) {
+    printf("%-8s %-16s %-9s %-14s %-36s %-24s %-10s %-5s %12s %12s\n", "PID", "NAME", "KIND",
+           "CONTAINER", "POD_UID", "POD", "JOB", "GPU", "GPU_J", "CPU_J");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ps_row *r = &t->rows[i];
+        char gpus[64];
+
+        format_gpus(r, gpus, sizeof(gpus));
+        printf("%-8u %-16.16s %-9s %-14.12s %-36s %-24.24s %-10s %-5s %12.6f %12.6f\n", r->pid,
+               r->id.process_name[0] ? r->id.process_name : "?",
+               r->kernel_thread ? "kernel" : identity_kind_to_string(r->w.kind),
+               or_dash(r->id.container_id), or_dash(r->id.pod_uid), or_dash(r->id.pod),
+               or_dash(r->id.slurm_job), or_dash(gpus),
+               (double)(r->gpu_measured_uj + r->gpu_estimated_uj) / 1e6,
+               (double)ps_row_cpu_uj(r) / 1e6);
+    }
+}
+
+/* The RAPL domains the node measures (bit per enum rapl_domain). */
+static unsigned domains_of(const struct snapshot *snap) {
+    unsigned mask = 0;
+
+    for (size_t i = 0; i < snap->n_rapl; i++) {
+        int d = rapl_domain_from_string(snap->rapl[i].domain);
+
+        if (d >= 0 && d < SNAP_CPU_DOMAINS)
+            mask |= 1U << d;
+    }
+    return mask;
+}
+
+static void print_all_json(const struct ps_rows *t, unsigned domains) {
+    printf("[");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ps_row *r = &t->rows[i];
+        char state[2] = {r->state, '\0'};
+
+        printf("%s\n  {\"pid\": %u, \"ppid\": %u", i ? "," : "", r->pid, r->ppid);
+        print_json_field("name", r->id.process_name);
+        print_json_field("state", state);
+        printf(", \"live\": %s, \"kernel_thread\": %s", r->live ? "true" : "false",
+               r->kernel_thread ? "true" : "false");
+        print_json_field("kind", identity_kind_to_string(r->w.kind));
+        print_json_field("runtime", container_runtime_to_string(r->w.runtime));
+        print_json_field("container_id", r->id.container_id);
+        print_json_field("container", r->id.container);
+        print_json_field("pod_uid", r->id.pod_uid);
+        print_json_field("pod", r->id.pod);
+        print_json_field("namespace", r->id.namespace_);
+        print_json_field("qos", pod_qos_to_string(r->w.qos));
+        print_json_field("slurm_job", r->id.slurm_job);
+        print_json_field("slurm_step", r->w.slurm.step);
+        print_json_field("slurm_job_source", job_source(&r->w));
+        print_json_field("systemd_unit", r->w.systemd_unit);
+        printf(", \"gpus\": [");
+        for (unsigned g = 0; g < r->n_gpus; g++)
+            printf("%s%u", g ? ", " : "", r->gpus[g]);
+        printf("], \"gpu_energy_measured_joules\": %.6f, \"gpu_energy_estimated_joules\": %.6f",
+               (double)r->gpu_measured_uj / 1e6, (double)r->gpu_estimated_uj / 1e6);
+        printf(", \"cpu_energy_joules\": %.6f, \"cpu_energy_by_domain_joules\": {",
+               (double)ps_row_cpu_uj(r) / 1e6);
+        for (unsigned d = 0, first = 1; d < SNAP_CPU_DOMAINS; d++)
+            if (domains & (1U << d)) {
+                printf("%s\"%s\": %.6f", first ? "" : ", ",
+                       rapl_domain_to_string((enum rapl_domain)d), (double)r->cpu_uj[d] / 1e6);
+                first = 0;
+            }
+        printf("}}");
+    }
+    printf("\n]\n");
+}
+
+/* --all: every process of a fresh scan, joined with the sampler's window. */
+static int ps_all(const struct config *cfg, const struct snapshot *snap) {
+    _cleanup_(closep) int proc_fd = -1;
+    struct procfs_scanner *scanner = NULL;
+    const struct procfs_process *rows = NULL;
+    struct ps_rows t = {0};
+    int n, r;
+
+    proc_fd = open_root(cfg->procfs);
+    if (proc_fd < 0)
+        return log_error_errno(proc_fd, "ps: cannot open '%s': %m", cfg->procfs);
+    r = procfs_scanner_new(proc_fd, NULL, &scanner);
+    if (r < 0)
+        return log_error_errno(r, "ps: cannot read processes from '%s': %m", cfg->procfs);
+    n = procfs_scan(scanner, &rows);
+    if (n < 0) {
+        r = log_error_errno(n, "ps: cannot list '%s': %m", cfg->procfs);
+        goto finish;
+    }
+    r = ps_rows_add_scan(&t, rows, (size_t)n);
+    if (r < 0)
+        goto finish;
+    ps_rows_sort(&t);
+    r = ps_rows_add_gpu(&t, snap);
+    if (r >= 0)
+        r = ps_rows_add_cpu(&t, snap);
+    if (r < 0)
+        goto finish;
+    ps_rows_sort(&t);
+    if (cfg->json)
+        print_all_json(&t, domains_of(snap));
+    else
+        print_all_table(&t);
+
+finish:
+    ps_rows_done(&t);
+    procfs_scanner_free(scanner);
+    return r;
+}
+
+int ps_run(const struct config *given) {
+    /* One window for everything: the CPU scan runs at both ticks, and per-process CPU
+     * energy is kept (it is what ps shows). */
+    struct config c = *given, *cfg = &c;
     struct snapshot_slot *slot = snapshot_slot_new();
     struct sampler *sampler = NULL;
     struct snapshot *snap = NULL;
@@ -77,6 +224,8 @@ int ps_run(const struct config *cfg) {
 
     if (!slot)
         return -ENOMEM;
+    c.process_scan_interval_ns = c.sample_interval_ns;
+    c.cpu_process_metrics = true;
     r = sampler_new(cfg, slot, &sampler);
     if (r < 0) {
         log_error_errno(r, "ps: cannot sample: %m");
@@ -95,10 +244,14 @@ int ps_run(const struct config *cfg) {
         r = -ENODATA;
         goto finish;
     }
-    if (cfg->json)
+    if (cfg->all)
+        r = ps_all(cfg, snap);
+    else if (cfg->json)
         print_json(snap);
-    else
+    else {
         print_table(snap);
+        pod_allocations_print(snap);
+    }
 
 finish:
     (void)snapshot_unref(snap);

@@ -7,7 +7,8 @@
 #   the cgroup/v1 paths of proctrack/cgroup; linuxproc: from SLURM_JOB_ID in environ.
 #   Skipped (exit 77, reason printed) where the daemons cannot start. RUN_SERIAL: both
 #   use this host's node name, so their cgroup paths and job ids would collide.
-# ps-all: `joulestat ps --all` (table and JSON) on fixture trees and the simulated GPU.
+# ps-all: `joulestat ps --all` (table and JSON) on fixture trees, the simulated GPU and /proc.
+# systemd-unit: deploy/systemd/joulestat.service verified (skipped without systemd-analyze).
 
 foreach(mode cgroup linuxproc)
   add_test(NAME slurm-${mode}
@@ -20,3 +21,8 @@ endforeach()
 add_test(NAME ps-all COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ps-all.sh ${CMAKE_BINARY_DIR}
                              ${CMAKE_SOURCE_DIR})
 set_tests_properties(ps-all PROPERTIES LABELS e2e TIMEOUT 120)
+
+# deploy/systemd/joulestat.service: systemd-analyze verify, ExecStart flags, capabilities.
+add_test(NAME systemd-unit COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/systemd-verify.sh
+                                   ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(systemd-unit PROPERTIES LABELS deploy TIMEOUT 60 SKIP_RETURN_CODE 77)

@@ -26,3 +26,8 @@ set_tests_properties(ps-all PROPERTIES LABELS e2e TIMEOUT 120)
 add_test(NAME systemd-unit COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/systemd-verify.sh
                                    ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(systemd-unit PROPERTIES LABELS deploy TIMEOUT 60 SKIP_RETURN_CODE 77)
+
+# `joulestat check`: cgroup version (v2, v1, hybrid, none) and environ permission lines.
+add_test(NAME check-identity COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/check-identity.sh
+                                     ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(check-identity PROPERTIES LABELS e2e TIMEOUT 60)

@@ -10,6 +10,7 @@
 #include "fileio.h"
 #include "gpu.h"
 #include "kube_labels.h"
+#include "pod_allocations.h"
 #include "macro.h"
 #include "rapl.h"
 #include "strbuf.h"
@@ -74,10 +75,42 @@ static void check_cgroups(int sys_fd) {
         printf("cgroup  ok        v2 (unified hierarchy)\n");
     else if (fstatat(sys_fd, "fs/cgroup/cpuacct", &st, 0) == 0 ||
              fstatat(sys_fd, "fs/cgroup/cpu,cpuacct", &st, 0) == 0)
-        printf("cgroup  ok        v1 (cpuacct)\n");
+        printf("cgroup  ok        v1 (cpuacct)%s\n",
+               fstatat(sys_fd, "fs/cgroup/unified/cgroup.controllers", &st, 0) == 0
+                   ? " + v2 at fs/cgroup/unified (hybrid)"
+                   : "");
     else
         printf("cgroup  absent    no cgroup hierarchy under the sysfs root; per-container CPU "
                "energy falls back to per-process CPU time\n");
+}
+
+#define CAP_SYS_PTRACE_BIT 19
+
+/* SLURM job ids that only the environment carries (SLUID cgroups, proctrack/linuxproc):
+ * reading another user's environ needs CAP_SYS_PTRACE (even root's: a process that is not
+ * dumpable refuses without it). The effective set in our own status says it. */
+static void check_environ(int proc_fd) {
+    _cleanup_(freep) char *status = NULL;
+    unsigned long long caps = 0;
+    const char *line;
+    size_t len;
+    int r;
+
+    r = read_virtual_file_at(proc_fd, "self/status", 64 * 1024, &status, &len);
+    line = r >= 0 ? strstr(status, "\nCapEff:") : NULL;
+    if (!line || sscanf(line, "\nCapEff: %llx", &caps) != 1) {
+        printf("environ unknown   no CapEff line in <procfs>/self/status\n");
+        return;
+    }
+    if (caps & (1ULL << CAP_SYS_PTRACE_BIT))
+        printf("environ ok        CAP_SYS_PTRACE: other users' /proc/<pid>/environ readable "
+               "(SLURM_JOB_ID for SLUID jobs and nodes without Slurm cgroups)\n");
+    else
+        printf("environ denied    no CAP_SYS_PTRACE: other users' /proc/<pid>/environ is "
+               "unreadable, so SLURM jobs named by SLUID only (Slurm >= 26.05) and jobs on "
+               "nodes without proctrack/cgroup get no job id\n"
+               "        fix: add CAP_SYS_PTRACE (deploy/systemd/joulestat.service), or run "
+               "as root with all capabilities\n");
 }
 
 static void check_kubelet(const struct config *cfg) {
@@ -111,8 +144,10 @@ int check_run(const struct config *cfg) {
     gpu = check_gpu(cfg);
     if (proc_fd < 0)
         printf("procfs  down      cannot open %s: %s\n", cfg->procfs, strerror(-proc_fd));
-    else
+    else {
         printf("procfs  ok        %s\n", cfg->procfs);
+        check_environ(proc_fd);
+    }
     if (sys_fd < 0)
         printf("sysfs   down      cannot open %s: %s\n", cfg->sysfs, strerror(-sys_fd));
     else {
@@ -121,6 +156,7 @@ int check_run(const struct config *cfg) {
         check_cgroups(sys_fd);
     }
     check_kubelet(cfg);
+    pod_allocations_check(cfg);
     kube_labels_check(cfg);
     return gpu || rapl ? 0 : -ENODEV;
 }

@@ -177,9 +177,19 @@ static void fill(const struct kube_table *t, struct snap_identity *id) {
         copy_label(id->container, sizeof(id->container), name);
 }
 
+void kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l) {
+    void *value;
+
+    for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);)
+        fill(t, &((struct ledger_process *)value)->id);
+    for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &value);)
+        fill(t, &((struct ledger_workload *)value)->id);
+    for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, NULL, &value);)
+        fill(t, &((struct ledger_cpu_process *)value)->id);
+}
+
 void kube_labels_apply(struct kube_labels *k, struct ledger *l) {
     struct kube_table *t;
-    void *value;
 
     if (!k)
         return;
@@ -188,12 +198,8 @@ void kube_labels_apply(struct kube_labels *k, struct ledger *l) {
         (void)kube_table_unref(k->table);
         k->table = t;
     }
-    if (!k->table)
-        return;
-    for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);)
-        fill(k->table, &((struct ledger_process *)value)->id);
-    for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &value);)
-        fill(k->table, &((struct ledger_workload *)value)->id);
+    if (k->table)
+        kube_labels_fill_ledger(k->table, l);
 }
 
 const struct kube_table *kube_labels_table(const struct kube_labels *k) {

@@ -21,6 +21,10 @@ struct kube_labels *kube_labels_free(struct kube_labels *k);
 /* Fills empty names in the ledger's processes and workloads. Accepts NULL (no-op). */
 void kube_labels_apply(struct kube_labels *k, struct ledger *l);
 
+/* The fill itself: GPU processes, CPU processes and workloads with empty names get them
+ * from t by pod UID and container id; names already set are kept. */
+void kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l);
+
 /* The table the last apply used (borrowed: valid until the next apply), or NULL. For the
  * kubelet pod-resources join (kube_table_uid_by_name). */
 const struct kube_table *kube_labels_table(const struct kube_labels *k);

@@ -63,3 +63,8 @@ if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND JOULESTAT_HAVE_LIBFUZZER)
                        TIMEOUT ${_podres_fuzz_timeout}
                        ENVIRONMENT "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+
+# End to end: joulestat serve + the grpcio pod-resources peer + the simulated GPU node.
+add_test(NAME podres-e2e
+         COMMAND ${_podres_dir}/podres-e2e.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(podres-e2e PROPERTIES LABELS e2e TIMEOUT 180)

@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "identity.h"
 #include "kube_labels.h"
+#include "pod_allocations.h"
 #include "ledger.h"
 #include "log.h"
 #include "macro.h"
@@ -52,12 +53,14 @@ struct sampler {
     struct rapl *rapl;
     struct cpu_accounting *cpu_accounting;
     struct kube_labels *kube; /* pod names from the API server; NULL when off */
+    struct pod_allocations *podres; /* kubelet pod-resources; NULL when off */
     char *stat_buf;
     size_t stat_cap;
     uint64_t next_scan_ns;
 
     struct source_health health[_SOURCE_MAX];
     uint64_t generation;
+    uint64_t published_mono_ns; /* tick time of the last published snapshot */
     uint64_t ticks;
     double last_tick_seconds;
     _Atomic uint64_t last_tick_mono_ns;
@@ -220,6 +223,11 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         sampler_free(s);
         return -ENOMEM;
     }
+    if ((cfg->command == COMMAND_SERVE || cfg->command == COMMAND_PS) &&
+        pod_allocations_new(cfg, &s->podres) < 0) {
+        sampler_free(s);
+        return -ENOMEM;
+    }
     *ret = s;
     return 0;
 }
@@ -233,6 +241,7 @@ struct sampler *sampler_free(struct sampler *s) {
     s->rapl = rapl_free(s->rapl);
     s->cpu_accounting = cpu_accounting_free(s->cpu_accounting);
     s->kube = kube_labels_free(s->kube);
+    s->podres = pod_allocations_free(s->podres);
     free(s->stat_buf);
     s->procfs = procfs_scanner_free(s->procfs);
     ledger_done(&s->ledger);
@@ -270,8 +279,10 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
         source_failed(s, SOURCE_NVML, r, t->mono_ns, "sampling failed");
         return r == -ENOMEM ? r : 0;
     }
+    pod_allocations_apply(s->podres, s->gpu_accounting, s->kube, t->mono_ns);
     r = gpu_accounting_tick(s->gpu_accounting, devices, n, t->sample_us, t->mono_ns, s->resolve,
                             s->resolve_userdata, &s->ledger, &stats);
+    pod_allocations_after_tick(s->podres, &stats);
     if (stats.devices_down > 0)
         source_failed(s, SOURCE_NVML, -ENODEV, t->mono_ns, "a GPU is lost or failing");
     else
@@ -369,8 +380,14 @@ static int publish(struct sampler *s, const struct tick_time *t, double duration
     return 0;
 }
 
-int sampler_tick(struct sampler *s, const struct tick_time *t) {
+/* The background thread publishes at most this often between process scans: at 10 Hz
+ * sampling, building a snapshot every tick cost more than the GPU attribution itself
+ * (docs/PERFORMANCE.md), and scrapers do not look that often. */
+#define PUBLISH_INTERVAL_NS NSEC_PER_SEC
+
+static int tick(struct sampler *s, const struct tick_time *t, bool always_publish) {
     uint64_t started = clock_monotonic_ns();
+    bool scanned = false;
     int r, ret = 0;
 
     s->ticks++;
@@ -384,6 +401,7 @@ int sampler_tick(struct sampler *s, const struct tick_time *t) {
         ret = r;
     if (t->mono_ns >= s->next_scan_ns) {
         s->next_scan_ns = t->mono_ns + s->cfg->process_scan_interval_ns;
+        scanned = true;
         r = tick_cpu(s, t);
         if (r < 0 && ret == 0)
             ret = r;
@@ -391,10 +409,18 @@ int sampler_tick(struct sampler *s, const struct tick_time *t) {
     ledger_sweep(&s->ledger, t->mono_ns, t->mono_ns, s->cfg->metric_retention_ns);
     s->last_tick_seconds = (double)(clock_monotonic_ns() - started) / (double)NSEC_PER_SEC;
     atomic_store(&s->last_tick_mono_ns, clock_monotonic_ns());
+    if (!always_publish && !scanned && s->generation > 0 &&
+        t->mono_ns - s->published_mono_ns < PUBLISH_INTERVAL_NS)
+        return ret;
+    s->published_mono_ns = t->mono_ns;
     r = publish(s, t, s->last_tick_seconds);
     if (r < 0 && ret == 0)
         ret = r;
     return ret;
+}
+
+int sampler_tick(struct sampler *s, const struct tick_time *t) {
+    return tick(s, t, true);
 }
 
 struct tick_time sampler_now(void) {
@@ -414,7 +440,7 @@ static void *sampler_thread(void *userdata) {
         struct timespec deadline;
         int r;
 
-        r = sampler_tick(s, &t);
+        r = tick(s, &t, false);
         if (r < 0)
             log_error_errno(r, "sampler: tick failed: %m, retrying at the next tick");
 

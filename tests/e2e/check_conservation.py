@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks, in one exposition, that per GPU the processes' energy plus the unattributed
-energy equals the GPU's measured energy exactly (values have six decimals: microjoules)."""
+"""Checks, in one exposition, that per GPU the processes' energy plus the energy charged
+to pods for holding the GPU (policy allocation) plus the unattributed energy equals the GPU's measured energy exactly (values have six decimals: microjoules)."""
 import re
 import sys
 from collections import defaultdict
@@ -29,7 +29,8 @@ def main():
     for name, labels, value in parse(path):
         if name == 'joulestat_gpu_energy_joules_total':
             gpu[labels['gpu']] = value
-        elif name in (prefix + '_energy_joules_total', 'joulestat_gpu_unattributed_energy_joules_total'):
+        elif name in (prefix + '_energy_joules_total', 'joulestat_gpu_unattributed_energy_joules_total',
+                      'joulestat_gpu_allocation_energy_joules_total'):
             parts[labels['gpu']] += value
     if not gpu:
         raise SystemExit("no joulestat_gpu_energy_joules_total series")

@@ -52,7 +52,7 @@ struct sampler {
     struct complaint procfs_complaint;
     struct rapl *rapl;
     struct cpu_accounting *cpu_accounting;
-    struct kube_labels *kube; /* pod names from the API server; NULL when off */
+    struct kube_labels *kube;       /* pod names from the API server; NULL when off */
     struct pod_allocations *podres; /* kubelet pod-resources; NULL when off */
     char *stat_buf;
     size_t stat_cap;

@@ -483,8 +483,7 @@ static void render_cpu_processes(struct render *r, const struct snapshot *s) {
             strbuf_putc(r->out, '{');
             /* The first label of cpu_workload_labels() has a leading comma: start with
              * the domain instead. */
-            put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d),
-                      SIZE_MAX);
+            put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
             cpu_workload_labels(r->out, &w->id);
             end_micro(r, w->cpu_unseen_uj[d]);
         }

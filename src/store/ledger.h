@@ -100,8 +100,8 @@ struct ledger_allocation {
 };
 
 struct ledger {
-    struct hashmap processes; /* key -> struct ledger_process */
-    struct hashmap workloads; /* key -> struct ledger_workload */
+    struct hashmap processes;     /* key -> struct ledger_process */
+    struct hashmap workloads;     /* key -> struct ledger_workload */
     struct hashmap cpu_processes; /* key -> struct ledger_cpu_process */
     uint64_t cpu_scan_ns;         /* the latest CPU scan: workloads it touched stay active */
     struct ledger_gpu gpus[LEDGER_MAX_GPUS];

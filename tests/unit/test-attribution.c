@@ -34,8 +34,7 @@ static int split(const struct split_request *req, uint64_t *parts, struct split_
 }
 
 static void test_policy_names(void **state) {
-    static const char *const names[] = {"even", "share", "memory", "unattributed",
-                                                 "allocation"};
+    static const char *const names[] = {"even", "share", "memory", "unattributed", "allocation"};
 
     for (int p = 0; p < _IDLE_POLICY_MAX; p++) {
         assert_string_equal(idle_policy_to_string((enum idle_policy)p), names[p]);
@@ -315,7 +314,7 @@ static void test_split_edges(void **state) {
         switch (p) {
         case IDLE_POLICY_EVEN:
         case IDLE_POLICY_ALLOCATION: /* no holders given: as even */
-        case IDLE_POLICY_SHARE: /* zero weights: even; 1000/3 = 333 rest 1, to key 1 */
+        case IDLE_POLICY_SHARE:      /* zero weights: even; 1000/3 = 333 rest 1, to key 1 */
             assert_int_equal(parts[0], 333);
             assert_int_equal(parts[1], 334);
             assert_int_equal(parts[2], 333);

@@ -53,8 +53,10 @@ format:
 demo: build
 	@scripts/demo $(BUILD) $(DEMO_SCENARIO) $(DEMO_LISTEN)
 
-bench: build
-	@bench/run $(BUILD)
+# Release build in build-bench/, the synthetic node, node_exporter beside it; rewrites
+# docs/PERFORMANCE.md (about 10 minutes).
+bench: deps
+	@bench/run
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

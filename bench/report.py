@@ -107,7 +107,7 @@ def main():
     o.append("```sh\nmake bench            # = bench/run: Release build in build-bench/,"
              " then everything below\nbench/run --quick      # smoke run (CTest `bench-smoke`,"
              " label bench): 100 processes, 3 s\n```\n")
-    o.append("- **Node**: `bench/gen-node.py` builds a fake procfs with N processes (~90 %% in"
+    o.append("- **Node**: `bench/gen-node.py` builds a fake procfs with N processes (~90 % in"
              " N/10 containers of N/20 pods, kubelet cgroup lines of both drivers; system"
              " services; kernel threads), cgroup `cpu.stat` files, `/proc/stat` and a powercap"
              " tree with two packages (package + dram zones). While the exporter runs it"
@@ -115,7 +115,7 @@ def main():
              " every 4th process and their containers' `cpu.stat`. The GPUs are the simulated"
              " node `scenarios/node-8gpu-64proc.scn` (8 H100 × 64 time-sliced processes), loaded"
              " as `--nvml-library build/sim/libnvidia-ml.so.1`, its processes in the same"
-             " procfs.")
+             " procfs (so the scanner sees N + the ~480 GPU processes alive at a time).")
     o.append("- **joulestat**: `serve --sample-interval 100ms --process-scan-interval 1s"
              " --rapl-source powercap`; after 3 s warm-up, CPU seconds per second from"
              " `/proc/PID/stat` (utime + stime) over %s s, peak RSS from `VmHWM`." % a.period)
@@ -134,10 +134,10 @@ def main():
     o.append("## Results\n")
     o.append("### joulestat: 8 GPUs × 64 processes at 10 Hz + process scan at 1 Hz\n")
     o.append("| processes | CPU (% of one core) | µs CPU per process per scan | peak RSS"
-             " (MiB) | series | body (KiB) | plain p50 / p99 (ms) | gzip p50 / p99 (ms) |"
+             " (MiB) | RSS anon / file (MiB) | series | body (KiB) | plain p50 / p99 (ms) | gzip p50 / p99 (ms) |"
              " gzip body (KiB) | CPU per scrape plain / gzip (ms) | peak RSS after scrapes"
              " (MiB) |")
-    o.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    o.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     base = find(recs, "joulestat-node", procs[0]) if procs else None
     for n in procs:
         node = find(recs, "joulestat-node", n)
@@ -152,10 +152,12 @@ def main():
         per_proc = None
         if n != procs[0] and cpu is not None and base and base.get("cpu_s_per_s") is not None:
             per_proc = (cpu - base["cpu_s_per_s"]) / (n - procs[0]) * 1e6
-        o.append("| %d | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s |" % (
+        o.append("| %d | %s | %s | %s | %s / %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s |" % (
             n, fmt(cpu * 100 if cpu is not None else None, "%.3f"),
             fmt(per_proc, "%.1f") if per_proc is not None else "(base)",
             fmt(node["hwm_kib"] / MIB if node else None),
+            fmt(node["anon_kib"] / MIB if node and "anon_kib" in node else None),
+            fmt(node["file_kib"] / MIB if node and "file_kib" in node else None),
             fmt(pl.get("series") if pl else None, "%d"),
             fmt(pl["bytes"] / 1024 if pl else None, "%.0f"),
             fmt(pl.get("p50_ms") if pl else None), fmt(pl.get("p99_ms") if pl else None),
@@ -164,6 +166,8 @@ def main():
             fmt(pl.get("cpu_ms_per_scrape") if pl else None, "%.3f"),
             fmt(gz.get("cpu_ms_per_scrape") if gz else None, "%.3f"),
             fmt(after["hwm_kib"] / MIB if after else None)))
+    o.append("\nRSS anon / file: at the end of the sampling period; file-backed pages are the"
+             " shared libraries' (clean, shared with other processes, but counted in RSS).")
     o.append("\n“µs CPU per process per scan” is the growth over the smallest node: (CPU/s at N −"
              " CPU/s at %d) / (N − %d), with one scan per second.\n" % (procs[0], procs[0])
              if procs else "")
@@ -207,6 +211,11 @@ def main():
             fmt(gz.get("p99_ms") if gz else None, "%.3f"),
             fmt(m["hwm_kib"] / MIB if m else None)))
     need(rows.get("joulestat", (None,))[0], "series", "rapl series")
+    # Scrapers keep their connection; joulestat must not close it after each reply.
+    for r in recs:
+        if r["record"].startswith("joulestat") and r.get("reconnects", 0) > 0:
+            missing.append("keep-alive (%s %s reconnected %d times)" % (
+                r["record"], r["mode"], r["reconnects"]))
     o.append("")
 
     o.append("## Budget (issue #8)\n")

@@ -273,8 +273,7 @@ int main(int argc, char **argv) {
     qsort(t, count, sizeof(*t), cmp_u64);
     printf("scrapes=%zu bytes=%zu series=%zu p50_ms=%.3f p99_ms=%.3f max_ms=%.3f mean_ms=%.3f "
            "reconnects=%u\n",
-           count, body_len, gz ? 0 : count_series(body ? body : "", body_len),
-           pct_ms(t, count, 50), pct_ms(t, count, 99), (double)t[count - 1] / 1e6,
-           sum / (double)count / 1e6, reconnects);
+           count, body_len, gz ? 0 : count_series(body ? body : "", body_len), pct_ms(t, count, 50),
+           pct_ms(t, count, 99), (double)t[count - 1] / 1e6, sum / (double)count / 1e6, reconnects);
     return 0;
 }

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* The CPU side of the exposition: RAPL domains, CPU energy per process and unseen per
+ * workload, and the container / pod / SLURM job families (GPU and CPU components). */
+#include <stdint.h>
+#include <string.h>
+
+#include "exposition_internal.h"
+#include "rapl_units.h"
+
+/* ---- RAPL ---------------------------------------------------------------------------- */
+
+static const struct family rapl_energy = {
+    "joulestat_", "rapl_energy_joules_total", "counter",
+    "Energy measured by a RAPL domain since joulestat started, in joules."};
+static const struct family cpu_unattr = {"joulestat_", "cpu_unattributed_energy_joules_total",
+                                         "counter",
+                                         "RAPL energy given to no workload, by reason, in joules."};
+
+static void rapl_labels(struct render *r, const struct snap_rapl *d) {
+    series_begin(r);
+    strbuf_putc(r->out, '{');
+    put_label_u64(r->out, true, "package", d->package);
+    PUT_LABEL(r->out, false, "domain", d->domain);
+}
+
+void exposition_render_rapl(struct render *r, const struct snapshot *s) {
+    family_begin(r, &rapl_energy);
+    for (size_t i = 0; i < s->n_rapl; i++) {
+        rapl_labels(r, &s->rapl[i]);
+        end_micro(r, s->rapl[i].energy_uj);
+    }
+    family_begin(r, &cpu_unattr);
+    for (size_t i = 0; i < s->n_rapl; i++)
+        for (unsigned k = 0; k < _UNATTR_MAX; k++) {
+            rapl_labels(r, &s->rapl[i]);
+            put_label(r->out, false, "reason", unattributed_reason_to_string(k), SIZE_MAX);
+            end_micro(r, s->rapl[i].unattributed_uj[k]);
+        }
+}
+
+/* ---- CPU energy per process and unseen per workload ------------------------------------ */
+
+static const struct family cpu_process_energy = {
+    "joulestat_", "cpu_process_energy_joules_total", "counter",
+    "RAPL energy attributed to the process by its CPU time, per domain, in joules "
+    "(--cpu-process-metrics)."};
+static const struct family cpu_process_active = {
+    "joulestat_", "cpu_process_active", "gauge",
+    "1 while the process runs, 0 after it exited (kept for the retention time)."};
+static const struct family cpu_unseen_energy = {
+    "joulestat_", "cpu_unseen_energy_joules_total", "counter",
+    "RAPL energy of a workload's cgroup CPU time that no process scan saw (short-lived "
+    "processes), per domain, in joules."};
+
+/* The domains the node measures: a process gets one series for each. */
+static unsigned rapl_domain_mask(const struct snapshot *s) {
+    unsigned mask = 0;
+
+    for (size_t i = 0; i < s->n_rapl; i++) {
+        int d = rapl_domain_from_string(s->rapl[i].domain);
+
+        if (d >= 0 && d < SNAP_CPU_DOMAINS)
+            mask |= 1U << d;
+    }
+    return mask;
+}
+
+static void cpu_workload_labels(struct strbuf *sb, const struct snap_identity *id) {
+    PUT_LABEL(sb, false, "pod", id->pod);
+    PUT_LABEL(sb, false, "namespace", id->namespace_);
+    PUT_LABEL(sb, false, "container", id->container);
+    PUT_LABEL(sb, false, "pod_uid", id->pod_uid);
+    PUT_LABEL(sb, false, "container_id", id->container_id);
+    PUT_LABEL(sb, false, "job_id", id->slurm_job);
+}
+
+static void cpu_process_labels(struct render *r, const struct snap_cpu_process *p) {
+    series_begin(r);
+    strbuf_putc(r->out, '{');
+    put_label_u64(r->out, true, "pid", p->pid);
+    PUT_LABEL(r->out, false, "process_name", p->id.process_name);
+    cpu_workload_labels(r->out, &p->id);
+}
+
+static void put_domain(struct render *r, unsigned d) {
+    put_label(r->out, false, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
+}
+
+void exposition_render_cpu_processes(struct render *r, const struct snapshot *s) {
+    unsigned mask = rapl_domain_mask(s);
+
+    family_begin(r, &cpu_process_energy);
+    for (size_t i = 0; i < s->n_cpu_processes; i++)
+        for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
+            if (!(mask & (1U << d)))
+                continue;
+            cpu_process_labels(r, &s->cpu_processes[i]);
+            put_domain(r, d);
+            end_micro(r, s->cpu_processes[i].energy_uj[d]);
+        }
+    family_begin(r, &cpu_process_active);
+    for (size_t i = 0; i < s->n_cpu_processes; i++) {
+        cpu_process_labels(r, &s->cpu_processes[i]);
+        end_u64(r, s->cpu_processes[i].active);
+    }
+    family_begin(r, &cpu_unseen_energy);
+    for (size_t i = 0; i < s->n_workloads; i++) {
+        const struct snap_workload *w = &s->workloads[i];
+
+        if (!w->cpu_unseen_valid)
+            continue;
+        for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
+            if (!(mask & (1U << d)))
+                continue;
+            series_begin(r);
+            strbuf_putc(r->out, '{');
+            /* The first label of cpu_workload_labels() has a leading comma: start with
+             * the domain instead. */
+            put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
+            cpu_workload_labels(r->out, &w->id);
+            end_micro(r, w->cpu_unseen_uj[d]);
+        }
+    }
+}
+
+/* ---- containers, pods, SLURM jobs ---------------------------------------------------- */
+
+static const struct {
+    struct family energy;
+    struct family active;
+} workload_families[_WORKLOAD_KIND_MAX] = {
+    [WORKLOAD_CONTAINER] = {{"joulestat_", "container_energy_joules_total", "counter",
+                             "Energy attributed to the container by component (gpu, cpu), "
+                             "in joules."},
+                            {"joulestat_", "container_active", "gauge",
+                             "1 while the container has processes, 0 during retention."}},
+    [WORKLOAD_POD] = {{"joulestat_", "pod_energy_joules_total", "counter",
+                       "Energy attributed to the pod by component (gpu, cpu), in joules."},
+                      {"joulestat_", "pod_active", "gauge",
+                       "1 while the pod has processes, 0 during retention."}},
+    [WORKLOAD_JOB] = {{"joulestat_", "slurm_job_energy_joules_total", "counter",
+                       "Energy attributed to the SLURM job by component (gpu, cpu), in joules."},
+                      {"joulestat_", "slurm_job_active", "gauge",
+                       "1 while the job has processes, 0 during retention."}},
+};
+
+static void workload_labels(struct render *r, const struct snap_workload *w) {
+    series_begin(r);
+    strbuf_putc(r->out, '{');
+    switch (w->kind) {
+    case WORKLOAD_CONTAINER:
+        PUT_LABEL(r->out, true, "namespace", w->id.namespace_);
+        PUT_LABEL(r->out, false, "pod", w->id.pod);
+        PUT_LABEL(r->out, false, "container", w->id.container);
+        PUT_LABEL(r->out, false, "container_id", w->id.container_id);
+        break;
+    case WORKLOAD_POD:
+        PUT_LABEL(r->out, true, "namespace", w->id.namespace_);
+        PUT_LABEL(r->out, false, "pod", w->id.pod);
+        PUT_LABEL(r->out, false, "pod_uid", w->id.pod_uid);
+        break;
+    case WORKLOAD_JOB:
+    default:
+        PUT_LABEL(r->out, true, "job_id", w->id.slurm_job);
+        break;
+    }
+}
+
+void exposition_render_workloads(struct render *r, const struct snapshot *s) {
+    for (unsigned kind = 0; kind < _WORKLOAD_KIND_MAX; kind++) {
+        family_begin(r, &workload_families[kind].energy);
+        for (size_t i = 0; i < s->n_workloads; i++) {
+            const struct snap_workload *w = &s->workloads[i];
+
+            if ((unsigned)w->kind != kind)
+                continue;
+            workload_labels(r, w);
+            strbuf_puts(r->out, ",component=\"gpu\"");
+            end_micro(r, w->gpu_energy_uj);
+            workload_labels(r, w);
+            strbuf_puts(r->out, ",component=\"cpu\"");
+            end_micro(r, w->cpu_energy_uj);
+        }
+        family_begin(r, &workload_families[kind].active);
+        for (size_t i = 0; i < s->n_workloads; i++) {
+            const struct snap_workload *w = &s->workloads[i];
+
+            if ((unsigned)w->kind != kind)
+                continue;
+            workload_labels(r, w);
+            end_u64(r, w->active);
+        }
+    }
+}

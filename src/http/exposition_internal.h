@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Rendering helpers shared by the exposition's parts (exposition.c: GPUs, processes,
+ * self-metrics; exposition_cpu.c: RAPL, CPU processes, workloads). Not a public API. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "promtext.h"
+#include "snapshot.h"
+#include "strbuf.h"
+
+struct family {
+    const char *prefix; /* "joulestat_" or the per-process prefix */
+    const char *suffix;
+    const char *type;
+    const char *help;
+};
+
+/* HELP/TYPE are written lazily at a family's first series, so an empty family (no GPUs,
+ * no RAPL) leaves nothing behind and each family appears exactly once. */
+struct render {
+    struct strbuf *out;
+    const struct family *fam;
+    bool header_done;
+    size_t series;
+};
+
+static inline void family_begin(struct render *r, const struct family *f) {
+    r->fam = f;
+    r->header_done = false;
+}
+
+static inline void put_name(struct render *r) {
+    strbuf_puts(r->out, r->fam->prefix);
+    strbuf_puts(r->out, r->fam->suffix);
+}
+
+static inline void series_begin(struct render *r) {
+    if (!r->header_done) {
+        strbuf_append(r->out, "# HELP ", 7);
+        put_name(r);
+        strbuf_putc(r->out, ' ');
+        strbuf_puts(r->out, r->fam->help);
+        strbuf_append(r->out, "\n# TYPE ", 8);
+        put_name(r);
+        strbuf_putc(r->out, ' ');
+        strbuf_puts(r->out, r->fam->type);
+        strbuf_putc(r->out, '\n');
+        r->header_done = true;
+    }
+    put_name(r);
+    r->series++;
+}
+
+/* name="value" with a leading comma unless it is the first label. */
+static inline void put_label(struct strbuf *sb, bool first, const char *name, const char *value,
+                             size_t max) {
+    if (!first)
+        strbuf_putc(sb, ',');
+    strbuf_puts(sb, name);
+    strbuf_append(sb, "=\"", 2);
+    promtext_put_label_value(sb, value, max);
+    strbuf_putc(sb, '"');
+}
+
+static inline void put_label_u64(struct strbuf *sb, bool first, const char *name, uint64_t value) {
+    if (!first)
+        strbuf_putc(sb, ',');
+    strbuf_puts(sb, name);
+    strbuf_append(sb, "=\"", 2);
+    strbuf_put_u64(sb, value);
+    strbuf_putc(sb, '"');
+}
+
+#define PUT_LABEL(sb, first, name, field) put_label(sb, first, name, field, sizeof(field))
+
+static inline void end_u64(struct render *r, uint64_t v) {
+    strbuf_append(r->out, "} ", 2);
+    strbuf_put_u64(r->out, v);
+    strbuf_putc(r->out, '\n');
+}
+
+static inline void end_micro(struct render *r, uint64_t micro) {
+    strbuf_append(r->out, "} ", 2);
+    strbuf_put_micro(r->out, micro);
+    strbuf_putc(r->out, '\n');
+}
+
+static inline void end_double(struct render *r, double v) {
+    strbuf_append(r->out, "} ", 2);
+    promtext_put_double(r->out, v);
+    strbuf_putc(r->out, '\n');
+}
+
+/* A series without labels. */
+static inline void plain_series_double(struct render *r, const struct family *f, double v) {
+    family_begin(r, f);
+    series_begin(r);
+    strbuf_putc(r->out, ' ');
+    promtext_put_double(r->out, v);
+    strbuf_putc(r->out, '\n');
+}
+
+void exposition_render_rapl(struct render *r, const struct snapshot *s);
+void exposition_render_cpu_processes(struct render *r, const struct snapshot *s);
+void exposition_render_workloads(struct render *r, const struct snapshot *s);

@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
     uint32_t port, count32;
     bool gz;
     double sum = 0;
-    int req_len;
+    int req_len, ret = 1;
 
     if (argc < 4 || safe_atou32(argv[1], &port) < 0 || port == 0 || port > 65535 ||
         safe_atou32(argv[3], &count32) < 0 || count32 == 0) {
@@ -253,7 +253,7 @@ int main(int argc, char **argv) {
             r = conn_open(&c, (int)port);
             if (r < 0) {
                 fprintf(stderr, "bench-scrape: connect: %s\n", strerror(-r));
-                return 1;
+                goto finish;
             }
             reconnects += i > 0;
         }
@@ -262,18 +262,20 @@ int main(int argc, char **argv) {
         t[i] = now_ns() - t0;
         if (r < 0) {
             fprintf(stderr, "bench-scrape: request %zu: %s\n", i, strerror(-r));
-            return 1;
+            goto finish;
         }
         sum += (double)t[i];
         if (close_after)
             conn_close(&c);
     }
-    conn_close(&c);
-    free(c.buf);
     qsort(t, count, sizeof(*t), cmp_u64);
     printf("scrapes=%zu bytes=%zu series=%zu p50_ms=%.3f p99_ms=%.3f max_ms=%.3f mean_ms=%.3f "
            "reconnects=%u\n",
            count, body_len, gz ? 0 : count_series(body ? body : "", body_len), pct_ms(t, count, 50),
            pct_ms(t, count, 99), (double)t[count - 1] / 1e6, sum / (double)count / 1e6, reconnects);
-    return 0;
+    ret = 0;
+finish:
+    conn_close(&c);
+    free(c.buf);
+    return ret;
 }

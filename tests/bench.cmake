@@ -13,3 +13,15 @@ set_tests_properties(bench-smoke PROPERTIES LABELS "bench;slow" TIMEOUT 300)
 add_executable(bench-procfs-syscalls ${CMAKE_SOURCE_DIR}/bench/procfs-syscalls.c)
 target_link_libraries(bench-procfs-syscalls PRIVATE js_base)
 joulestat_warnings(bench-procfs-syscalls)
+
+# The tools' refusals: usage (exit 2), nothing listening (exit 1), no pid directories (exit 1).
+add_test(NAME bench-scrape-usage COMMAND bench-scrape 9400 /metrics 0)
+add_test(NAME bench-scrape-refused COMMAND bench-scrape 1 /metrics 1)
+add_test(NAME bench-procfs-syscalls-empty COMMAND bench-procfs-syscalls ${CMAKE_CURRENT_SOURCE_DIR}/trees)
+set_tests_properties(bench-scrape-usage bench-scrape-refused bench-procfs-syscalls-empty
+                     PROPERTIES LABELS bench)
+set_tests_properties(bench-scrape-usage PROPERTIES PASS_REGULAR_EXPRESSION "^usage: bench-scrape")
+set_tests_properties(bench-scrape-refused PROPERTIES PASS_REGULAR_EXPRESSION
+                     "^bench-scrape: connect: Connection refused")
+set_tests_properties(bench-procfs-syscalls-empty PROPERTIES PASS_REGULAR_EXPRESSION
+                     "no pid directories under")

@@ -2,6 +2,7 @@
 #include "kube_labels.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@ struct kube_labels {
     /* Watcher thread only (report callback). */
     struct complaint complaints[_KUBE_FAIL_MAX];
     bool connected_once;
+    /* Written by the watcher thread, read by the sampler for joulestat_source_up. */
+    atomic_bool up;
+    atomic_uint_fast64_t errors;
 };
 
 /* Where the API server is and who we are; -ENOENT with *ret_why when not configured. */
@@ -97,6 +101,7 @@ static void on_report(const struct kube_report *rep, void *userdata) {
     struct kube_labels *k = userdata;
     uint64_t now = clock_monotonic_ns();
 
+    atomic_store(&k->up, rep->ok);
     if (rep->ok) {
         bool recovered = false;
 
@@ -109,6 +114,7 @@ static void on_report(const struct kube_report *rep, void *userdata) {
         k->connected_once = true;
         return;
     }
+    atomic_fetch_add(&k->errors, 1);
     if (rep->failure < _KUBE_FAIL_MAX && complain_should_log(&k->complaints[rep->failure], now))
         log_failure(k, rep);
 }
@@ -200,6 +206,13 @@ void kube_labels_apply(struct kube_labels *k, struct ledger *l) {
     }
     if (k->table)
         kube_labels_fill_ledger(k->table, l);
+}
+
+bool kube_labels_health(const struct kube_labels *k, uint64_t *ret_errors) {
+    if (!k)
+        return false;
+    *ret_errors = atomic_load(&k->errors);
+    return atomic_load(&k->up);
 }
 
 const struct kube_table *kube_labels_table(const struct kube_labels *k) {

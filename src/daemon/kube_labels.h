@@ -25,6 +25,10 @@ void kube_labels_apply(struct kube_labels *k, struct ledger *l);
  * from t by pod UID and container id; names already set are kept. */
 void kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l);
 
+/* For joulestat_source_up{source="kubernetes_api"}: whether the last LIST/WATCH attempt
+ * worked, and the failed attempts so far in *ret_errors. False for NULL (off). */
+bool kube_labels_health(const struct kube_labels *k, uint64_t *ret_errors);
+
 /* The table the last apply used (borrowed: valid until the next apply), or NULL. For the
  * kubelet pod-resources join (kube_table_uid_by_name). */
 const struct kube_table *kube_labels_table(const struct kube_labels *k);

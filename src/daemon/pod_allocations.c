@@ -119,6 +119,13 @@ void pod_allocations_apply(struct pod_allocations *p, struct gpu_accounting *acc
     gpu_accounting_set_allocations(acc, p->state ? p->state->table : NULL, lookup_uid, p);
 }
 
+bool pod_allocations_health(const struct pod_allocations *p, uint64_t *ret_errors) {
+    if (!p || !p->state)
+        return false;
+    *ret_errors = p->state->errors;
+    return p->state->up;
+}
+
 void pod_allocations_after_tick(struct pod_allocations *p, const struct gpu_tick_stats *st) {
     if (!p || !st || st->allocation_fallbacks == 0 || p->said_fallback)
         return;

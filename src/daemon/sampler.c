@@ -352,6 +352,14 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
                                t->mono_ns, &s->ledger);
 }
 
+static void put_source(struct snapshot *snap, const char *name, bool up, uint64_t errors) {
+    struct snap_source *src = &snap->sources[snap->n_sources++];
+
+    src->up = up;
+    src->errors = errors;
+    (void)snprintf(src->name, sizeof(src->name), "%s", name);
+}
+
 static int publish(struct sampler *s, const struct tick_time *t, double duration) {
     struct snapshot *snap;
 
@@ -360,17 +368,26 @@ static int publish(struct sampler *s, const struct tick_time *t, double duration
 
     if (!snap)
         return -ENOMEM;
-    snap->sources = calloc(_SOURCE_MAX, sizeof(*snap->sources));
+    snap->sources = calloc(_SOURCE_MAX + 2, sizeof(*snap->sources));
     if (!snap->sources) {
         (void)snapshot_unref(snap);
         return -ENOMEM;
     }
-    for (unsigned i = 0; i < _SOURCE_MAX; i++) {
-        snap->sources[i].up = s->health[i].up;
-        snap->sources[i].errors = s->health[i].errors;
-        (void)snprintf(snap->sources[i].name, sizeof(snap->sources[i].name), "%s", source_names[i]);
+    for (unsigned i = 0; i < _SOURCE_MAX; i++)
+        put_source(snap, source_names[i], s->health[i].up, s->health[i].errors);
+    /* The Kubernetes sources have series only where they are configured. */
+    if (s->kube) {
+        uint64_t errors = 0;
+        bool up = kube_labels_health(s->kube, &errors);
+
+        put_source(snap, "kubernetes_api", up, errors);
     }
-    snap->n_sources = _SOURCE_MAX;
+    if (s->podres) {
+        uint64_t errors = 0;
+        bool up = pod_allocations_health(s->podres, &errors);
+
+        put_source(snap, "pod_resources", up, errors);
+    }
     snap->generation = ++s->generation;
     snap->timestamp_seconds = t->wall_seconds;
     snap->metric_prefix = s->cfg->metric_prefix;

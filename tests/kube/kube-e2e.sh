@@ -87,6 +87,11 @@ check has "$url" joulestat_pod_energy_joules_total pod=infer-5c9f7d6b8-x2kq4 nam
     e2e_fail "the pod series has no names"
 check has "$url" joulestat_container_energy_joules_total container=server pod=infer-5c9f7d6b8-x2kq4 ||
     e2e_fail "the container series has no names"
+source_up() { curl -sf "$1" | grep -qx "joulestat_source_up{source=\"kubernetes_api\"} $2"; }
+e2e_wait 10 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1"
+e2e_wait 10 source_up "$bad_url" 0 || e2e_fail "source_up{kubernetes_api} should be 0 (wrong token)"
+curl -sf "$bad_url" | grep -Eq '^joulestat_source_errors_total\{source="kubernetes_api"\} [1-9]' ||
+    e2e_fail "wrong token: source_errors_total{kubernetes_api} should count the failures"
 echo "step 1: names filled at t=$((SECONDS - t0)) s"
 
 # `joulestat check` says whether the API server is reachable and accepts the token.
@@ -125,11 +130,13 @@ e2e_wait 5 check has "$url" $metric pid=4401 pod= container_id=65d752a38e1db784d
     e2e_fail "solver should be there without names while the API server is down"
 check has "$url" $metric pid=4101 pod=infer-5c9f7d6b8-x2kq4 ||
     e2e_fail "names must survive the API server going away"
+e2e_wait 10 source_up "$url" 0 || e2e_fail "source_up{kubernetes_api} should be 0 while it is away"
 
 # 4. It comes back (knowing the late pod); our old resourceVersion is unknown to it: 410.
 start_api --pods "$d/state.json" --add "$kube/pod-late.json" --rv-start 100000
 e2e_wait 45 check has "$url" $metric pid=4401 pod=late-job-q7w2z namespace=ml container=solver ||
     e2e_fail "names did not come back after the API server returned"
+e2e_wait 10 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1 again"
 echo "step 4: names back at t=$((SECONDS - t0)) s"
 grep -q "WATCH .* gone=1" "$d/api-requests.log" || e2e_fail "the 410 re-list path was not taken"
 

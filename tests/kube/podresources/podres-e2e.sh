@@ -73,6 +73,8 @@ ta=$(value 2 "$alloc" gpu=0 pod=train-a)
 gt "$nb" 0 || e2e_fail "notebook (holds GPU 0, runs nothing) got no idle energy"
 gt "$ta" "$nb" || e2e_fail "train-a (2 replicas) should get more idle energy than notebook (1)"
 grep -q 'serving/infer' "$E2E_TMP/scrape-2.prom" && e2e_fail "new-form MIG id was charged"
+grep -qx 'joulestat_source_up{source="pod_resources"} 1' "$E2E_TMP/scrape-2.prom" ||
+    e2e_fail "source_up{pod_resources} should be 1 while the peer answers"
 promtool check metrics <"$E2E_TMP/scrape-2.prom" >"$E2E_TMP/promtool.log" 2>&1 ||
     e2e_fail "promtool: $(cat "$E2E_TMP/promtool.log")"
 
@@ -84,6 +86,8 @@ sleep 3
 scrape 3
 series monotonic "$E2E_TMP/scrape-2.prom" "$E2E_TMP/scrape-3.prom" joulestat_ ||
     e2e_fail "a counter went down while the peer was away"
+grep -qx 'joulestat_source_up{source="pod_resources"} 0' "$E2E_TMP/scrape-3.prom" ||
+    e2e_fail "source_up{pod_resources} should be 0 while the peer is away"
 gt "$(value 3 "$alloc" gpu=1 pod=idle-holder)" "$h2" ||
     e2e_fail "idle-holder stopped getting energy while the kubelet was away"
 grep -q 'pod-resources: cannot connect to .*kubelet.sock.*fix: mount the kubelet' \

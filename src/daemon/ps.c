@@ -41,40 +41,6 @@ static const char *or_dash(const char *s) {
     return s[0] ? s : "-";
 }
 
-static void print_table(const struct snapshot *snap) {
-    printf("%-8s %-4s %-16s %-14s %-36s %-10s %12s %s\n", "PID", "GPU", "NAME", "CONTAINER",
-           "POD_UID", "JOB", "ENERGY_J", "HOW");
-    for (size_t i = 0; i < snap->n_gpu_processes; i++) {
-        const struct snap_gpu_process *p = &snap->gpu_processes[i];
-        uint64_t total = p->energy_measured_uj + p->energy_estimated_uj;
-
-        printf("%-8u %-4u %-16s %-14.12s %-36s %-10s %12.6f %s\n", p->pid, p->gpu,
-               p->id.process_name[0] ? p->id.process_name : "?", or_dash(p->id.container_id),
-               or_dash(p->id.pod_uid), or_dash(p->id.slurm_job), (double)total / 1e6,
-               p->energy_estimated_uj == 0  ? "measured"
-               : p->energy_measured_uj == 0 ? "estimated"
-                                            : "mixed");
-    }
-    if (snap->n_gpu_processes == 0)
-        printf("(no process used a GPU during the sample)\n");
-}
-
-static void print_json(const struct snapshot *snap) {
-    printf("[");
-    for (size_t i = 0; i < snap->n_gpu_processes; i++) {
-        const struct snap_gpu_process *p = &snap->gpu_processes[i];
-
-        printf("%s\n  {\"pid\": %u, \"gpu\": %u", i ? "," : "", p->pid, p->gpu);
-        print_json_field("name", p->id.process_name);
-        print_json_field("container_id", p->id.container_id);
-        print_json_field("pod_uid", p->id.pod_uid);
-        print_json_field("slurm_job", p->id.slurm_job);
-        printf(", \"energy_measured_joules\": %.6f, \"energy_estimated_joules\": %.6f}",
-               (double)p->energy_measured_uj / 1e6, (double)p->energy_estimated_uj / 1e6);
-    }
-    printf("\n]\n");
-}
-
 /* How the job was found: from the cgroup path, or from SLURM_JOB_ID in environ. */
 static const char *job_source(const struct workload_identity *w) {
     if (!w->slurm.job_id_valid && !w->slurm.sluid[0])
@@ -168,8 +134,25 @@ static void print_all_json(const struct ps_rows *t, unsigned domains) {
     printf("\n]\n");
 }
 
-/* --all: every process of a fresh scan, joined with the sampler's window. */
-static int ps_all(const struct config *cfg, const struct snapshot *snap) {
+/* Whether a row used a GPU or the CPU in the window (what plain `ps` lists). */
+static bool row_in_use(const struct ps_row *r) {
+    return r->n_gpus > 0 || r->gpu_measured_uj + r->gpu_estimated_uj > 0 || ps_row_cpu_uj(r) > 0;
+}
+
+/* Keeps the rows that used a GPU or the CPU, in order. */
+static void keep_rows_in_use(struct ps_rows *t) {
+    size_t kept = 0;
+
+    for (size_t i = 0; i < t->n; i++)
+        if (row_in_use(&t->rows[i]))
+            t->rows[kept++] = t->rows[i];
+    t->n = kept;
+    t->n_sorted = kept;
+}
+
+/* Every process of a fresh scan joined with the sampler's window; without --all only the
+ * processes that used a GPU or the CPU in it. */
+static int ps_list(const struct config *cfg, const struct snapshot *snap) {
     _cleanup_(closep) int proc_fd = -1;
     struct procfs_scanner *scanner = NULL;
     const struct procfs_process *rows = NULL;
@@ -197,10 +180,15 @@ static int ps_all(const struct config *cfg, const struct snapshot *snap) {
     if (r < 0)
         goto finish;
     ps_rows_sort(&t);
+    if (!cfg->all)
+        keep_rows_in_use(&t);
     if (cfg->json)
         print_all_json(&t, domains_of(snap));
-    else
+    else {
         print_all_table(&t);
+        if (!cfg->all && t.n == 0)
+            printf("(no process used a GPU or the CPU during the sample)\n");
+    }
 
 finish:
     ps_rows_done(&t);
@@ -244,14 +232,9 @@ int ps_run(const struct config *given) {
         r = -ENODATA;
         goto finish;
     }
-    if (cfg->all)
-        r = ps_all(cfg, snap);
-    else if (cfg->json)
-        print_json(snap);
-    else {
-        print_table(snap);
+    r = ps_list(cfg, snap);
+    if (r >= 0 && !cfg->json)
         pod_allocations_print(snap);
-    }
 
 finish:
     (void)snapshot_unref(snap);

@@ -117,6 +117,24 @@ assert 0 < total <= Decimal(26), total
 assert len(rows) > 10 and any(r["kernel_thread"] for r in rows), len(rows)
 EOP
 
+# Plain ps lists only what used a GPU or the CPU in the window: the burner, not an idle
+# process of the same job.
+SLURM_JOB_ID=4242 sleep 600 &
+sleeper=$!
+E2E_PIDS+=($sleeper)
+run "$js" ps --json --no-gpu --rapl-source powercap --path.sysfs "$E2E_TMP/sys" \
+    --sample-interval 1s
+python3 - "$E2E_TMP/out" "$burner" "$sleeper" <<'EOP' || e2e_fail "ps --json (real /proc): $(cat "$E2E_TMP/out")"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+pids = {r["pid"] for r in rows}
+assert int(sys.argv[2]) in pids, "the burner is missing"
+assert int(sys.argv[3]) not in pids, "an idle process is listed"
+assert all(r["cpu_energy_joules"] > 0 or r["gpus"] for r in rows), rows
+EOP
+run "$js" ps --no-gpu --rapl-source powercap --path.sysfs "$E2E_TMP/sys" --sample-interval 1s
+grep -Eq "^$burner +bash .* 4242 " "$E2E_TMP/out" || e2e_fail "ps table: $(cat "$E2E_TMP/out")"
+
 # 4. Errors.
 got=0
 "$js" ps --all --no-gpu --rapl-source off --sample-interval 100ms \

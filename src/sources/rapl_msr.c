@@ -86,7 +86,7 @@ static int add_package(struct rapl *rapl, const struct rapl_options *o, const st
                        unsigned *ret_esu, char *detail, size_t size) {
     _cleanup_(closep) int fd = -1;
     char path[48];
-    uint64_t unit_msr;
+    uint64_t unit_msr = 0; /* -O3 cannot see read_msr() set it */
     int added = 0, r;
 
     (void)snprintf(path, sizeof(path), "cpu/%u/msr", cpu->cpu);
@@ -108,7 +108,7 @@ static int add_package(struct rapl *rapl, const struct rapl_options *o, const st
             .domain = d->domain,
             .modulus = MSR_MODULUS,
         };
-        uint64_t v;
+        uint64_t v = 0;
         int dup_fd;
 
         /* psys is one counter for the platform: read it once per package, not per die. */

@@ -7,7 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "environ.h"
 #include "fileio.h"
@@ -26,6 +31,8 @@
  * starttime < 2^42 ticks, i.e. for 139 years of uptime at 1000 Hz. */
 #define KEY_PID_BITS 22
 #define KEY_STARTTIME_LIMIT (UINT64_C(1) << (64 - KEY_PID_BITS))
+/* Upper bound of the default kept-fd cap when RLIMIT_NOFILE is unlimited or huge. */
+#define KEPT_FDS_DEFAULT_MAX (1u << 20)
 
 struct cache_entry {
     uint32_t pid;
@@ -37,6 +44,10 @@ struct cache_entry {
     bool kernel_thread;
     char comm[PROC_COMM_MAX];
     struct workload_identity identity;
+    /* <pid>/stat kept open between scans (-1: none), and the inode of the <pid> directory
+     * it was opened under, as the listing reported it. */
+    int stat_fd;
+    ino_t dir_ino;
 };
 
 struct procfs_scanner {
@@ -47,6 +58,12 @@ struct procfs_scanner {
     uint64_t scan_no;
 
     struct hashmap cache; /* key_of(pid, starttime) -> struct cache_entry */
+    /* pid -> the cache entry holding that pid's kept stat fd (at most one per pid). */
+    struct hashmap kept;
+    size_t max_kept;
+    /* Not a real procfs (fixture trees, the simulator): a writer may replace stat by
+     * rename, which a kept fd would not see, so each kept fd is fstat()ed first. */
+    bool check_links;
 
     struct procfs_process *rows;
     size_t n_rows, cap_rows;
@@ -89,10 +106,22 @@ static int read_btime(int root_fd, uint64_t *ret) {
     return -EINVAL;
 }
 
+/* Half the soft fd limit: the rest stays for sockets, sysfs and the libraries. */
+static size_t default_max_kept(void) {
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 2 > KEPT_FDS_DEFAULT_MAX)
+        return KEPT_FDS_DEFAULT_MAX;
+    return (size_t)(rl.rlim_cur / 2);
+}
+
 int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
                        struct procfs_scanner **ret_scanner) {
     _cleanup_(freep) struct procfs_scanner *s = NULL;
     _cleanup_(closep) int root = -1, list = -1;
+    struct statfs fs;
     long tck;
     int r;
 
@@ -112,14 +141,32 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
     tck = opts && opts->clk_tck ? (long)opts->clk_tck : sysconf(_SC_CLK_TCK);
     s->clk_tck = tck > 0 ? (unsigned long)tck : 100;
 
+    s->check_links = fstatfs(root, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC;
+    s->max_kept = opts ? opts->max_kept_fds : 0;
+    if (s->max_kept == PROCFS_KEEP_NO_FDS)
+        s->max_kept = 0;
+    else if (s->max_kept == 0)
+        /* Writers of fake trees replace stat by rename: our close of the replaced file
+         * would then free its inode in the sampler thread, which costs more than the
+         * path walk it saves. Only a real procfs keeps fds unless asked. */
+        s->max_kept = s->check_links ? 0 : default_max_kept();
+
     s->dir = fdopendir(list);
     if (!s->dir)
         return -errno;
     (void)TAKE_FD(list); /* owned by the DIR now */
     s->root_fd = TAKE_FD(root);
     hashmap_init(&s->cache);
+    hashmap_init(&s->kept);
     *ret_scanner = TAKE_PTR(s);
     return 0;
+}
+
+static struct cache_entry *entry_free(struct cache_entry *e) {
+    if (e && e->stat_fd >= 0)
+        (void)close(e->stat_fd);
+    free(e);
+    return NULL;
 }
 
 struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
@@ -129,10 +176,11 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
     if (!s)
         return NULL;
     for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);)
-        free(value);
+        entry_free(value);
     hashmap_done(&s->cache);
+    hashmap_done(&s->kept);
     for (size_t i = 0; i < s->n_graveyard; i++)
-        free(s->graveyard[i]);
+        entry_free(s->graveyard[i]);
     free(s->graveyard);
     free(s->rows);
     if (s->dir)
@@ -146,6 +194,7 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret) {
     *ret = s->stats;
     ret->cached = s->cache.size;
+    ret->kept_fds = s->kept.size;
 }
 
 /* Counts a failed read; returns -ESRCH for "the process is gone" so callers skip it.
@@ -161,23 +210,37 @@ static int account_read_error(struct procfs_scanner *s, int r) {
     return r;
 }
 
-/* Reads and parses <pid>/stat through the pid directory fd. */
-static int read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
-                     struct proc_pid_stat *ret) {
-    int n;
-
-    n = read_file_into_at(pid_fd, "stat", s->stat_buf, sizeof(s->stat_buf));
-    if (n == 0) /* the process died between open and read */
-        n = -ESRCH;
-    if (n < 0)
-        return account_read_error(s, n);
-    s->stats.stat_reads++;
+/* Parses the n bytes of <pid>/stat in stat_buf. */
+static int parse_stat(struct procfs_scanner *s, int n, uint32_t pid, struct proc_pid_stat *ret) {
     if (proc_pid_stat_parse(s->stat_buf, (size_t)n, ret) < 0 || ret->pid != pid ||
         ret->starttime >= KEY_STARTTIME_LIMIT) {
         s->stats.parse_errors++;
         return -EINVAL;
     }
     return 0;
+}
+
+/* Opens and reads <pid>/stat through the pid directory fd. Returns the open stat fd (the
+ * caller may keep it) or -errno (-ESRCH: gone, -EINVAL: malformed). */
+static int open_read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
+                          struct proc_pid_stat *ret) {
+    _cleanup_(closep) int fd = -1;
+    int n, r;
+
+    fd = openat(pid_fd, "stat", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return account_read_error(s, -errno);
+    s->stats.stat_opens++;
+    n = read_fd_into(fd, s->stat_buf, sizeof(s->stat_buf));
+    if (n == 0) /* the process died between open and read */
+        n = -ESRCH;
+    if (n < 0)
+        return account_read_error(s, n);
+    s->stats.stat_reads++;
+    r = parse_stat(s, n, pid, ret);
+    if (r < 0)
+        return r;
+    return TAKE_FD(fd);
 }
 
 /* SLUID job dirs do not carry the numeric job id; the environment does. */
@@ -270,6 +333,7 @@ static int get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
         return -ENOMEM;
     e->pid = st->pid;
     e->starttime = st->starttime;
+    e->stat_fd = -1;
     e->kernel_thread = (st->flags & PROC_PF_KTHREAD) != 0;
     if (!e->kernel_thread) {
         r = read_identity(s, pid_fd, &e->identity);
@@ -322,8 +386,75 @@ static int open_pid_dir(struct procfs_scanner *s, uint32_t pid) {
     return fd;
 }
 
-static int scan_pid(struct procfs_scanner *s, uint32_t pid) {
-    _cleanup_(closep) int pid_fd = -1;
+/* Closes the kept stat fd of an entry and forgets it. */
+static void drop_kept(struct procfs_scanner *s, struct cache_entry *e) {
+    if (e->stat_fd < 0)
+        return;
+    (void)close(e->stat_fd);
+    e->stat_fd = -1;
+    if (hashmap_get(&s->kept, e->pid) == e)
+        (void)hashmap_remove(&s->kept, e->pid);
+}
+
+/* Keeps a freshly opened stat fd for the next scans while under the cap, else closes it.
+ * Takes ownership of fd. Returns 0 or -ENOMEM. */
+static int keep_stat_fd(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino) {
+    struct cache_entry *old = hashmap_get(&s->kept, e->pid);
+    int r;
+
+    if (old)
+        drop_kept(s, old);
+    drop_kept(s, e);
+    if (s->kept.size >= s->max_kept) {
+        (void)close(fd);
+        return 0;
+    }
+    r = hashmap_put(&s->kept, e->pid, e);
+    if (r < 0) {
+        (void)close(fd);
+        return r;
+    }
+    e->stat_fd = fd;
+    e->dir_ino = dir_ino;
+    return 0;
+}
+
+/*
+ * Reads <pid>/stat through the fd kept by a previous scan. Returns the entry, or NULL when
+ * there is none or the fd no longer shows the same process; the fd is dropped then and the
+ * caller opens <pid>/stat by path. On procfs a kept fd follows its process: once it exits,
+ * reads fail with ESRCH, also when the pid is reused. On other filesystems the pid directory
+ * may have been replaced (its inode in the listing changed) or stat replaced by rename (the
+ * kept file has no link left); both are checked, an in-place rewrite is simply read.
+ */
+static struct cache_entry *read_kept(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
+                                     struct proc_pid_stat *st) {
+    struct cache_entry *e = hashmap_get(&s->kept, pid);
+    struct stat sb;
+    int n;
+
+    if (!e)
+        return NULL;
+    if (e->dir_ino != dir_ino)
+        goto stale;
+    if (s->check_links && (fstat(e->stat_fd, &sb) < 0 || sb.st_nlink == 0))
+        goto stale;
+    n = read_fd_into(e->stat_fd, s->stat_buf, sizeof(s->stat_buf));
+    if (n <= 0) /* exited (ESRCH), or a rewrite caught between truncate and write */
+        goto stale;
+    /* A parse failure is counted by the by-path read that follows. */
+    if (proc_pid_stat_parse(s->stat_buf, (size_t)n, st) < 0 || st->pid != pid ||
+        st->starttime != e->starttime)
+        goto stale;
+    s->stats.stat_reads++;
+    return e;
+stale:
+    drop_kept(s, e);
+    return NULL;
+}
+
+static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
+    _cleanup_(closep) int pid_fd = -1, stat_fd = -1;
     struct proc_pid_stat st;
     struct cache_entry *e;
     uint64_t prev;
@@ -333,17 +464,23 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid) {
     r = grow_array(&s->rows, &s->cap_rows, s->n_rows + 1, sizeof(*s->rows));
     if (r < 0)
         return r;
-    pid_fd = open_pid_dir(s, pid);
-    if (pid_fd < 0)
-        return 0; /* gone, or not a real pid directory (e.g. a symlink) */
-    r = read_stat(s, pid_fd, pid, &st);
-    if (r < 0)
-        return 0;
-    r = get_entry(s, pid_fd, &st, &e);
-    if (r == -ENOMEM)
-        return r;
-    if (r < 0)
-        return 0;
+    e = read_kept(s, pid, dir_ino, &st);
+    if (!e) {
+        pid_fd = open_pid_dir(s, pid);
+        if (pid_fd < 0)
+            return 0; /* gone, or not a real pid directory (e.g. a symlink) */
+        stat_fd = open_read_stat(s, pid_fd, pid, &st);
+        if (stat_fd < 0)
+            return 0;
+        r = get_entry(s, pid_fd, &st, &e);
+        if (r == -ENOMEM)
+            return r;
+        if (r < 0)
+            return 0;
+        r = keep_stat_fd(s, e, TAKE_FD(stat_fd), dir_ino);
+        if (r < 0)
+            return r;
+    }
 
     is_new = e->seen_scan == 0;
     prev = e->cpu_ticks;
@@ -403,6 +540,7 @@ static int sweep(struct procfs_scanner *s) {
     for (size_t i = 0; i < s->n_graveyard; i++) {
         struct cache_entry *e = s->graveyard[i];
 
+        drop_kept(s, e);
         (void)hashmap_remove(&s->cache, key_of(e->pid, e->starttime));
         if (e->seen_scan == 0)
             continue;
@@ -418,7 +556,7 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
     int r;
 
     for (size_t i = 0; i < s->n_graveyard; i++)
-        free(s->graveyard[i]);
+        entry_free(s->graveyard[i]);
     s->n_graveyard = 0;
     s->n_rows = 0;
     s->scan_no++;
@@ -437,7 +575,7 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
         }
         if (!parse_pid_name(de->d_name, &pid))
             continue;
-        r = scan_pid(s, pid);
+        r = scan_pid(s, pid, de->d_ino);
         if (r < 0)
             return r;
     }
@@ -450,7 +588,7 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
 }
 
 int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *ret) {
-    _cleanup_(closep) int pid_fd = -1;
+    _cleanup_(closep) int pid_fd = -1, stat_fd = -1;
     struct proc_pid_stat st;
     struct cache_entry *e;
     int r;
@@ -460,9 +598,9 @@ int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *
     pid_fd = open_pid_dir(s, pid);
     if (pid_fd < 0)
         return pid_fd;
-    r = read_stat(s, pid_fd, pid, &st);
-    if (r < 0)
-        return r;
+    stat_fd = open_read_stat(s, pid_fd, pid, &st);
+    if (stat_fd < 0)
+        return stat_fd;
     r = get_entry(s, pid_fd, &st, &e);
     if (r < 0)
         return r;

@@ -12,9 +12,15 @@
  * The process scanner: walks <procfs>/<pid>/ and reports every process with its CPU time
  * and workload identity (container / pod / SLURM job, see cgroup_path.h).
  *
- * A process is (pid, starttime): a pid reused by a new process is a new process. Per pid
- * directory the scanner openat()s the directory (O_DIRECTORY|O_NOFOLLOW) and reads `stat`
- * relative to it in one read; only a process seen for the first time also costs a read of
+ * A process is (pid, starttime): a pid reused by a new process is a new process. The first
+ * time a pid is seen the scanner openat()s its directory (O_DIRECTORY|O_NOFOLLOW) and
+ * `stat` relative to it, and keeps that `stat` fd open: later scans only pread() it (one
+ * syscall instead of five path-walking ones). A kept fd follows its process on procfs
+ * (ESRCH once it exited, also when the pid is reused); on other filesystems (fixture trees,
+ * the simulator) a replaced pid directory or a `stat` replaced by rename is detected and
+ * reopened by path. At most max_kept_fds are kept (by default only on a real procfs); pids
+ * beyond that open `stat` every scan.
+ * Only a process seen for the first time also costs a read of
  * `cgroup` (and of `environ` when the cgroup path names a Slurm job by SLUID only, or
  * names no workload in a place where Slurm without cgroups runs tasks: see
  * workload_identity_wants_slurm_environ()). The
@@ -61,13 +67,21 @@ struct procfs_stats {
      * stat -> process skipped; cgroup -> identity none; environ -> job id stays unknown.
      * An identity read failure is not retried for the same process. */
     uint64_t read_errors;
-    size_t cached; /* processes in the identity cache now */
+    size_t cached;       /* processes in the identity cache now */
+    uint64_t stat_opens; /* opens of <pid>/stat by path (new, reused or uncapped pids) */
+    size_t kept_fds;     /* <pid>/stat fds kept open now */
 };
 
 struct procfs_options {
     /* Ticks per second of stat's time fields; 0 = sysconf(_SC_CLK_TCK). */
     unsigned long clk_tck;
+    /* <pid>/stat fds kept open between scans: 0 = half the soft RLIMIT_NOFILE at creation
+     * on a real procfs and none on other filesystems (fixture trees whose writers replace
+     * files by rename, where closing a replaced fd frees its inode in our thread);
+     * PROCFS_KEEP_NO_FDS = none (open by path every scan). */
+    size_t max_kept_fds;
 };
+#define PROCFS_KEEP_NO_FDS SIZE_MAX
 
 struct procfs_scanner;
 

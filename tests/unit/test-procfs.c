@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -64,7 +66,8 @@ static int copy_entry(const char *path, const struct stat *st, int flag, struct 
 
 static void fixture_setup(struct fixture *f, const char *tree) {
     char src[PATH_MAX], rel[128];
-    struct procfs_options opts = {.clk_tck = 100};
+    /* Kept fds are on by default only on a real procfs: exercise them here too. */
+    struct procfs_options opts = {.clk_tck = 100, .max_kept_fds = 100};
 
     (void)snprintf(rel, sizeof(rel), "tests/trees/%s", tree);
     test_source_path(src, sizeof(src), rel);
@@ -595,6 +598,156 @@ static void test_real_proc(void **state) {
     s = procfs_scanner_free(s);
 }
 
+/* Replaces <dir>/<rel> by writing a temporary file and renaming it over (as the test and
+ * benchmark writers do): a kept fd still shows the old, now unlinked file. */
+static void put_by_rename(struct fixture *f, const char *rel, const char *content) {
+    char tmp_rel[128], from[PATH_MAX + 128], to[PATH_MAX + 128];
+
+    (void)snprintf(tmp_rel, sizeof(tmp_rel), "%s.tmp", rel);
+    put(f, tmp_rel, content);
+    (void)snprintf(from, sizeof(from), "%s/%s", f->dir, tmp_rel);
+    (void)snprintf(to, sizeof(to), "%s/%s", f->dir, rel);
+    assert_int_equal(rename(from, to), 0);
+}
+
+/* Kept stat fds: unchanged processes cost no open; every way a fixture writer can change
+ * a process is still seen. procfs-basic has 6 processes (kept) and 400 with a malformed
+ * stat, opened by path on every scan because it never gets a cache entry. */
+static void test_kept_fds(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    char line[512], from[PATH_MAX + 16], to[PATH_MAX + 16];
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    (void)scan(&f, &rows);
+    assert_int_equal(stats(&f).kept_fds, 6);
+    assert_int_equal(stats(&f).stat_opens, 7);
+    n = scan(&f, &rows);
+    assert_int_equal(n, 6);
+    assert_int_equal(stats(&f).stat_opens, 8); /* only 400 again */
+    assert_int_equal(stats(&f).stat_reads, 14);
+
+    /* Rewritten in place: read through the kept fd. */
+    put_stat(&f, 100, "bash", 'S', 160, 75, 12345);
+    n = scan(&f, &rows);
+    assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 10);
+    assert_int_equal(stats(&f).stat_opens, 9);
+
+    /* Replaced by rename: the kept file has no link left, reopened by path. */
+    put_by_rename(&f, "100/stat", stat_line(line, sizeof(line), 100, "bash", 'S', 170, 75, 12345));
+    n = scan(&f, &rows);
+    p = must_find(rows, n, 100, 0);
+    assert_int_equal(p->flags, 0);
+    assert_int_equal(p->cpu_ticks_delta, 10);
+    assert_int_equal(stats(&f).stat_opens, 11);
+    assert_int_equal(stats(&f).kept_fds, 6);
+
+    /* The whole pid directory replaced (moved away, not deleted: its stat keeps a link),
+     * with a reused pid: the listing shows another directory inode. */
+    (void)snprintf(from, sizeof(from), "%s/200", f.dir);
+    (void)snprintf(to, sizeof(to), "%s/old-200", f.dir);
+    assert_int_equal(rename(from, to), 0);
+    put_stat(&f, 200, "new", 'R', 4, 1, 70000);
+    put(&f, "200/cgroup", "0::/system.slice/new.service\n");
+    n = scan(&f, &rows);
+    assert_int_equal(n, 7);
+    p = must_find(rows, n, 200, 0);
+    assert_int_equal(p->flags, PROCFS_PROCESS_NEW);
+    assert_int_equal(p->starttime, 70000);
+    assert_int_equal(p->cpu_ticks_delta, 5);
+    assert_string_equal(p->identity->systemd_unit, "new.service");
+    assert_int_equal(must_find(rows, n, 200, PROCFS_PROCESS_EXITED)->starttime, 20000);
+    assert_int_equal(stats(&f).stat_opens, 13);
+    assert_int_equal(stats(&f).kept_fds, 6);
+
+    /* Exits close their fds. */
+    rm(&f, "100");
+    rm(&f, "600");
+    n = scan(&f, &rows);
+    assert_int_equal(n, 6); /* 4 live, 2 exited */
+    assert_int_equal(stats(&f).kept_fds, 4);
+    assert_int_equal(stats(&f).stat_opens, 14);
+    fixture_teardown(&f);
+}
+
+static void scan_with_cap(size_t cap, size_t want_kept, uint64_t want_opens_per_scan) {
+    struct procfs_options opts = {.clk_tck = 100, .max_kept_fds = cap};
+    struct procfs_scanner *s = NULL;
+    const struct procfs_process *rows;
+    struct procfs_stats st;
+    struct fixture f;
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    ASSERT_OK(procfs_scanner_new(f.fd, &opts, &s));
+    ASSERT_OK(procfs_scan(s, &rows));
+    procfs_get_stats(s, &st);
+    assert_int_equal(st.kept_fds, want_kept);
+    assert_int_equal(st.stat_opens, 7);
+    put_stat(&f, 100, "bash", 'S', 250, 80, 12345);
+    put_stat(&f, 1, "systemd", 'S', 60, 30, 1);
+    n = procfs_scan(s, &rows);
+    ASSERT_OK(n);
+    assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 105);
+    assert_int_equal(must_find(rows, n, 1, 0)->cpu_ticks_delta, 10);
+    procfs_get_stats(s, &st);
+    assert_int_equal(st.stat_opens, 7 + want_opens_per_scan);
+    assert_int_equal(st.stat_reads, 14);
+    assert_int_equal(st.kept_fds, want_kept);
+    s = procfs_scanner_free(s);
+    fixture_teardown(&f);
+}
+
+/* Beyond the cap, pids are opened by path on every scan, with the same results. */
+static void test_kept_fds_cap(void **state) {
+    scan_with_cap(2, 2, 5);
+    scan_with_cap(PROCFS_KEEP_NO_FDS, 0, 7);
+    scan_with_cap(1000, 6, 1);
+    scan_with_cap(0, 0, 7); /* the default on a filesystem that is not procfs */
+}
+
+/* On the real procfs a kept fd follows its process: an exited and reaped child is reported
+ * exited, and live processes are not reopened. */
+static void test_real_proc_kept_fds(void **state) {
+    struct procfs_scanner *s = NULL;
+    const struct procfs_process *rows;
+    struct procfs_stats before, after;
+    int fd, n, news = 0, status;
+    pid_t child;
+
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    fd = open_root("/proc");
+    ASSERT_OK(fd);
+    ASSERT_OK(procfs_scanner_new(fd, NULL, &s));
+    (void)close(fd);
+    ASSERT_OK(procfs_scan(s, &rows));
+    procfs_get_stats(s, &before);
+    assert_true(before.kept_fds > 0);
+    n = procfs_scan(s, &rows);
+    ASSERT_OK(n);
+    assert_int_equal(must_find(rows, n, (uint32_t)child, 0)->flags, 0);
+    for (int i = 0; i < n; i++)
+        news += (rows[i].flags & PROCFS_PROCESS_NEW) != 0;
+    procfs_get_stats(s, &after);
+    /* Every open by path is a process new to this scan (or one that vanished meanwhile). */
+    assert_true(after.stat_opens - before.stat_opens <=
+                (uint64_t)news + (after.vanished - before.vanished));
+
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    n = procfs_scan(s, &rows);
+    ASSERT_OK(n);
+    assert_non_null(must_find(rows, n, (uint32_t)child, PROCFS_PROCESS_EXITED));
+    assert_null(find(rows, n, (uint32_t)child, 0));
+    s = procfs_scanner_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_tree),
@@ -608,6 +761,9 @@ int main(void) {
         cmocka_unit_test(test_stat_mismatch_and_huge_starttime),
         cmocka_unit_test(test_new_errors),
         cmocka_unit_test(test_real_proc),
+        cmocka_unit_test(test_kept_fds),
+        cmocka_unit_test(test_kept_fds_cap),
+        cmocka_unit_test(test_real_proc_kept_fds),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@ void ledger_init(struct ledger *l) {
     hashmap_init(&l->workloads);
     hashmap_init(&l->cpu_processes);
     hashmap_init(&l->allocations);
+    l->workload_gen = 1;
 }
 
 static void free_values(struct hashmap *m) {
@@ -91,11 +92,47 @@ static void workload_identity(enum workload_kind kind, const struct snap_identit
     }
 }
 
+/* The id a workload of this kind is keyed by ("" when the identity has none). */
+static const char *workload_name(enum workload_kind kind, const struct snap_identity *id) {
+    return kind == WORKLOAD_CONTAINER ? id->container_id
+           : kind == WORKLOAD_POD     ? id->pod_uid
+                                      : id->slurm_job;
+}
+
+/* Whether dst already holds the fields workload_identity() would copy from src. */
+static bool workload_identity_equal(enum workload_kind kind, const struct snap_identity *src,
+                                    const struct snap_identity *dst) {
+    switch (kind) {
+    case WORKLOAD_CONTAINER:
+        if (strcmp(dst->container, src->container) != 0 ||
+            strcmp(dst->container_id, src->container_id) != 0)
+            return false;
+        /* fallthrough: a container also names its pod */
+        __attribute__((fallthrough));
+    case WORKLOAD_POD:
+        return strcmp(dst->pod, src->pod) == 0 && strcmp(dst->namespace_, src->namespace_) == 0 &&
+               strcmp(dst->pod_uid, src->pod_uid) == 0;
+    case WORKLOAD_JOB:
+        return strcmp(dst->slurm_job, src->slurm_job) == 0;
+    case _WORKLOAD_KIND_MAX:
+        break;
+    }
+    return true;
+}
+
+/* Marks a workload seen. Names (pod, namespace, container) may arrive later than the ids:
+ * keep them fresh, copying only when they differ. */
+static void workload_refresh(struct ledger_workload *w, enum workload_kind kind,
+                             const struct snap_identity *id, uint64_t now_ns) {
+    if (!workload_identity_equal(kind, id, &w->id))
+        workload_identity(kind, id, &w->id);
+    w->active = true;
+    w->last_seen_ns = now_ns;
+}
+
 static int workload_touch(struct ledger *l, enum workload_kind kind, const struct snap_identity *id,
                           uint64_t now_ns, struct ledger_workload **ret) {
-    const char *name = kind == WORKLOAD_CONTAINER ? id->container_id
-                       : kind == WORKLOAD_POD     ? id->pod_uid
-                                                  : id->slurm_job;
+    const char *name = workload_name(kind, id);
     struct ledger_workload *w;
     uint64_t key;
     int r;
@@ -118,10 +155,7 @@ static int workload_touch(struct ledger *l, enum workload_kind kind, const struc
             return r;
         }
     }
-    /* Names (pod, namespace, container) may arrive later than the ids: keep them fresh. */
-    workload_identity(kind, id, &w->id);
-    w->active = true;
-    w->last_seen_ns = now_ns;
+    workload_refresh(w, kind, id, now_ns);
     *ret = w;
     return 0;
 }
@@ -147,15 +181,38 @@ static int add_to_workloads(struct ledger *l, const struct snap_identity *id, ui
     return 0;
 }
 
+/* Every tick books every GPU process: its workload entries are resolved once, not hashed
+ * from id strings each time. A cached entry whose id no longer matches is looked up again. */
 int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t uj, bool estimated,
                           uint64_t now_ns) {
+    bool cached = p->wl_gen == l->workload_gen;
+
     if (estimated)
         p->estimated_uj += uj;
     else
         p->measured_uj += uj;
     p->active = true;
     p->last_seen_ns = now_ns;
-    return add_to_workloads(l, &p->id, uj, true, now_ns);
+    for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++) {
+        struct ledger_workload *w = cached ? p->wl[k] : NULL;
+        const char *name = workload_name(k, &p->id);
+        int r;
+
+        if (w && w->kind == k && strcmp(workload_name(k, &w->id), name) == 0)
+            workload_refresh(w, k, &p->id, now_ns);
+        else if (!cached || w || name[0] != '\0') {
+            r = workload_touch(l, k, &p->id, now_ns, &w);
+            if (r < 0) {
+                p->wl_gen = 0;
+                return r;
+            }
+        }
+        p->wl[k] = w;
+        if (w)
+            w->gpu_uj += uj;
+    }
+    p->wl_gen = l->workload_gen;
+    return 0;
 }
 
 int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
@@ -243,6 +300,8 @@ static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint6
     }
     for (size_t i = 0; i < n; i++)
         free(hashmap_remove(m, l->sweep_keys[i]));
+    if (!processes && n > 0)
+        l->workload_gen++; /* cached workload pointers in processes may dangle now */
 }
 
 void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns,

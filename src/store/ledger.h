@@ -34,6 +34,11 @@ struct ledger_process {
     uint64_t memory_used_bytes;
     bool active;
     uint64_t last_seen_ns;
+    /* The container, pod and job entries this process books to (NULL: none), resolved
+     * once: valid while wl_gen equals the ledger's workload_gen (bumped when workloads are
+     * dropped; entries never move). id's ids are checked against them on every use. */
+    struct ledger_workload *wl[_WORKLOAD_KIND_MAX];
+    uint64_t wl_gen;
 };
 
 struct ledger_workload {
@@ -111,6 +116,7 @@ struct ledger {
     uint64_t *sweep_keys; /* scratch for sweeping */
     size_t sweep_cap;
     struct hashmap allocations; /* key -> struct ledger_allocation (ledger_alloc.c) */
+    uint64_t workload_gen;      /* >= 1; bumped whenever workload entries are freed */
 };
 
 void ledger_init(struct ledger *l);

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* A GPU process books to its container, pod and job through workload entries resolved once
+ * and kept in the process: the same entries as a lookup would find, names that arrive
+ * later still reach the workload, a changed id books to the right workload, and entries
+ * dropped by the sweep are never used again (ASan would catch a stale pointer). */
+#include <string.h>
+
+#include "ledger.h"
+#include "testutil.h"
+
+#define POD_UID "6e311cce-9b94-4a94-b353-b9546b1a9c19"
+#define CTR_A "65d752a38e1db784d521f48c3f1956f4f9a74ebb923377144f253f3aca9fa028"
+#define CTR_B "0b0e0c2fa4bb5a6b1d2f3e4a5b6c7d8e9f00112233445566778899aabbccddee"
+
+#define SEC UINT64_C(1000000000)
+
+/* The workload of a kind whose id is `name`, by walking the map (not through the cache). */
+static struct ledger_workload *find(struct ledger *l, enum workload_kind kind, const char *name) {
+    void *v;
+
+    for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
+        struct ledger_workload *w = v;
+        const char *id = kind == WORKLOAD_CONTAINER ? w->id.container_id
+                         : kind == WORKLOAD_POD     ? w->id.pod_uid
+                                                    : w->id.slurm_job;
+
+        if (w->kind == kind && strcmp(id, name) == 0)
+            return w;
+    }
+    return NULL;
+}
+
+static struct ledger_process *gpu_process(struct ledger *l, uint32_t pid) {
+    struct ledger_process *p;
+
+    assert_int_equal(ledger_process_get(l, 0, pid, 77, &p), 1);
+    strcpy(p->id.process_name, "python");
+    strcpy(p->id.pod_uid, POD_UID);
+    strcpy(p->id.container_id, CTR_A);
+    strcpy(p->id.slurm_job, "4242");
+    return p;
+}
+
+static void test_cached_entries(void **state) {
+    struct ledger_process *p;
+    struct ledger_workload *c, *pod, *job;
+    struct ledger l;
+
+    (void)state;
+    ledger_init(&l);
+    p = gpu_process(&l, 100);
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 1000, false, 1 * SEC));
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 250, true, 2 * SEC));
+    assert_int_equal(l.workloads.size, 3);
+    c = find(&l, WORKLOAD_CONTAINER, CTR_A);
+    pod = find(&l, WORKLOAD_POD, POD_UID);
+    job = find(&l, WORKLOAD_JOB, "4242");
+    assert_ptr_equal(p->wl[WORKLOAD_CONTAINER], c);
+    assert_ptr_equal(p->wl[WORKLOAD_POD], pod);
+    assert_ptr_equal(p->wl[WORKLOAD_JOB], job);
+    assert_int_equal(p->wl_gen, l.workload_gen);
+    assert_int_equal(c->gpu_uj, 1250);
+    assert_int_equal(pod->gpu_uj, 1250);
+    assert_int_equal(job->gpu_uj, 1250);
+    assert_int_equal(c->last_seen_ns, 2 * SEC);
+    assert_int_equal(p->measured_uj, 1000);
+    assert_int_equal(p->estimated_uj, 250);
+
+    /* Names filled in later (kube labels) reach the workloads on the next booking. */
+    strcpy(p->id.pod, "trainer");
+    strcpy(p->id.namespace_, "ml");
+    strcpy(p->id.container, "pytorch");
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 5, false, 3 * SEC));
+    assert_string_equal(c->id.pod, "trainer");
+    assert_string_equal(c->id.container, "pytorch");
+    assert_string_equal(pod->id.namespace_, "ml");
+    assert_string_equal(pod->id.container, ""); /* a pod names no container */
+    assert_string_equal(job->id.pod, "");       /* a job names no pod */
+    assert_int_equal(pod->gpu_uj, 1255);
+
+    /* A changed id books to its own workload, not the cached one. */
+    strcpy(p->id.container_id, CTR_B);
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 7, false, 4 * SEC));
+    assert_int_equal(c->gpu_uj, 1255);
+    assert_int_equal(find(&l, WORKLOAD_CONTAINER, CTR_B)->gpu_uj, 7);
+    assert_ptr_equal(p->wl[WORKLOAD_CONTAINER], find(&l, WORKLOAD_CONTAINER, CTR_B));
+    assert_int_equal(pod->gpu_uj, 1262);
+    assert_int_equal(l.workloads.size, 4);
+    ledger_done(&l);
+}
+
+/* The sweep frees a workload while a process that cached it lives on. */
+static void test_swept_workload(void **state) {
+    struct ledger_process *p;
+    struct ledger_workload *c;
+    struct ledger l;
+    uint64_t gen;
+
+    (void)state;
+    ledger_init(&l);
+    p = gpu_process(&l, 200);
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 1000, false, 10 * SEC));
+    gen = l.workload_gen;
+    find(&l, WORKLOAD_CONTAINER, CTR_A)->last_seen_ns = 0; /* long unseen */
+    ledger_sweep(&l, 10 * SEC, 10 * SEC, 5 * SEC);
+    assert_null(find(&l, WORKLOAD_CONTAINER, CTR_A));
+    assert_int_equal(l.processes.size, 1);
+    assert_int_equal(l.workload_gen, gen + 1);
+
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 30, false, 11 * SEC));
+    c = find(&l, WORKLOAD_CONTAINER, CTR_A);
+    assert_non_null(c);
+    assert_int_equal(c->gpu_uj, 30); /* a new series: the old one was dropped */
+    assert_ptr_equal(p->wl[WORKLOAD_CONTAINER], c);
+    assert_int_equal(find(&l, WORKLOAD_POD, POD_UID)->gpu_uj, 1030);
+    assert_int_equal(p->wl_gen, l.workload_gen);
+
+    /* Nothing swept: the generation stays. */
+    ledger_sweep(&l, 11 * SEC, 11 * SEC, 5 * SEC);
+    assert_int_equal(l.workload_gen, gen + 1);
+    ledger_done(&l);
+}
+
+/* A process without container, pod or job books to no workload, cached or not. */
+static void test_no_workload(void **state) {
+    struct ledger_process *p;
+    struct ledger l;
+
+    (void)state;
+    ledger_init(&l);
+    assert_int_equal(ledger_process_get(&l, 1, 300, 5, &p), 1);
+    strcpy(p->id.process_name, "sshd");
+    for (int i = 0; i < 3; i++)
+        ASSERT_OK(ledger_add_gpu_energy(&l, p, 10, false, (uint64_t)(i + 1) * SEC));
+    assert_int_equal(l.workloads.size, 0);
+    assert_int_equal(p->measured_uj, 30);
+    /* A job id that shows up later is booked from then on. */
+    strcpy(p->id.slurm_job, "17");
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 10, false, 4 * SEC));
+    assert_int_equal(find(&l, WORKLOAD_JOB, "17")->gpu_uj, 10);
+    ledger_done(&l);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cached_entries),
+        cmocka_unit_test(test_swept_workload),
+        cmocka_unit_test(test_no_workload),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -4,8 +4,10 @@
  * containers, pods and SLURM jobs. The only place that exits.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "check.h"
 #include "config.h"
@@ -14,9 +16,40 @@
 #include "replay.h"
 #include "serve.h"
 
+/*
+ * Memory: every thread (sampler, HTTP, Kubernetes, pod-resources) would get its own glibc
+ * arena, each keeping freed memory; one arena is enough for a few threads that allocate
+ * little. Fixed trim and mmap thresholds give freed memory back instead of letting the
+ * dynamic thresholds grow with the largest snapshot. Measured on the 2 000-process bench
+ * node: anonymous RSS 9.0 -> 7.1 MiB, peak RSS 17.1 -> 15.7 MiB, CPU unchanged.
+ * A MALLOC_* environment variable that is set wins: its mallopt() is skipped.
+ */
+static void tune_malloc(void) {
+    if (!getenv("MALLOC_ARENA_MAX"))
+        (void)mallopt(M_ARENA_MAX, 1);
+    if (!getenv("MALLOC_TRIM_THRESHOLD_"))
+        (void)mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+    if (!getenv("MALLOC_MMAP_THRESHOLD_"))
+        (void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+}
+
+/* The process scanner keeps one fd per process open (up to half the soft limit): raise
+ * the soft limit to the hard one. Every poller here uses poll/epoll, not select(). */
+static void raise_fd_limit(void) {
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main(int argc, char **argv) {
     struct config cfg;
     int r;
+
+    tune_malloc();
+    raise_fd_limit();
 
     r = config_parse(argc, argv, &cfg);
     if (r < 0) {

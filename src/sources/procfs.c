@@ -9,10 +9,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
+#include <linux/openat2.h>
 
 #include "environ.h"
 #include "fileio.h"
@@ -64,6 +66,7 @@ struct procfs_scanner {
     /* Not a real procfs (fixture trees, the simulator): a writer may replace stat by
      * rename, which a kept fd would not see, so each kept fd is fstat()ed first. */
     bool check_links;
+    bool no_openat2; /* openat2() failed with ENOSYS/EPERM (old kernel, seccomp) */
 
     struct procfs_process *rows;
     size_t n_rows, cap_rows;
@@ -453,6 +456,52 @@ stale:
     return NULL;
 }
 
+/*
+ * A known process without a kept fd (fake trees, beyond the cap): one openat2() of
+ * "<pid>/stat" refusing symlinks on the way (as O_NOFOLLOW on the pid directory does)
+ * instead of opening the directory and then stat. Returns its cache entry with *st filled
+ * and the fd in *ret_fd, or NULL: a new process or a malformed stat (the caller takes the
+ * directory path, which pins the process for its identity and counts errors), or the
+ * process is gone or refused (*ret_fd = -errno, counted here).
+ */
+static struct cache_entry *read_known_direct(struct procfs_scanner *s, uint32_t pid,
+                                             struct proc_pid_stat *st, int *ret_fd) {
+    struct open_how how = {
+        .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    _cleanup_(closep) int fd = -1;
+    struct cache_entry *e;
+    char name[32];
+    long r;
+    int n;
+
+    *ret_fd = -1;
+    if (s->no_openat2)
+        return NULL;
+    (void)snprintf(name, sizeof(name), "%u/stat", (unsigned)pid);
+    r = syscall(SYS_openat2, s->root_fd, name, &how, sizeof(how));
+    if (r < 0) {
+        if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
+            s->no_openat2 = true;
+        else
+            *ret_fd = account_read_error(s, -errno);
+        return NULL;
+    }
+    fd = (int)r;
+    n = read_fd_into(fd, s->stat_buf, sizeof(s->stat_buf));
+    if (n <= 0 || proc_pid_stat_parse(s->stat_buf, (size_t)n, st) < 0 || st->pid != pid ||
+        st->starttime >= KEY_STARTTIME_LIMIT)
+        return NULL;
+    e = hashmap_get(&s->cache, key_of(pid, st->starttime));
+    if (!e)
+        return NULL;
+    s->stats.stat_opens++;
+    s->stats.stat_reads++;
+    *ret_fd = TAKE_FD(fd);
+    return e;
+}
+
 static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     _cleanup_(closep) int pid_fd = -1, stat_fd = -1;
     struct proc_pid_stat st;
@@ -465,6 +514,15 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     if (r < 0)
         return r;
     e = read_kept(s, pid, dir_ino, &st);
+    if (!e) {
+        e = read_known_direct(s, pid, &st, &stat_fd);
+        if (e) {
+            r = keep_stat_fd(s, e, TAKE_FD(stat_fd), dir_ino);
+            if (r < 0)
+                return r;
+        } else if (stat_fd < -1)
+            return stat_fd == -ENOMEM ? stat_fd : 0; /* gone or refused */
+    }
     if (!e) {
         pid_fd = open_pid_dir(s, pid);
         if (pid_fd < 0)

@@ -18,8 +18,8 @@
  * syscall instead of five path-walking ones). A kept fd follows its process on procfs
  * (ESRCH once it exited, also when the pid is reused); on other filesystems (fixture trees,
  * the simulator) a replaced pid directory or a `stat` replaced by rename is detected and
- * reopened by path. At most max_kept_fds are kept (by default only on a real procfs); pids
- * beyond that open `stat` every scan.
+ * reopened by path. At most max_kept_fds are kept (by default only on a real procfs); a
+ * known pid beyond that opens "<pid>/stat" in one openat2() that refuses symlinks.
  * Only a process seen for the first time also costs a read of
  * `cgroup` (and of `environ` when the cgroup path names a Slurm job by SLUID only, or
  * names no workload in a place where Slurm without cgroups runs tasks: see

@@ -748,6 +748,35 @@ static void test_real_proc_kept_fds(void **state) {
     s = procfs_scanner_free(s);
 }
 
+/* Known processes without a kept fd read "<pid>/stat" in one open that still refuses a
+ * pid entry that became a symlink (it would show another process's stat). */
+static void test_direct_open_refuses_symlinks(void **state) {
+    struct procfs_options opts = {.clk_tck = 100, .max_kept_fds = PROCFS_KEEP_NO_FDS};
+    struct procfs_scanner *s = NULL;
+    const struct procfs_process *rows;
+    struct procfs_stats st;
+    char path[PATH_MAX + 16];
+    struct fixture f;
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    ASSERT_OK(procfs_scanner_new(f.fd, &opts, &s));
+    ASSERT_OK(procfs_scan(s, &rows));
+    rm(&f, "500");
+    (void)snprintf(path, sizeof(path), "%s/500", f.dir);
+    assert_int_equal(symlink("100", path), 0);
+    put_stat(&f, 100, "bash", 'S', 151, 75, 12345);
+    n = procfs_scan(s, &rows);
+    assert_int_equal(n, 6); /* 1 2 100 200 600 live, 500 exited */
+    assert_null(find(rows, n, 500, 0));
+    assert_non_null(must_find(rows, n, 500, PROCFS_PROCESS_EXITED));
+    assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 1);
+    procfs_get_stats(s, &st);
+    assert_int_equal(st.read_errors, 3); /* the symlink 700 in both scans, 500 now */
+    s = procfs_scanner_free(s);
+    fixture_teardown(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_tree),
@@ -764,6 +793,7 @@ int main(void) {
         cmocka_unit_test(test_kept_fds),
         cmocka_unit_test(test_kept_fds_cap),
         cmocka_unit_test(test_real_proc_kept_fds),
+        cmocka_unit_test(test_direct_open_refuses_symlinks),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -402,9 +402,14 @@ static void drop_kept(struct procfs_scanner *s, struct cache_entry *e) {
 /* Keeps a freshly opened stat fd for the next scans while under the cap, else closes it.
  * Takes ownership of fd. Returns 0 or -ENOMEM. */
 static int keep_stat_fd(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino) {
-    struct cache_entry *old = hashmap_get(&s->kept, e->pid);
+    struct cache_entry *old;
     int r;
 
+    if (s->max_kept == 0) { /* nothing is ever kept: skip the map */
+        (void)close(fd);
+        return 0;
+    }
+    old = hashmap_get(&s->kept, e->pid);
     if (old)
         drop_kept(s, old);
     drop_kept(s, e);

@@ -80,12 +80,16 @@ python3 -c "import sys; v='$resid'; sys.exit(0 if v!='none' and float(v) < 1e-3 
     e2e_fail "conservation in Prometheus off by $resid J"
 
 # 5. Over ~20 s of scenario: the processes' increase plus the unattributed increase
-#    matches the GPU counter's increase within 1 %.
+#    matches the GPU counter's increase within 1 %. Both queries are evaluated at the same
+#    instant (time=), so a scrape landing between the two HTTP calls cannot shift one
+#    window against the other.
 sleep_until=$((SECONDS + 22 - ${SECONDS_AT_START:-0}))
 while ((SECONDS < sleep_until)); do sleep 1; done
-incr=$(query 'sum by (gpu) (increase(joulestat_gpu_process_energy_joules_total[15s])) + sum by (gpu) (increase(joulestat_gpu_unattributed_energy_joules_total[15s]))' |
+at=$(python3 -c 'import time; print(f"{time.time() - 1:.3f}")')
+query_at() { curl -sf --get "$api/query" --data-urlencode "query=$1" --data-urlencode "time=$at"; }
+incr=$(query_at 'sum by (gpu) (increase(joulestat_gpu_process_energy_joules_total[15s])) + sum by (gpu) (increase(joulestat_gpu_unattributed_energy_joules_total[15s]))' |
     python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")')
-gpu_incr=$(query 'sum by (gpu) (increase(joulestat_gpu_energy_joules_total[15s]))' |
+gpu_incr=$(query_at 'sum by (gpu) (increase(joulestat_gpu_energy_joules_total[15s]))' |
     python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")')
 python3 -c "import sys; a,b=float('$incr'),float('$gpu_incr'); print(f'increase over 15 s: parts {a:.3f} J, GPU {b:.3f} J'); sys.exit(0 if b > 0 and abs(a-b) <= 0.01*b else 1)" ||
     e2e_fail "increase() of parts ($incr J) does not match the GPU's ($gpu_incr J) within 1 %"

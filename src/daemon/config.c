@@ -28,6 +28,7 @@ enum {
     OPT_PROCFS,
     OPT_SYSFS,
     OPT_DEVFS,
+    OPT_PROCFS_KEEP_FDS,
     OPT_NVML_LIBRARY,
     OPT_NO_GPU,
     OPT_GPU_IDLE_POWER,
@@ -66,6 +67,7 @@ static const struct option options[] = {
     {"path.procfs", required_argument, NULL, OPT_PROCFS},
     {"path.sysfs", required_argument, NULL, OPT_SYSFS},
     {"path.dev", required_argument, NULL, OPT_DEVFS},
+    {"procfs-keep-fds", required_argument, NULL, OPT_PROCFS_KEEP_FDS},
     {"nvml-library", required_argument, NULL, OPT_NVML_LIBRARY},
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"gpu-idle-power", required_argument, NULL, OPT_GPU_IDLE_POWER},
@@ -136,6 +138,9 @@ void config_usage(const char *program) {
            "\n"
            "Paths (for containers and tests):\n"
            "  --path.procfs P  --path.sysfs P  --path.dev P   (defaults /proc, /sys, /dev)\n"
+           "  --procfs-keep-fds M        auto|on|off: keep <pid>/stat open between scans\n"
+           "                             (default auto: on a real procfs only; on: also on\n"
+           "                             trees whose files are rewritten in place)\n"
            "\n"
            "Durations take units: 100ms, 10s, 5m, 1h30m.\n",
            program);
@@ -290,6 +295,16 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
         return 0;
     case OPT_DEVFS:
         cfg->devfs = arg;
+        return 0;
+    case OPT_PROCFS_KEEP_FDS:
+        if (strcmp(arg, "auto") == 0)
+            cfg->procfs_keep_fds = PROCFS_KEEP_FDS_AUTO;
+        else if (strcmp(arg, "on") == 0)
+            cfg->procfs_keep_fds = PROCFS_KEEP_FDS_ON;
+        else if (strcmp(arg, "off") == 0)
+            cfg->procfs_keep_fds = PROCFS_KEEP_FDS_OFF;
+        else
+            return bad(name, arg, "expected auto, on or off");
         return 0;
     case OPT_NVML_LIBRARY:
         cfg->nvml_library = arg;

@@ -7,6 +7,13 @@
 #include "attribution.h"
 #include "log.h"
 
+/* --procfs-keep-fds: keep each process's <pid>/stat open between scans. */
+enum procfs_keep_fds {
+    PROCFS_KEEP_FDS_AUTO, /* on a real procfs only */
+    PROCFS_KEEP_FDS_ON,   /* also on other trees (rewritten in place, like the bench's) */
+    PROCFS_KEEP_FDS_OFF,
+};
+
 enum command {
     COMMAND_SERVE,
     COMMAND_CHECK,
@@ -42,6 +49,8 @@ struct config {
     const char *devfs;        /* --path.dev */
     const char *nvml_library; /* --nvml-library; NULL: the default sonames */
     bool gpu_enabled;         /* --no-gpu turns the GPU source off */
+
+    enum procfs_keep_fds procfs_keep_fds; /* --procfs-keep-fds */
 
     double gpu_idle_power_watts;      /* --gpu-idle-power; < 0: learned */
     enum idle_policy gpu_idle_policy; /* --gpu-idle-policy */

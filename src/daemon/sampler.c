@@ -109,11 +109,16 @@ static void open_gpu(struct sampler *s, uint64_t now_ns) {
 /* The process table; retried at every scan while it fails (a fake procfs filled later, a
  * /proc mounted late). Only -ENOMEM is returned. */
 static int open_procfs(struct sampler *s, uint64_t now_ns) {
+    struct procfs_options opts = {0}; /* auto: the scanner's default */
     int r;
 
     if (s->procfs || s->proc_fd < 0)
         return 0;
-    r = procfs_scanner_new(s->proc_fd, NULL, &s->procfs);
+    if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_ON)
+        opts.max_kept_fds = PROCFS_KEEP_FDS_ANYWHERE;
+    else if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_OFF)
+        opts.max_kept_fds = PROCFS_KEEP_NO_FDS;
+    r = procfs_scanner_new(s->proc_fd, &opts, &s->procfs);
     if (r == -ENOMEM)
         return r;
     if (r < 0) {

@@ -148,6 +148,8 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
     s->max_kept = opts ? opts->max_kept_fds : 0;
     if (s->max_kept == PROCFS_KEEP_NO_FDS)
         s->max_kept = 0;
+    else if (s->max_kept == PROCFS_KEEP_FDS_ANYWHERE)
+        s->max_kept = default_max_kept();
     else if (s->max_kept == 0)
         /* Writers of fake trees replace stat by rename: our close of the replaced file
          * would then free its inode in the sampler thread, which costs more than the

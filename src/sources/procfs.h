@@ -78,10 +78,12 @@ struct procfs_options {
     /* <pid>/stat fds kept open between scans: 0 = half the soft RLIMIT_NOFILE at creation
      * on a real procfs and none on other filesystems (fixture trees whose writers replace
      * files by rename, where closing a replaced fd frees its inode in our thread);
-     * PROCFS_KEEP_NO_FDS = none (open by path every scan). */
+     * PROCFS_KEEP_NO_FDS = none (open by path every scan); PROCFS_KEEP_FDS_ANYWHERE = the
+     * real-procfs default on any filesystem (trees whose writers rewrite files in place). */
     size_t max_kept_fds;
 };
 #define PROCFS_KEEP_NO_FDS SIZE_MAX
+#define PROCFS_KEEP_FDS_ANYWHERE (SIZE_MAX - 1)
 
 struct procfs_scanner;
 

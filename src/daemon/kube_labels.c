@@ -89,6 +89,9 @@ static void log_failure(struct kube_labels *k, const struct kube_report *rep) {
         log_warning("kubernetes: HTTP %ld from the API server %s: %s; retrying", rep->http_status,
                     k->url, rep->detail);
         break;
+    case KUBE_FAIL_LIBRARY:
+        log_warning("kubernetes: %s; pod names stay empty, energy is unaffected", rep->detail);
+        break;
     default:
         log_warning("kubernetes: unexpected answer from the API server %s: %s; retrying", k->url,
                     rep->detail);
@@ -249,6 +252,9 @@ void kube_labels_check(const struct config *cfg) {
         break;
     case KUBE_FAIL_CONNECT:
         printf("kubeapi down      %s unreachable: %s\n", url, rep.detail);
+        break;
+    case KUBE_FAIL_LIBRARY:
+        printf("kubeapi down      %s\n", rep.detail);
         break;
     case KUBE_FAIL_AUTH:
         printf("kubeapi down      %s reachable, auth failed (HTTP %ld: %s)\n"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "curl_loader.h"
 #include "fileio.h"
 #include "kube_model.h"
 #include "macro.h"
@@ -28,7 +29,7 @@
 
 static const char *const failure_names[_KUBE_FAIL_MAX] = {
     [KUBE_FAIL_TOKEN] = "token", [KUBE_FAIL_CONNECT] = "connect", [KUBE_FAIL_AUTH] = "auth",
-    [KUBE_FAIL_HTTP] = "http",   [KUBE_FAIL_PARSE] = "parse",
+    [KUBE_FAIL_HTTP] = "http",   [KUBE_FAIL_PARSE] = "parse",     [KUBE_FAIL_LIBRARY] = "library",
 };
 
 const char *kube_failure_to_string(enum kube_failure f) {
@@ -38,6 +39,9 @@ const char *kube_failure_to_string(enum kube_failure f) {
 struct kube_api {
     char *url, *token_file, *ca_file, *node_name;
     struct kube_api_options o;
+    const struct curl_api *cu; /* NULL when libcurl could not be loaded */
+    int load_error;
+    const char *load_reason;
 
     pthread_t thread;
     bool started;
@@ -56,6 +60,7 @@ struct kube_api {
 /* One HTTP request and what its body did. */
 struct request {
     struct kube_api *api; /* NULL for a probe: no model, no stop flag */
+    const struct curl_api *cu;
     CURL *curl;
     bool watch;
     struct strbuf body; /* LIST body, error body, or the unfinished watch line */
@@ -193,7 +198,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata) {
     size_t limit;
 
     if (req->status == 0)
-        (void)curl_easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &req->status);
+        (void)req->cu->easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &req->status);
     limit = req->status != 200 ? ERROR_BODY_MAX : req->watch ? EVENT_LINE_MAX : LIST_BODY_MAX;
     if (req->status != 200 && req->body.len + n > limit)
         return n; /* enough of an error body for its message */
@@ -242,19 +247,21 @@ static void error_detail(const struct strbuf *body, char *buf, size_t size) {
     (void)snprintf(buf, size, "%.200s", msg ? msg : body->len ? body->buf : "empty body");
 }
 
-static int append_query(CURL *curl, struct strbuf *url, const char *key, const char *value) {
-    char *escaped = curl_easy_escape(curl, value, 0);
+static int append_query(const struct curl_api *cu, CURL *curl, struct strbuf *url, const char *key,
+                        const char *value) {
+    char *escaped = cu->easy_escape(curl, value, 0);
 
     if (!escaped)
         return -ENOMEM;
     strbuf_printf(url, "&%s=%s", key, escaped);
-    curl_free(escaped);
+    cu->free_mem(escaped);
     return strbuf_error(url);
 }
 
 /* Runs one LIST or WATCH. 0 when it completed with 200 (a watch that the server ended),
  * -ESTALE for 410 Gone, else a negative errno with req->report filled. */
 static int perform(const struct kube_api_options *o, struct request *req) {
+    const struct curl_api *cu = req->cu;
     _cleanup_(freep) char *token = NULL, *auth = NULL;
     struct curl_slist *headers = NULL;
     char errbuf[CURL_ERROR_SIZE] = "";
@@ -277,64 +284,64 @@ static int perform(const struct kube_api_options *o, struct request *req) {
             return -ENOMEM;
         }
     }
-    req->curl = curl_easy_init();
+    req->curl = cu->easy_init();
     if (!req->curl) {
         strbuf_done(&url);
         return -ENOMEM;
     }
     strbuf_printf(&url, "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D", o->url);
     {
-        char *node = curl_easy_escape(req->curl, o->node_name, 0);
+        char *node = cu->easy_escape(req->curl, o->node_name, 0);
 
         if (!node)
             r = -ENOMEM;
         else {
             strbuf_puts(&url, node);
-            curl_free(node);
+            cu->free_mem(node);
         }
     }
     if (r >= 0 && req->watch) {
         strbuf_printf(&url, "&watch=1&allowWatchBookmarks=true&timeoutSeconds=%u",
                       o->watch_timeout_s ? o->watch_timeout_s : 300);
-        r = append_query(req->curl, &url, "resourceVersion", req->api->rv);
+        r = append_query(cu, req->curl, &url, "resourceVersion", req->api->rv);
     }
-    headers = curl_slist_append(headers, "Accept: application/json");
+    headers = cu->slist_append(headers, "Accept: application/json");
     if (auth && headers)
-        headers = curl_slist_append(headers, auth);
+        headers = cu->slist_append(headers, auth);
     if (r < 0 || strbuf_error(&url) < 0 || !headers) {
         r = -ENOMEM;
         goto finish;
     }
 
-    (void)curl_easy_setopt(req->curl, CURLOPT_URL, url.buf);
-    (void)curl_easy_setopt(req->curl, CURLOPT_HTTPHEADER, headers);
-    (void)curl_easy_setopt(req->curl, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(req->curl, CURLOPT_ERRORBUFFER, errbuf);
-    (void)curl_easy_setopt(req->curl, CURLOPT_USERAGENT, "joulestat/" JOULESTAT_VERSION);
-    (void)curl_easy_setopt(req->curl, CURLOPT_PROTOCOLS_STR, "https,http");
-    (void)curl_easy_setopt(req->curl, CURLOPT_ACCEPT_ENCODING, "");
-    (void)curl_easy_setopt(req->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
-    (void)curl_easy_setopt(req->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-    (void)curl_easy_setopt(req->curl, CURLOPT_TCP_KEEPIDLE, 30L);
-    (void)curl_easy_setopt(req->curl, CURLOPT_TCP_KEEPINTVL, 15L);
+    (void)cu->easy_setopt(req->curl, CURLOPT_URL, url.buf);
+    (void)cu->easy_setopt(req->curl, CURLOPT_HTTPHEADER, headers);
+    (void)cu->easy_setopt(req->curl, CURLOPT_NOSIGNAL, 1L);
+    (void)cu->easy_setopt(req->curl, CURLOPT_ERRORBUFFER, errbuf);
+    (void)cu->easy_setopt(req->curl, CURLOPT_USERAGENT, "joulestat/" JOULESTAT_VERSION);
+    (void)cu->easy_setopt(req->curl, CURLOPT_PROTOCOLS_STR, "https,http");
+    (void)cu->easy_setopt(req->curl, CURLOPT_ACCEPT_ENCODING, "");
+    (void)cu->easy_setopt(req->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+    (void)cu->easy_setopt(req->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    (void)cu->easy_setopt(req->curl, CURLOPT_TCP_KEEPIDLE, 30L);
+    (void)cu->easy_setopt(req->curl, CURLOPT_TCP_KEEPINTVL, 15L);
     if (o->ca_file)
-        (void)curl_easy_setopt(req->curl, CURLOPT_CAINFO, o->ca_file);
+        (void)cu->easy_setopt(req->curl, CURLOPT_CAINFO, o->ca_file);
     if (req->watch) {
         /* A watch that says nothing for longer than its own timeout is dead. */
-        (void)curl_easy_setopt(req->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        (void)curl_easy_setopt(req->curl, CURLOPT_LOW_SPEED_TIME,
-                               (long)(o->watch_timeout_s ? o->watch_timeout_s : 300) + 30L);
+        (void)cu->easy_setopt(req->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        (void)cu->easy_setopt(req->curl, CURLOPT_LOW_SPEED_TIME,
+                              (long)(o->watch_timeout_s ? o->watch_timeout_s : 300) + 30L);
     } else
-        (void)curl_easy_setopt(req->curl, CURLOPT_TIMEOUT, LIST_TIMEOUT_S);
-    (void)curl_easy_setopt(req->curl, CURLOPT_WRITEFUNCTION, on_data);
-    (void)curl_easy_setopt(req->curl, CURLOPT_WRITEDATA, req);
-    (void)curl_easy_setopt(req->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    (void)curl_easy_setopt(req->curl, CURLOPT_XFERINFODATA, req);
-    (void)curl_easy_setopt(req->curl, CURLOPT_NOPROGRESS, 0L);
+        (void)cu->easy_setopt(req->curl, CURLOPT_TIMEOUT, LIST_TIMEOUT_S);
+    (void)cu->easy_setopt(req->curl, CURLOPT_WRITEFUNCTION, on_data);
+    (void)cu->easy_setopt(req->curl, CURLOPT_WRITEDATA, req);
+    (void)cu->easy_setopt(req->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    (void)cu->easy_setopt(req->curl, CURLOPT_XFERINFODATA, req);
+    (void)cu->easy_setopt(req->curl, CURLOPT_NOPROGRESS, 0L);
 
-    cc = curl_easy_perform(req->curl);
+    cc = cu->easy_perform(req->curl);
     if (req->status == 0)
-        (void)curl_easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &req->status);
+        (void)req->cu->easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &req->status);
     if (req->error != 0) {
         r = req->error; /* the report is filled where it was set (or ENOMEM) */
         goto finish;
@@ -345,7 +352,7 @@ static int perform(const struct kube_api_options *o, struct request *req) {
     }
     if (cc != CURLE_OK) {
         fail(req->report, KUBE_FAIL_CONNECT, req->status,
-             errbuf[0] ? errbuf : curl_easy_strerror(cc));
+             errbuf[0] ? errbuf : cu->easy_strerror(cc));
         r = -ECONNREFUSED;
         goto finish;
     }
@@ -366,16 +373,16 @@ static int perform(const struct kube_api_options *o, struct request *req) {
     }
     r = 0;
 finish:
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(TAKE_PTR(req->curl));
+    cu->slist_free_all(headers);
+    cu->easy_cleanup(TAKE_PTR(req->curl));
     strbuf_done(&url);
     return r;
 }
 
 /* LIST: the whole body, then the pods. On success the list is in ret. */
-static int list_pods(const struct kube_api_options *o, struct kube_api *a, struct kube_report *rep,
-                     struct kube_pod_list *ret) {
-    struct request req = {.api = a, .report = rep};
+static int list_pods(const struct curl_api *cu, const struct kube_api_options *o,
+                     struct kube_api *a, struct kube_report *rep, struct kube_pod_list *ret) {
+    struct request req = {.api = a, .cu = cu, .report = rep};
     int r;
 
     strbuf_init(&req.body);
@@ -389,14 +396,26 @@ static int list_pods(const struct kube_api_options *o, struct kube_api *a, struc
     return r;
 }
 
+static void fail_library(struct kube_report *rep, int error, const char *reason) {
+    fail(rep, KUBE_FAIL_LIBRARY, 0, reason);
+    rep->err = error;
+}
+
 int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
+    const struct curl_api *cu = NULL;
+    const char *reason = NULL;
     struct kube_pod_list list;
     struct kube_report rep = {0};
     int r;
 
-    (void)curl_global_init(CURL_GLOBAL_DEFAULT);
-    r = list_pods(o, NULL, &rep, &list);
-    curl_global_cleanup();
+    r = curl_api_get(&cu, &reason);
+    if (r < 0) {
+        fail_library(ret, r, reason);
+        return r;
+    }
+    (void)cu->global_init(CURL_GLOBAL_DEFAULT);
+    r = list_pods(cu, o, NULL, &rep, &list);
+    cu->global_cleanup();
     if (r >= 0) {
         rep = (struct kube_report){.ok = true, .http_status = 200, .n_pods = list.n_pods};
         kube_pod_list_done(&list);
@@ -409,7 +428,7 @@ static int do_list(struct kube_api *a, struct kube_report *rep) {
     struct kube_pod_list list;
     int r;
 
-    r = list_pods(&a->o, a, rep, &list);
+    r = list_pods(a->cu, &a->o, a, rep, &list);
     if (r < 0)
         return r;
     memcpy(a->rv, list.resource_version, sizeof(a->rv));
@@ -422,7 +441,7 @@ static int do_list(struct kube_api *a, struct kube_report *rep) {
 }
 
 static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_events) {
-    struct request req = {.api = a, .watch = true, .report = rep};
+    struct request req = {.api = a, .cu = a->cu, .watch = true, .report = rep};
     int r;
 
     strbuf_init(&req.body);
@@ -459,6 +478,18 @@ static uint64_t jittered(struct kube_api *a, uint64_t b) {
 static void *watcher(void *userdata) {
     struct kube_api *a = userdata;
     uint64_t backoff = 0;
+
+    if (!a->cu) {
+        /* Nothing to retry until the package is installed and the daemon restarted. */
+        struct kube_report rep;
+
+        fail_library(&rep, a->load_error, a->load_reason);
+        if (a->o.report)
+            a->o.report(&rep, a->o.userdata);
+        while (!atomic_load(&a->stopping))
+            sleep_ns(a, 3600 * NSEC_PER_SEC);
+        return NULL;
+    }
 
     while (!atomic_load(&a->stopping)) {
         struct kube_report rep = {0};
@@ -507,7 +538,10 @@ int kube_api_start(const struct kube_api_options *o, struct kube_api **ret_api) 
     a = calloc(1, sizeof(*a));
     if (!a)
         return -ENOMEM;
-    (void)curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* Loaded here, not at program start: only nodes that use the API map libcurl. */
+    a->load_error = curl_api_get(&a->cu, &a->load_reason);
+    if (a->cu)
+        (void)a->cu->global_init(CURL_GLOBAL_DEFAULT);
     kube_model_init(&a->model, o->retention_ns);
     (void)pthread_mutex_init(&a->lock, NULL);
     (void)pthread_condattr_init(&attr);
@@ -564,8 +598,9 @@ struct kube_api *kube_api_free(struct kube_api *a) {
     free(a->token_file);
     free(a->ca_file);
     free(a->node_name);
+    if (a->cu)
+        a->cu->global_cleanup();
     free(a);
-    curl_global_cleanup();
     return NULL;
 }
 

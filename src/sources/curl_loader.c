@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#include "curl_loader.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+
+struct curl_symbol {
+    size_t offset; /* of the pointer in struct curl_api */
+    const char *name;
+};
+
+/* The name as a string if the slot's type is a pointer to the function's type, otherwise a
+ * void expression that cannot initialise a name, so a mismatch does not compile. */
+#define SYMBOL(field, sym)                                                                         \
+    {                                                                                              \
+        offsetof(struct curl_api, field),                                                          \
+            __builtin_choose_expr(                                                                 \
+                __builtin_types_compatible_p(__typeof__(((struct curl_api *)NULL)->field),         \
+                                             __typeof__(&sym)),                                    \
+                #sym, (void)0)                                                                     \
+    }
+
+_Static_assert(sizeof(void *) == sizeof(&curl_easy_init), "dlsym results fit a function pointer");
+
+static const struct curl_symbol curl_symbols[] = {
+    SYMBOL(global_init, curl_global_init),     SYMBOL(global_cleanup, curl_global_cleanup),
+    SYMBOL(easy_init, curl_easy_init),         SYMBOL(easy_setopt, curl_easy_setopt),
+    SYMBOL(easy_perform, curl_easy_perform),   SYMBOL(easy_getinfo, curl_easy_getinfo),
+    SYMBOL(easy_cleanup, curl_easy_cleanup),   SYMBOL(easy_escape, curl_easy_escape),
+    SYMBOL(easy_strerror, curl_easy_strerror), SYMBOL(free_mem, curl_free),
+    SYMBOL(slist_append, curl_slist_append),   SYMBOL(slist_free_all, curl_slist_free_all),
+};
+
+static int resolve_symbols(struct curl_api *api, const char **ret_reason) {
+    for (size_t i = 0; i < ARRAY_SIZE(curl_symbols); i++) {
+        void *fn = dlsym(api->dl, curl_symbols[i].name);
+
+        if (!fn) {
+            *ret_reason = "the libcurl library lacks a required function (too old?)";
+            return log_debug_errno(-ELIBBAD, "libcurl: symbol %s not found", curl_symbols[i].name);
+        }
+        /* POSIX guarantees function pointers round-trip through void * (dlsym relies on it). */
+        memcpy((char *)api + curl_symbols[i].offset, &fn, sizeof(fn));
+    }
+    return 0;
+}
+
+int curl_api_open(const char *path, struct curl_api **ret_api, const char **ret_reason) {
+    _cleanup_(freep) struct curl_api *api = NULL;
+    const char *reason = NULL;
+    int r;
+
+    api = calloc(1, sizeof(*api));
+    if (!api) {
+        *ret_reason = "out of memory";
+        return -ENOMEM;
+    }
+
+    /* RTLD_LOCAL: libcurl's TLS libraries must not resolve symbols of anything loaded later. */
+    api->dl = dlopen(path ? path : CURL_LIBRARY_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!api->dl) {
+        log_debug("libcurl: dlopen(%s): %s", path ? path : CURL_LIBRARY_SONAME, dlerror());
+        /* A bare soname is looked up by the loader: not loadable there means not installed. */
+        if (path && strchr(path, '/') && access(path, F_OK) == 0) {
+            *ret_reason = "the libcurl library exists but cannot be loaded";
+            return -ELIBBAD;
+        }
+        *ret_reason = CURL_LIBRARY_MISSING;
+        return -ENOENT;
+    }
+
+    r = resolve_symbols(api, &reason);
+    if (r < 0) {
+        dlclose(api->dl);
+        *ret_reason = reason;
+        return r;
+    }
+
+    *ret_api = TAKE_PTR(api);
+    return 0;
+}
+
+struct curl_api *curl_api_free(struct curl_api *api) {
+    if (!api)
+        return NULL;
+    if (api->dl)
+        dlclose(api->dl);
+    free(api);
+    return NULL;
+}
+
+/* Written once under pthread_once, read-only afterwards. The table lives until exit: other
+ * threads may hold pointers into it, and libcurl keeps global state. */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static struct curl_api *curl_loaded;
+static int curl_load_error;
+static const char *curl_load_reason;
+
+static void load_once(void) {
+    const char *path = getenv(CURL_LIBRARY_ENV);
+
+    curl_load_error = curl_api_open(path && path[0] ? path : NULL, &curl_loaded, &curl_load_reason);
+}
+
+int curl_api_get(const struct curl_api **ret_api, const char **ret_reason) {
+    (void)pthread_once(&curl_once, load_once);
+    if (curl_load_error < 0) {
+        *ret_reason = curl_load_reason;
+        return curl_load_error;
+    }
+    *ret_api = curl_loaded;
+    return 0;
+}

@@ -16,13 +16,18 @@ Shape: ~90 % of the processes sit in N/10 containers of N/20 pods (two container
 cgroup lines in the systemd-driver and cgroupfs-driver shapes kubelet writes, with
 containerd, CRI-O and docker ids); the rest are system services and kernel threads.
 Every 4th process is busy: its CPU time advances every second (the others are idle, as on
-a real node), so the scanner sees real deltas. Process files are replaced atomically
-(temp + rename); energy_uj is rewritten in place (the exporter keeps it open, as sysfs).
+a real node), so the scanner sees real deltas. Files are created once (temp + rename) and
+then rewritten in place, as the kernel's never are replaced: the busy processes' `stat`,
+/proc/stat, cpu.stat and energy_uj get their new content with one pwrite() at offset 0,
+padded with trailing spaces (before the final newline) so that it is never shorter than
+before; no truncate, so a reader never sees an empty or shortened file, and an exporter
+may keep these files open and pread() them as it does on a real /proc and sysfs.
 Pids start at 300000, above the GPU scenario's (100245 .. 199841). Deterministic (seed).
 """
 import argparse
 import os
 import random
+import resource
 import signal
 import sys
 import time
@@ -36,14 +41,60 @@ PACKAGE_W = (180.0, 160.0)  # watts per package
 DRAM_W = (22.0, 19.0)
 
 
-def write_atomic(path, text):
-    tmp = path.with_name("." + path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def write_in_place(fd, value):
     os.pwrite(fd, b"%20d\n" % value, 0)
+
+
+# Trailing spaces added when a file is created, so that counters gaining digits rarely make
+# the content longer than the file (longer is fine, it only grows the file).
+PAD_SLACK = 16
+
+
+class InPlaceFiles:
+    """Files created once and then rewritten in place, never shorter than before.
+
+    The parsers read trailing whitespace as the end of the last line (<pid>/stat after
+    field 22, /proc/stat's softirq line, cpu.stat's last key), so padding is invisible.
+    Writable fds stay open up to a budget under RLIMIT_NOFILE (10 000 processes need
+    ~3 500); beyond it each rewrite opens and closes its file."""
+
+    def __init__(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard != resource.RLIM_INFINITY and soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        self.fd_budget = max(soft - 64, 0) if soft != resource.RLIM_INFINITY else 1 << 20
+        self.width = {}  # path -> bytes the file has now
+        self.fds = {}  # path -> open O_WRONLY fd
+
+    @staticmethod
+    def _padded(text, width):
+        body = text.encode()
+        if len(body) < width:
+            body = body[:-1] + b" " * (width - len(body)) + b"\n"
+        return body
+
+    def create(self, path, text):
+        data = self._padded(text, len(text.encode()) + PAD_SLACK)
+        tmp = path.with_name("." + path.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        self.width[path] = len(data)
+
+    def rewrite(self, path, text):
+        data = self._padded(text, self.width[path])
+        fd = self.fds.get(path)
+        if fd is None and len(self.fds) < self.fd_budget:
+            fd = self.fds[path] = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        if fd is not None:
+            os.pwrite(fd, data, 0)
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.pwrite(fd, data, 0)
+            finally:
+                os.close(fd)
+        self.width[path] = max(self.width[path], len(data))
 
 
 def hexid(rng, n):
@@ -112,6 +163,7 @@ class Node:
             self.procs.append(p)
         self.cpu = [10**6] * 10  # user nice system idle iowait irq softirq steal guest gn
         self.tick = 0
+        self.files = InPlaceFiles()
 
     def btime(self):
         for line in (self.proc / "stat").read_text().splitlines():
@@ -119,13 +171,19 @@ class Node:
                 return int(line.split()[1])
         return 1700000000
 
-    def write_proc_stat(self, btime):
+    def write_proc_stat(self, btime, first):
         line = " ".join(str(v) for v in self.cpu)
         per = " ".join(str(v // NCPU) for v in self.cpu)
         text = "cpu  %s\n" % line + "".join("cpu%d %s\n" % (i, per) for i in range(NCPU))
         text += ("intr 123456 0 0\nctxt 987654321\nbtime %d\nprocesses %d\nprocs_running 3\n"
                  "procs_blocked 0\nsoftirq 1 0 0\n" % (btime, PID_BASE + len(self.procs)))
-        write_atomic(self.proc / "stat", text)
+        self.write_file(self.proc / "stat", text, first)
+
+    def write_file(self, path, text, first):
+        if first:
+            self.files.create(path, text)
+        else:
+            self.files.rewrite(path, text)
 
     def write_process(self, p, first):
         d = self.proc / str(p["pid"])
@@ -136,8 +194,8 @@ class Node:
             (d / "cmdline").write_bytes(p["comm"].encode() + b"\0")
             (d / "status").write_text("Name:\t%s\nState:\tS (sleeping)\nThreads:\t1\n" % p["comm"])
             (d / "task" / str(p["pid"]) / "stat").symlink_to("../../stat")
-        write_atomic(d / "stat", stat_line(p["pid"], p["comm"], p["flags"], p["ppid"],
-                                           p["start"], p["utime"], p["stime"]))
+        self.write_file(d / "stat", stat_line(p["pid"], p["comm"], p["flags"], p["ppid"],
+                                              p["start"], p["utime"], p["stime"]), first)
 
     def write_cgroups(self, first):
         for path, usage in self.containers:
@@ -146,7 +204,7 @@ class Node:
                 d.mkdir(parents=True, exist_ok=True)
             text = "usage_usec %d\nuser_usec %d\nsystem_usec %d\nnr_periods 0\n" % (
                 usage, usage * 9 // 10, usage - usage * 9 // 10)
-            write_atomic(d / "cpu.stat", text)
+            self.write_file(d / "cpu.stat", text, first)
 
     def create(self):
         btime = self.btime()
@@ -156,7 +214,7 @@ class Node:
         for p in self.procs:
             self.write_process(p, True)
         self.write_cgroups(True)
-        self.write_proc_stat(btime)
+        self.write_proc_stat(btime, True)
         return btime
 
     def advance_second(self, btime, rng):
@@ -172,7 +230,7 @@ class Node:
         self.write_cgroups(False)
         for k, d in zip(range(4), (900, 5, 150, 500)):
             self.cpu[k] += d
-        self.write_proc_stat(btime)
+        self.write_proc_stat(btime, False)
 
 
 def rapl_zones(root):
@@ -195,7 +253,7 @@ def cmd_sys(root):
     node = Node(root, 0)
     node.proc = pm
     node.procs = []
-    node.write_proc_stat(1700000000)
+    node.write_proc_stat(1700000000, True)
     (pm / "uptime").write_text("86400.00 170000.00\n")
 
 

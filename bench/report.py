@@ -112,12 +112,13 @@ def main():
              " services; kernel threads), cgroup `cpu.stat` files, `/proc/stat` and a powercap"
              " tree with two packages (package + dram zones). While the exporter runs it"
              " advances RAPL energy at 10 Hz and, every second, `/proc/stat`, the utime/stime of"
-             " every 4th process and their containers' `cpu.stat`. The GPUs are the simulated"
+             " every 4th process and their containers' `cpu.stat`, rewriting these files in"
+             " place as the kernel's change (never replaced). The GPUs are the simulated"
              " node `scenarios/node-8gpu-64proc.scn` (8 H100 × 64 time-sliced processes), loaded"
              " as `--nvml-library build/sim/libnvidia-ml.so.1`, its processes in the same"
              " procfs (so the scanner sees N + the ~480 GPU processes alive at a time).")
     o.append("- **joulestat**: `serve --sample-interval 100ms --process-scan-interval 1s"
-             " --rapl-source powercap`; after 3 s warm-up, CPU seconds per second from"
+             " --rapl-source powercap --procfs-keep-fds=on`; after 3 s warm-up, CPU seconds per second from"
              " `/proc/PID/stat` (utime + stime) over %s s, peak RSS from `VmHWM`." % a.period)
     o.append("- **Scrapes**: `bench-scrape` (C, `bench/scrape.c`): %s GET requests over one"
              " keep-alive connection, timed from the first byte sent to the last body byte;"

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,10 +70,13 @@ static void peer_start(struct peer *p, const char *fixture) {
     p->pid = fork();
     assert_true(p->pid >= 0);
     if (p->pid == 0) {
+        /* A failed assertion leaves this test without stopping the peer: it must not
+         * outlive us (it would hold CTest's output pipe open until the test times out). */
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
         execl("/usr/bin/python3", "python3", script, p->sock, p->fixture, ready, (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 300; i++) {
+    for (int i = 0; i < 1200; i++) { /* 60 s: grpcio starts slowly on a loaded machine */
         if (access(ready, F_OK) == 0)
             return;
         sleep_ms(50);
@@ -80,12 +84,22 @@ static void peer_start(struct peer *p, const char *fixture) {
     fail_msg("the pod-resources peer did not start");
 }
 
+/* A peer that does not stop within 5 s is killed: never hang the test on it. */
 static void peer_stop(struct peer *p) {
+    bool reaped = false;
     int status;
 
     if (p->pid > 0) {
         (void)kill(p->pid, SIGTERM);
-        (void)waitpid(p->pid, &status, 0);
+        for (int i = 0; i < 100 && !reaped; i++) {
+            reaped = waitpid(p->pid, &status, WNOHANG) == p->pid;
+            if (!reaped)
+                sleep_ms(50);
+        }
+        if (!reaped) {
+            (void)kill(p->pid, SIGKILL);
+            (void)waitpid(p->pid, &status, 0);
+        }
         p->pid = 0;
     }
 }
@@ -200,6 +214,9 @@ static void fake_start(struct fake_server *s, const char *path, const char *repl
 }
 
 static void fake_stop(struct fake_server *s) {
+    /* The client is done; should it never have connected, this wakes accept() so the
+     * join cannot hang. */
+    (void)shutdown(s->fd, SHUT_RDWR);
     pthread_join(s->thread, NULL);
     close(s->fd);
 }

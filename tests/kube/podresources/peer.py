@@ -56,7 +56,10 @@ def main():
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    stop.wait()
+    # Wait with a timeout: a signal that lands on one of grpc's own threads only sets
+    # Python's flag, and an untimed wait in the main thread would never see it.
+    while not stop.wait(0.2):
+        pass
     server.stop(0)
     return 0
 

@@ -274,6 +274,7 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
     }
     case OPT_POD_RESOURCES:
         cfg->pod_resources_socket = arg;
+        cfg->pod_resources_socket_given = true;
         return 0;
     case OPT_KUBERNETES_API_URL:
         cfg->kubernetes_api_url = arg;

@@ -39,6 +39,7 @@ struct config {
 
     bool kubernetes_enabled;           /* --kubernetes-enabled */
     const char *pod_resources_socket;  /* --pod-resources-socket */
+    bool pod_resources_socket_given;   /* the flag was given: poll even if absent now */
     const char *kubernetes_api_url;    /* --kubernetes-api-url; NULL: in-cluster env */
     const char *kubernetes_token_file; /* --kubernetes-token-file */
     const char *kubernetes_ca_file;    /* --kubernetes-ca-file */

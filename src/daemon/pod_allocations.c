@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "kube_table.h"
@@ -37,6 +38,17 @@ int pod_allocations_new(const struct config *cfg, struct pod_allocations **ret) 
         if (cfg->gpu_idle_policy == IDLE_POLICY_ALLOCATION)
             log_info("gpu: --gpu-idle-policy=allocation needs the kubelet pod-resources socket "
                      "(--kubernetes-enabled); idle energy is split evenly instead");
+        return 0;
+    }
+    /* Not a Kubernetes node: the default socket is absent and nobody asked for one. */
+    if (!cfg->pod_resources_socket_given && access(cfg->pod_resources_socket, F_OK) < 0 &&
+        errno == ENOENT) {
+        log_info("pod-resources: no kubelet socket at %s; GPU allocations are not used "
+                 "(--pod-resources-socket makes joulestat wait for one)%s",
+                 cfg->pod_resources_socket,
+                 cfg->gpu_idle_policy == IDLE_POLICY_ALLOCATION
+                     ? "; --gpu-idle-policy=allocation splits idle energy evenly instead"
+                     : "");
         return 0;
     }
     p = calloc(1, sizeof(*p));

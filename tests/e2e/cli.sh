@@ -69,6 +69,16 @@ status=0
 wait "$pid" || status=$?
 [[ $status == 0 ]] || e2e_fail "SIGTERM exit status $status"
 grep -q "stopping" "$E2E_TMP/serve.log" || e2e_fail "no stop message"
+# Not a Kubernetes node (no API, no kubelet socket at the default path, no flag): one info
+# line each, no pod-resources warnings and no pod_resources source series.
+if [[ ! -e /var/lib/kubelet/pod-resources/kubelet.sock ]]; then
+    grep -q "pod-resources: no kubelet socket at /var/lib/kubelet" "$E2E_TMP/serve.log" ||
+        e2e_fail "no info line about the absent kubelet socket"
+    grep -q "pod-resources: cannot connect" "$E2E_TMP/serve.log" &&
+        e2e_fail "pod-resources warns on a node without a kubelet"
+    grep -q 'source="pod_resources"' "$E2E_TMP/compat.prom" &&
+        e2e_fail "pod_resources source exported on a node without a kubelet"
+fi
 
 # Retention and pid reuse (virtual clock): pid 4242 ran twice, 5 s apart.
 "$js" replay --scenario "$src/scenarios/pid-reuse.scn" >"$E2E_TMP/keep.prom" 2>/dev/null

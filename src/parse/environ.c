@@ -44,6 +44,20 @@ static int parse_job_id(const char *s, size_t n, uint32_t *ret) {
     return 0;
 }
 
+/* The job id variable, preferring SLURM_JOB_ID over the legacy SLURM_JOBID. */
+static int environ_job_id(const char *env, size_t len, uint32_t *ret) {
+    const char *value;
+    size_t vlen;
+    int r;
+
+    r = environ_get(env, len, "SLURM_JOB_ID", &value, &vlen);
+    if (r < 0)
+        r = environ_get(env, len, "SLURM_JOBID", &value, &vlen);
+    if (r < 0)
+        return r;
+    return parse_job_id(value, vlen, ret);
+}
+
 int workload_identity_apply_environ(struct workload_identity *id, const char *env, size_t len) {
     const char *value;
     size_t vlen;
@@ -60,12 +74,7 @@ int workload_identity_apply_environ(struct workload_identity *id, const char *en
             return -EINVAL;
     }
 
-    r = environ_get(env, len, "SLURM_JOB_ID", &value, &vlen);
-    if (r < 0)
-        r = environ_get(env, len, "SLURM_JOBID", &value, &vlen);
-    if (r < 0)
-        return r;
-    r = parse_job_id(value, vlen, &job);
+    r = environ_job_id(env, len, &job);
     if (r < 0)
         return r;
 
@@ -78,20 +87,6 @@ int workload_identity_apply_environ(struct workload_identity *id, const char *en
 bool workload_identity_wants_slurm_environ(const struct workload_identity *id) {
     return id->kind == IDENTITY_NONE && id->slurm.role == SLURM_ROLE_NONE &&
            (id->systemd_unit[0] == '\0' || strcmp(id->systemd_unit, "slurmd.service") == 0);
-}
-
-/* The job id variable, preferring SLURM_JOB_ID over the legacy SLURM_JOBID. */
-static int environ_job_id(const char *env, size_t len, uint32_t *ret) {
-    const char *value;
-    size_t vlen;
-    int r;
-
-    r = environ_get(env, len, "SLURM_JOB_ID", &value, &vlen);
-    if (r < 0)
-        r = environ_get(env, len, "SLURM_JOBID", &value, &vlen);
-    if (r < 0)
-        return r;
-    return parse_job_id(value, vlen, ret);
 }
 
 int workload_identity_apply_slurm_environ(struct workload_identity *id, const char *env,

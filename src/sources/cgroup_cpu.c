@@ -20,6 +20,7 @@
 struct cgroup_cpu {
     int dir_fd;
     enum cgroup_cpu_kind kind;
+    const char *file; /* the layout's usage file, relative to dir_fd */
 };
 
 static const struct {
@@ -32,10 +33,6 @@ static const struct {
     {"fs/cgroup/cpuacct", "cpuacct.usage", CGROUP_CPU_V1},
     {"fs/cgroup/cpu,cpuacct", "cpuacct.usage", CGROUP_CPU_V1},
 };
-
-static const char *file_for(enum cgroup_cpu_kind kind) {
-    return kind == CGROUP_CPU_V1 ? "cpuacct.usage" : "cpu.stat";
-}
 
 /* Rejects ".." components: the path comes from /proc and must stay inside the mount. */
 static bool path_is_safe(const char *path) {
@@ -76,7 +73,8 @@ int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret) {
         c = malloc(sizeof(*c));
         if (!c)
             return -ENOMEM;
-        *c = (struct cgroup_cpu){.dir_fd = TAKE_FD(fd), .kind = layouts[i].kind};
+        *c = (struct cgroup_cpu){
+            .dir_fd = TAKE_FD(fd), .kind = layouts[i].kind, .file = layouts[i].file};
         *ret = c;
         return 0;
     }
@@ -123,7 +121,7 @@ int cgroup_cpu_read(struct cgroup_cpu *c, uint64_t *ret_usage_us) {
     uint64_t v;
     int r;
 
-    r = read_file_into_at(c->dir_fd, file_for(c->kind), buf, sizeof(buf));
+    r = read_file_into_at(c->dir_fd, c->file, buf, sizeof(buf));
     /* A removed cgroup's open directory answers ENODEV; say "gone" the usual way. */
     if (r == -ENODEV)
         return -ENOENT;

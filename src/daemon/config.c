@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "macro.h"
 #include "parse_num.h"
+#include "rapl.h"
 
 enum {
     OPT_SAMPLE_INTERVAL = 0x100,
@@ -323,7 +324,8 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
     case OPT_CPU_IDLE_POLICY:
         return parse_policy(name, arg, true, &cfg->cpu_idle_policy);
     case OPT_RAPL_SOURCE:
-        if (!strstr("|auto|powercap|msr|perf|off|", arg) || strchr(arg, '|') || !*arg)
+        /* The sources' own names: the sampler and check parse the same string. */
+        if (rapl_mode_from_string(arg) < 0)
             return bad(name, arg, "expected auto, powercap, msr, perf or off");
         cfg->rapl_source = arg;
         return 0;

@@ -180,6 +180,7 @@ int replay_run(const struct config *cfg) {
     struct snapshot_slot *slot = NULL;
     struct snapshot *snap = NULL;
     struct strbuf out;
+    bool made_procfs = false;
     int r;
 
     if (cfg->nvml_library)
@@ -207,6 +208,7 @@ int replay_run(const struct config *cfg) {
         r = log_error_errno(-errno, "replay: cannot create a fake procfs: %m");
         goto finish;
     }
+    made_procfs = true;
     r = api.set_procfs(procfs);
     if (r < 0) {
         log_error_errno(r, "replay: cannot populate the fake procfs: %m");
@@ -243,7 +245,7 @@ int replay_run(const struct config *cfg) {
 finish:
     (void)snapshot_unref(snap);
     slot = snapshot_slot_free(slot);
-    if (procfs[sizeof(procfs) - 7] != 'X') {
+    if (made_procfs) {
         (void)api.set_procfs(NULL);
         (void)remove_tree(procfs);
     }

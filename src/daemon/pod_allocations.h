@@ -26,11 +26,11 @@ void pod_allocations_apply(struct pod_allocations *p, struct gpu_accounting *acc
 /* After the tick: says once that `allocation` fell back to even for lack of data. */
 void pod_allocations_after_tick(struct pod_allocations *p, const struct gpu_tick_stats *st);
 
-/* `joulestat check`: one List call, printed as the "podres" line. */
 /* For joulestat_source_up{source="pod_resources"}: whether the last poll of the kubelet
  * worked, with the failed polls so far in *ret_errors. False for NULL or before a poll. */
 bool pod_allocations_health(const struct pod_allocations *p, uint64_t *ret_errors);
 
+/* `joulestat check`: one List call, printed as the "podres" line. */
 void pod_allocations_check(const struct config *cfg);
 
 /* `joulestat ps`: the pods holding GPUs (from a snapshot of --gpu-idle-policy=allocation),

@@ -329,7 +329,6 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
     r = collect_holders(a, d, &n_holders);
     if (r < 0)
         goto unplaced;
-    stats->samples_dropped += ws.dropped_invalid + ws.dropped_stale;
 
     for (size_t i = 0; i < n; i++) {
         struct process_info info = {0};
@@ -466,7 +465,6 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
             t->gap = true;
             continue;
         }
-        stats.devices_up++;
 
         if (window_energy(a, t, d, now_us, &energy_uj, &stats)) {
             g->energy_uj += energy_uj;

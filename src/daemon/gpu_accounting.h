@@ -49,11 +49,9 @@ void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_a
                                     pod_uid_lookup_fn lookup_uid, void *userdata);
 
 struct gpu_tick_stats {
-    unsigned devices_up;
     unsigned devices_down;
     unsigned counter_resets;
     unsigned counter_glitches;
-    size_t samples_dropped;
     unsigned allocation_fallbacks; /* windows under `allocation` with no holder known */
 };
 

@@ -62,7 +62,6 @@ struct sampler {
     uint64_t generation;
     uint64_t published_mono_ns; /* tick time of the last published snapshot */
     uint64_t ticks;
-    double last_tick_seconds;
     _Atomic uint64_t last_tick_mono_ns;
 
     pthread_t thread;
@@ -409,6 +408,7 @@ static int publish(struct sampler *s, const struct tick_time *t, double duration
 
 static int tick(struct sampler *s, const struct tick_time *t, bool always_publish) {
     uint64_t started = clock_monotonic_ns();
+    double duration;
     bool scanned = false;
     int r, ret = 0;
 
@@ -429,13 +429,13 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
             ret = r;
     }
     ledger_sweep(&s->ledger, t->mono_ns, t->mono_ns, s->cfg->metric_retention_ns);
-    s->last_tick_seconds = (double)(clock_monotonic_ns() - started) / (double)NSEC_PER_SEC;
+    duration = (double)(clock_monotonic_ns() - started) / (double)NSEC_PER_SEC;
     atomic_store(&s->last_tick_mono_ns, clock_monotonic_ns());
     if (!always_publish && !scanned && s->generation > 0 &&
         t->mono_ns - s->published_mono_ns < PUBLISH_INTERVAL_NS)
         return ret;
     s->published_mono_ns = t->mono_ns;
-    r = publish(s, t, s->last_tick_seconds);
+    r = publish(s, t, duration);
     if (r < 0 && ret == 0)
         ret = r;
     return ret;

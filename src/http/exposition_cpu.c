@@ -52,19 +52,6 @@ static const struct family cpu_unseen_energy = {
     "RAPL energy of a workload's cgroup CPU time that no process scan saw (short-lived "
     "processes), per domain, in joules."};
 
-/* The domains the node measures: a process gets one series for each. */
-static unsigned rapl_domain_mask(const struct snapshot *s) {
-    unsigned mask = 0;
-
-    for (size_t i = 0; i < s->n_rapl; i++) {
-        int d = rapl_domain_from_string(s->rapl[i].domain);
-
-        if (d >= 0 && d < SNAP_CPU_DOMAINS)
-            mask |= 1U << d;
-    }
-    return mask;
-}
-
 static void cpu_workload_labels(struct strbuf *sb, const struct snap_identity *id) {
     PUT_LABEL(sb, false, "pod", id->pod);
     PUT_LABEL(sb, false, "namespace", id->namespace_);
@@ -87,7 +74,7 @@ static void put_domain(struct render *r, unsigned d) {
 }
 
 void exposition_render_cpu_processes(struct render *r, const struct snapshot *s) {
-    unsigned mask = rapl_domain_mask(s);
+    unsigned mask = snapshot_rapl_domains(s); /* a process gets one series for each */
 
     family_begin(r, &cpu_process_energy);
     for (size_t i = 0; i < s->n_cpu_processes; i++)

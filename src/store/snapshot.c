@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "rapl_units.h"
+
 static const char *const reason_names[_UNATTR_MAX] = {
     [UNATTR_IDLE] = "idle",
     [UNATTR_NO_CONSUMER] = "no_consumer",
@@ -13,6 +15,18 @@ static const char *const reason_names[_UNATTR_MAX] = {
 
 const char *unattributed_reason_to_string(enum unattributed_reason r) {
     return (unsigned)r < _UNATTR_MAX ? reason_names[r] : NULL;
+}
+
+unsigned snapshot_rapl_domains(const struct snapshot *s) {
+    unsigned mask = 0;
+
+    for (size_t i = 0; i < s->n_rapl; i++) {
+        int d = rapl_domain_from_string(s->rapl[i].domain);
+
+        if (d >= 0 && d < SNAP_CPU_DOMAINS)
+            mask |= 1U << d;
+    }
+    return mask;
 }
 
 struct snapshot *snapshot_new(void) {

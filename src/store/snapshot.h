@@ -143,6 +143,10 @@ struct snapshot {
     uint64_t samples_total;
 };
 
+/* The RAPL domains the snapshot measures: bit d set for enum rapl_domain d (d <
+ * SNAP_CPU_DOMAINS) when some package has it. Per-domain CPU series cover these only. */
+unsigned snapshot_rapl_domains(const struct snapshot *s);
+
 /* Allocates an empty snapshot with one reference. NULL on ENOMEM. */
 struct snapshot *snapshot_new(void);
 struct snapshot *snapshot_ref(struct snapshot *s);

@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "http/sample-snapshot.h"
 #include "promtext.h"
+#include "rapl_units.h"
 
 static char *render(const struct snapshot *s, const char *prefix, int *ret_series) {
     struct exposition_options o = {.metric_prefix = prefix,
@@ -356,6 +357,73 @@ static void test_names(void **state) {
     assert_false(promtext_name_valid("é"));
 }
 
+/* Lines of text that start with prefix, in order. */
+static char *lines_with(const char *text, const char *prefix) {
+    struct strbuf sb;
+
+    strbuf_init(&sb);
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) + 1 : strlen(p);
+
+        if (strncmp(p, prefix, strlen(prefix)) == 0)
+            strbuf_append(&sb, p, n);
+        p += n;
+    }
+    return strbuf_steal(&sb, NULL);
+}
+
+/* Per-domain CPU series cover the domains some package measures (package and dram here;
+ * two packages give one series, an unknown name none), for processes and unseen time. */
+static void test_cpu_domains(void **state) {
+    static const char *const names[] = {"package", "package", "dram", "bogus"};
+    struct snapshot *s = snapshot_new();
+    _cleanup_(freep) char *text = NULL, *proc = NULL, *unseen = NULL;
+
+    assert_non_null(s);
+    s->rapl = calloc(ARRAY_SIZE(names), sizeof(*s->rapl));
+    s->cpu_processes = calloc(1, sizeof(*s->cpu_processes));
+    s->workloads = calloc(1, sizeof(*s->workloads));
+    assert_true(s->rapl && s->cpu_processes && s->workloads);
+    assert_int_equal(snapshot_rapl_domains(s), 0);
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+        s->rapl[i].package = i == 1;
+        strcpy(s->rapl[i].domain, names[i]);
+    }
+    s->n_rapl = ARRAY_SIZE(names);
+    assert_int_equal(snapshot_rapl_domains(s),
+                     (1U << RAPL_DOMAIN_PACKAGE) | (1U << RAPL_DOMAIN_DRAM));
+
+    s->cpu_processes[0] =
+        (struct snap_cpu_process){.pid = 7, .energy_uj = {1000000, 2, 3, 4000, 5}, .active = true};
+    strcpy(s->cpu_processes[0].id.process_name, "worker");
+    s->n_cpu_processes = 1;
+    s->workloads[0] = (struct snap_workload){.kind = WORKLOAD_JOB,
+                                             .cpu_unseen_valid = true,
+                                             .cpu_unseen_uj = {1500000, 6, 7, 250000, 8}};
+    strcpy(s->workloads[0].id.slurm_job, "42");
+    s->n_workloads = 1;
+
+    text = render(s, NULL, NULL);
+    proc = lines_with(text, "joulestat_cpu_process_energy_joules_total{");
+    unseen = lines_with(text, "joulestat_cpu_unseen_energy_joules_total{");
+    assert_string_equal(proc, "joulestat_cpu_process_energy_joules_total{pid=\"7\","
+                              "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
+                              "pod_uid=\"\",container_id=\"\",job_id=\"\",domain=\"package\"} "
+                              "1.000000\n"
+                              "joulestat_cpu_process_energy_joules_total{pid=\"7\","
+                              "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
+                              "pod_uid=\"\",container_id=\"\",job_id=\"\",domain=\"dram\"} "
+                              "0.004000\n");
+    assert_string_equal(unseen, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
+                                "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
+                                "container_id=\"\",job_id=\"42\"} 1.500000\n"
+                                "joulestat_cpu_unseen_energy_joules_total{domain=\"dram\","
+                                "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
+                                "container_id=\"\",job_id=\"42\"} 0.250000\n");
+    snapshot_unref(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_default),
@@ -368,6 +436,7 @@ int main(void) {
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_doubles),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_cpu_domains),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

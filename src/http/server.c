@@ -16,6 +16,7 @@
 #include "listen.h"
 #include "log.h"
 #include "macro.h"
+#include "promtext.h"
 #include "strbuf.h"
 
 #define REALM "joulestat"
@@ -290,6 +291,9 @@ int http_server_start(const struct http_server_options *o, struct snapshot_slot 
         return -EINVAL;
     path = o->metrics_path ? o->metrics_path : HTTP_DEFAULT_METRICS_PATH;
     if (!metrics_path_valid(path))
+        return -EINVAL;
+    /* Refused here, once, rather than by every scrape's render with a 500. */
+    if (o->metric_prefix && !promtext_name_valid(o->metric_prefix))
         return -EINVAL;
     r = listen_address_parse(o->listen_address ? o->listen_address : HTTP_DEFAULT_LISTEN, &addr);
     if (r < 0)

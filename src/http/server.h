@@ -42,8 +42,8 @@ struct http_server_options {
 struct http_server;
 
 /*
- * Binds and starts serving. Returns 0, -EINVAL (malformed address or metrics path,
- * TLS half-configured), -EADDRINUSE / -EACCES / -EADDRNOTAVAIL / ... from binding,
+ * Binds and starts serving. Returns 0, -EINVAL (malformed address, metrics path or
+ * metric prefix, TLS half-configured), -EADDRINUSE / -EACCES / -EADDRNOTAVAIL / ... from binding,
  * -EOPNOTSUPP when TLS is asked for and libmicrohttpd lacks it, -ENOMEM. The slot is
  * borrowed and must outlive the server.
  */

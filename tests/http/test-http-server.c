@@ -438,8 +438,19 @@ static void test_bad_addresses(void **state) {
         if (http_server_start(&o, slot, &srv) != -EINVAL)
             fail_msg("metrics path '%s' was not refused", *p);
     }
-    ASSERT_ERRNO(http_server_start(NULL, slot, &srv), EINVAL);
     o.metrics_path = NULL;
+    /* A prefix that is no metric name (it would fail every scrape). */
+    for (const char *const *p = (const char *const[]){"", "9x", "a-b", "a b", NULL}; *p; p++) {
+        o.metric_prefix = *p;
+        if (http_server_start(&o, slot, &srv) != -EINVAL)
+            fail_msg("metric prefix '%s' was not refused", *p);
+        assert_null(srv);
+    }
+    o.metric_prefix = "my_gpu_process";
+    ASSERT_OK(http_server_start(&o, slot, &srv));
+    srv = http_server_stop(srv);
+    o.metric_prefix = NULL;
+    ASSERT_ERRNO(http_server_start(NULL, slot, &srv), EINVAL);
     ASSERT_ERRNO(http_server_start(&o, NULL, &srv), EINVAL);
     assert_int_equal(http_server_port(NULL), -EINVAL);
     assert_null(http_server_stop(NULL));

@@ -80,19 +80,6 @@ static void print_all_table(const struct ps_rows *t) {
     }
 }
 
-/* The RAPL domains the node measures (bit per enum rapl_domain). */
-static unsigned domains_of(const struct snapshot *snap) {
-    unsigned mask = 0;
-
-    for (size_t i = 0; i < snap->n_rapl; i++) {
-        int d = rapl_domain_from_string(snap->rapl[i].domain);
-
-        if (d >= 0 && d < SNAP_CPU_DOMAINS)
-            mask |= 1U << d;
-    }
-    return mask;
-}
-
 static void print_all_json(const struct ps_rows *t, unsigned domains) {
     printf("[");
     for (size_t i = 0; i < t->n; i++) {
@@ -183,7 +170,7 @@ static int ps_list(const struct config *cfg, const struct snapshot *snap) {
     if (!cfg->all)
         keep_rows_in_use(&t);
     if (cfg->json)
-        print_all_json(&t, domains_of(snap));
+        print_all_json(&t, snapshot_rapl_domains(snap));
     else {
         print_all_table(&t);
         if (!cfg->all && t.n == 0)

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "macro.h"
 #include "parse_num.h"
+#include "promtext.h"
 #include "rapl.h"
 
 enum {
@@ -211,17 +212,6 @@ static void config_defaults(struct config *cfg) {
     };
 }
 
-/* A Prometheus metric name prefix: [a-zA-Z_:][a-zA-Z0-9_:]*. */
-static bool valid_prefix(const char *s) {
-    if (!*s || !(strchr(":_", *s) || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-        return false;
-    for (; *s; s++)
-        if (!(strchr(":_", *s) || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9')))
-            return false;
-    return true;
-}
-
 static int apply_option(struct config *cfg, int opt, const char *arg) {
     const char *name = NULL;
     int r;
@@ -242,7 +232,7 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
             return bad(name, arg, "expected a duration such as 5m");
         return 0;
     case OPT_METRIC_PREFIX:
-        if (!valid_prefix(arg))
+        if (!promtext_name_valid(arg))
             return bad(name, arg, "not a valid Prometheus metric name prefix");
         cfg->metric_prefix = arg;
         return 0;

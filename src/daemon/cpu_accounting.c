@@ -295,7 +295,6 @@ static int account_domain(struct cpu_accounting *c, const struct procfs_process 
     }
     lr->unattributed_uj[UNATTR_SYSTEM] += res.unattributed_active_uj;
     lr->unattributed_uj[UNATTR_IDLE] += res.unattributed_idle_uj;
-    lr->attributed_uj += delta_uj - res.unattributed_active_uj - res.unattributed_idle_uj;
     return book_domain(c, rows, rd->domain, now_ns, ledger);
 }
 

@@ -85,7 +85,6 @@ struct ledger_rapl {
     unsigned package;
     char domain[16];
     uint64_t energy_uj;
-    uint64_t attributed_uj; /* given to workloads */
     uint64_t unattributed_uj[_UNATTR_MAX];
 };
 

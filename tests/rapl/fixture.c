@@ -148,3 +148,20 @@ struct rapl_options fixture_options(const struct fixture_fds *f, enum rapl_mode 
 void fixture_done(const char *root) {
     test_rm_rf(root);
 }
+
+void fixture_rapl_open(struct fixture_rapl *e, const char *tree) {
+    ASSERT_OK(fixture_tree(tree, e->root, sizeof(e->root)));
+    ASSERT_OK(fixture_open(e->root, &e->fds));
+}
+
+int fixture_rapl_start(struct fixture_rapl *e, enum rapl_mode mode) {
+    struct rapl_options o = fixture_options(&e->fds, mode);
+
+    return rapl_open(&o, &e->rapl, &e->status);
+}
+
+void fixture_rapl_done(struct fixture_rapl *e) {
+    e->rapl = rapl_free(e->rapl);
+    fixture_close(&e->fds);
+    fixture_done(e->root);
+}

@@ -33,3 +33,18 @@ struct rapl_options fixture_options(const struct fixture_fds *f, enum rapl_mode 
 
 /* Removes the root. */
 void fixture_done(const char *root);
+
+/* A fixture tree, its fds and the RAPL source under test. */
+struct fixture_rapl {
+    char root[512];
+    struct fixture_fds fds;
+    struct rapl *rapl;
+    struct rapl_status status;
+};
+
+/* Copies tests/trees/<tree> and opens its fds; fails the test on error. */
+void fixture_rapl_open(struct fixture_rapl *e, const char *tree);
+/* rapl_open() on the fixture's fds in the given mode. Returns its result. */
+int fixture_rapl_start(struct fixture_rapl *e, enum rapl_mode mode);
+/* Frees the source, closes the fds and removes the tree. */
+void fixture_rapl_done(struct fixture_rapl *e);

@@ -12,24 +12,6 @@
 #include "rapl.h"
 #include "rapl_internal.h"
 
-struct env {
-    char root[512];
-    struct fixture_fds fds;
-    struct rapl *rapl;
-    struct rapl_status status;
-};
-
-static void env_open(struct env *e, const char *tree) {
-    ASSERT_OK(fixture_tree(tree, e->root, sizeof(e->root)));
-    ASSERT_OK(fixture_open(e->root, &e->fds));
-}
-
-static void env_done(struct env *e) {
-    e->rapl = rapl_free(e->rapl);
-    fixture_close(&e->fds);
-    fixture_done(e->root);
-}
-
 static const struct rapl_reading *find(const struct rapl_reading *r, size_t n, uint32_t package,
                                        enum rapl_domain d) {
     for (size_t i = 0; i < n; i++)
@@ -45,16 +27,15 @@ static void counter_for(struct energy_counter *c, const struct rapl_reading *r) 
 
 /* The worked example of the facts: Skylake-X / Cascade Lake (model 85), ESU 14, 1 s. */
 static void test_skylake_x_interval(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     struct energy_counter pkg, dram;
     uint64_t d_pkg, d_dram, raw_pkg0, raw_dram0;
     size_t n;
     char moved[600], path[600];
 
-    env_open(&e, "rapl-skx-msr");
-    ASSERT_OK(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                        &e.rapl, &e.status));
+    fixture_rapl_open(&e, "rapl-skx-msr");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_MSR));
     assert_int_equal(e.status.chosen, RAPL_MODE_MSR);
     assert_int_equal(e.status.error, 0);
     assert_non_null(strstr(e.status.reason, "GenuineIntel family 6 model 85"));
@@ -114,19 +95,18 @@ static void test_skylake_x_interval(void **state) {
         assert_int_equal(slurm_total, 250000000);
         assert_int_equal(slurm_total - (d_pkg + d_dram), 90000000); /* +56.25 % */
     }
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_sapphire_rapids(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd, *psys;
     struct energy_counter c;
     uint64_t d;
     size_t n;
 
-    env_open(&e, "rapl-spr-msr");
-    ASSERT_OK(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                        &e.rapl, &e.status));
+    fixture_rapl_open(&e, "rapl-spr-msr");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_MSR));
     assert_non_null(strstr(e.status.reason, "psys fixed at 1 J"));
     assert_null(strstr(e.status.reason, "DRAM fixed"));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 3);
@@ -141,17 +121,16 @@ static void test_sapphire_rapids(void **state) {
     assert_int_equal(energy_counter_update(&c, find(rd, n, 0, RAPL_DOMAIN_PSYS)->raw, &d),
                      COUNTER_ADVANCED);
     assert_int_equal(d, 450000000); /* 450 J, not 450 x 61 uJ */
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_amd_package_only(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     size_t n;
 
-    env_open(&e, "rapl-amd-msr");
-    ASSERT_OK(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                        &e.rapl, &e.status));
+    fixture_rapl_open(&e, "rapl-amd-msr");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_MSR));
     assert_non_null(strstr(e.status.reason, "AuthenticAMD family 25"));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 1);
     assert_int_equal(n, 1); /* no DRAM, and the per-core counter is not read */
@@ -159,19 +138,18 @@ static void test_amd_package_only(void **state) {
     assert_int_equal(rd[0].raw, 0x00100000); /* from 0xC001029B, not Intel's 0x611 */
     assert_int_equal(rd[0].unit.den, 65536); /* ESU 16 from 0xC0010299 */
     assert_int_equal(rd[0].modulus, UINT64_C(1) << 32);
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_client_all_domains(void **state) {
     const enum rapl_domain want[] = {RAPL_DOMAIN_PACKAGE, RAPL_DOMAIN_CORE, RAPL_DOMAIN_UNCORE,
                                      RAPL_DOMAIN_DRAM, RAPL_DOMAIN_PSYS};
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     size_t n;
 
-    env_open(&e, "rapl-client-msr");
-    ASSERT_OK(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                        &e.rapl, &e.status));
+    fixture_rapl_open(&e, "rapl-client-msr");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_MSR));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 5);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(rd[i].domain, want[i]);
@@ -181,18 +159,17 @@ static void test_client_all_domains(void **state) {
     ASSERT_OK(fixture_set_msr(e.root, 0, 0x611, UINT64_C(0xDEAD000000004321)));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 5);
     assert_int_equal(rd[0].raw, 0x4321);
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_read_failure_marks_invalid(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     char path[600];
     size_t n;
 
-    env_open(&e, "rapl-client-msr");
-    ASSERT_OK(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                        &e.rapl, &e.status));
+    fixture_rapl_open(&e, "rapl-client-msr");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_MSR));
     /* Shorten the fake device so the psys register (0x64D) is past its end. */
     (void)snprintf(path, sizeof(path), "%s/dev/cpu/0/msr", e.root);
     assert_int_equal(truncate(path, 0x64D), 0);
@@ -202,49 +179,41 @@ static void test_read_failure_marks_invalid(void **state) {
     assert_int_equal(truncate(path, 0), 0);
     ASSERT_ERRNO(rapl_sample(e.rapl, &rd, &n), EIO);
     assert_int_equal(n, 5);
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_msr_errors(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
 
     /* No /dev/cpu at all: the msr module is not loaded. */
-    env_open(&e, "rapl-powercap-skx");
-    ASSERT_ERRNO(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                           &e.rapl, &e.status),
-                 ENODEV);
+    fixture_rapl_open(&e, "rapl-powercap-skx");
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_MSR), ENODEV);
     assert_null(e.rapl);
     assert_int_equal(e.status.chosen, RAPL_MODE_OFF);
     assert_int_equal(e.status.error, -ENODEV);
     assert_non_null(strstr(e.status.reason, "modprobe msr"));
-    env_done(&e);
+    fixture_rapl_done(&e);
 
     /* A CPU family without RAPL MSRs. */
-    env_open(&e, "rapl-amd-msr");
+    fixture_rapl_open(&e, "rapl-amd-msr");
     ASSERT_OK(test_write_file(e.root, "proc/cpuinfo",
                               "vendor_id\t: AuthenticAMD\ncpu family\t: 21\nmodel\t: 2\n"));
-    ASSERT_ERRNO(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                           &e.rapl, &e.status),
-                 EOPNOTSUPP);
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_MSR), EOPNOTSUPP);
     assert_non_null(strstr(e.status.reason, "no known RAPL MSRs"));
-    env_done(&e);
+    fixture_rapl_done(&e);
 
     /* No topology: cannot tell which CPU belongs to which package. */
-    env_open(&e, "rapl-amd-msr");
+    fixture_rapl_open(&e, "rapl-amd-msr");
     test_rm_rf(strcat(strcpy((char[600]){0}, e.root), "/sys/devices"));
-    ASSERT_ERRNO(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                           &e.rapl, &e.status),
-                 ENODEV);
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_MSR), ENODEV);
     assert_non_null(strstr(e.status.reason, "topology"));
-    env_done(&e);
+    fixture_rapl_done(&e);
 
     /* All energy registers read zero: no domain is implemented. */
-    env_open(&e, "rapl-amd-msr");
+    fixture_rapl_open(&e, "rapl-amd-msr");
     ASSERT_OK(fixture_set_msr(e.root, 0, 0xC001029B, 0));
-    ASSERT_ERRNO(rapl_open(&(struct rapl_options){e.fds.sys, e.fds.dev, e.fds.proc, RAPL_MODE_MSR},
-                           &e.rapl, &e.status),
-                 ENODEV);
-    env_done(&e);
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_MSR), ENODEV);
+    fixture_rapl_done(&e);
 }
 
 static void test_permission_messages(void **state) {

@@ -11,38 +11,15 @@
 #include "rapl.h"
 #include "rapl_internal.h"
 
-struct env {
-    char root[512];
-    struct fixture_fds fds;
-    struct rapl *rapl;
-    struct rapl_status status;
-};
-
-static void env_open(struct env *e, const char *tree) {
-    ASSERT_OK(fixture_tree(tree, e->root, sizeof(e->root)));
-    ASSERT_OK(fixture_open(e->root, &e->fds));
-}
-
-static int env_rapl(struct env *e) {
-    struct rapl_options o = fixture_options(&e->fds, RAPL_MODE_POWERCAP);
-
-    return rapl_open(&o, &e->rapl, &e->status);
-}
-
-static void env_done(struct env *e) {
-    e->rapl = rapl_free(e->rapl);
-    fixture_close(&e->fds);
-    fixture_done(e->root);
-}
-
-static void zone_write(struct env *e, const char *zone, const char *file, const char *value) {
+static void zone_write(struct fixture_rapl *e, const char *zone, const char *file,
+                       const char *value) {
     char rel[256];
 
     (void)snprintf(rel, sizeof(rel), "sys/class/powercap/%s/%s", zone, file);
     ASSERT_OK(test_write_file(e->root, rel, value));
 }
 
-static void zone_remove(struct env *e, const char *zone) {
+static void zone_remove(struct fixture_rapl *e, const char *zone) {
     char path[700];
 
     (void)snprintf(path, sizeof(path), "%s/sys/class/powercap/%s", e->root, zone);
@@ -51,14 +28,14 @@ static void zone_remove(struct env *e, const char *zone) {
 
 /* The facts' worked example as powercap shows it: the kernel's truncated uJ values. */
 static void test_skylake_x_wrap(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     struct energy_counter pkg, dram;
     uint64_t d;
     size_t n;
 
-    env_open(&e, "rapl-powercap-skx");
-    ASSERT_OK(env_rapl(&e));
+    fixture_rapl_open(&e, "rapl-powercap-skx");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(e.status.chosen, RAPL_MODE_POWERCAP);
     assert_non_null(strstr(e.status.reason, "4 zones"));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 4);
@@ -91,18 +68,18 @@ static void test_skylake_x_wrap(void **state) {
     assert_int_equal(d, 129999607);
     assert_int_equal(energy_counter_update(&dram, rd[1].raw, &d), COUNTER_ADVANCED);
     assert_int_equal(d, 30081024); /* the kernel's 15.3 uJ DRAM unit: 0.27 % above 30 J */
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_client_psys_and_mmio_duplicate(void **state) {
     const enum rapl_domain want[] = {RAPL_DOMAIN_PACKAGE, RAPL_DOMAIN_CORE, RAPL_DOMAIN_UNCORE,
                                      RAPL_DOMAIN_DRAM, RAPL_DOMAIN_PSYS};
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     size_t n;
 
-    env_open(&e, "rapl-powercap-client");
-    ASSERT_OK(env_rapl(&e));
+    fixture_rapl_open(&e, "rapl-powercap-client");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 5);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(rd[i].domain, want[i]);
@@ -116,21 +93,21 @@ static void test_client_psys_and_mmio_duplicate(void **state) {
 
     /* Without the MSR package zone, the mmio one is the package. */
     zone_remove(&e, "intel-rapl:0");
-    ASSERT_OK(env_rapl(&e));
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 2);
     assert_int_equal(rd[0].domain, RAPL_DOMAIN_PSYS);
     assert_int_equal(rd[1].domain, RAPL_DOMAIN_PACKAGE);
     assert_int_equal(rd[1].raw, 999999);
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_amd_core_zone_skipped(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     size_t n;
 
-    env_open(&e, "rapl-powercap-amd");
-    ASSERT_OK(env_rapl(&e));
+    fixture_rapl_open(&e, "rapl-powercap-amd");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 1);
     assert_int_equal(rd[0].domain, RAPL_DOMAIN_PACKAGE);
     assert_int_equal(rd[0].modulus, UINT64_C(65532610988));
@@ -139,19 +116,19 @@ static void test_amd_core_zone_skipped(void **state) {
     /* On Intel the same layout keeps the core zone. */
     ASSERT_OK(test_write_file(e.root, "proc/cpuinfo",
                               "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t: 140\n"));
-    ASSERT_OK(env_rapl(&e));
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 2);
     assert_int_equal(rd[1].domain, RAPL_DOMAIN_CORE);
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_dies_and_hex_indices(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     size_t n;
 
-    env_open(&e, "rapl-powercap-die");
-    ASSERT_OK(env_rapl(&e));
+    fixture_rapl_open(&e, "rapl-powercap-die");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 4); /* "weird-zone" is not RAPL */
     assert_int_equal(rd[0].raw, 100);
     assert_int_equal(rd[1].raw, 200);
@@ -162,7 +139,7 @@ static void test_dies_and_hex_indices(void **state) {
     assert_int_equal(rd[2].domain, RAPL_DOMAIN_DRAM);
     assert_int_equal(rd[3].raw, 400); /* intel-rapl:a sorts as 10, after 1 */
     assert_int_equal(rd[3].package, 1);
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_zone_name_parse(void **state) {
@@ -204,16 +181,16 @@ static void test_zone_name_parse(void **state) {
 }
 
 static void test_broken_zones(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
     size_t n;
 
-    env_open(&e, "rapl-powercap-skx");
+    fixture_rapl_open(&e, "rapl-powercap-skx");
     /* One zone without max_energy_range_uj, one unparsable, one above its range. */
     zone_write(&e, "intel-rapl:1", "max_energy_range_uj", "lots\n");
     zone_write(&e, "intel-rapl:1:0", "energy_uj", "12 34\n");
     zone_write(&e, "intel-rapl:0:0", "energy_uj", "65712999614\n");
-    ASSERT_OK(env_rapl(&e));
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_non_null(strstr(e.status.reason, "1 zone ("));
     assert_non_null(strstr(e.status.reason, "some zones unreadable"));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 1);
@@ -230,37 +207,37 @@ static void test_broken_zones(void **state) {
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 1);
     assert_true(rd[0].valid);
     assert_int_equal(rd[0].raw, 5);
-    env_done(&e);
+    fixture_rapl_done(&e);
 }
 
 static void test_no_zone_readable(void **state) {
-    struct env e = {0};
+    struct fixture_rapl e = {0};
     char path[700];
 
     /* energy_uj that cannot be read (a directory here; EACCES is run by
      * tests/rapl/permission.sh as an unprivileged user). */
-    env_open(&e, "rapl-powercap-amd");
+    fixture_rapl_open(&e, "rapl-powercap-amd");
     zone_remove(&e, "intel-rapl:0:0");
     (void)snprintf(path, sizeof(path), "%s/sys/class/powercap/intel-rapl:0/energy_uj", e.root);
     assert_int_equal(remove(path), 0);
     assert_int_equal(mkdir(path, 0755), 0);
-    ASSERT_ERRNO(env_rapl(&e), EISDIR);
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_POWERCAP), EISDIR);
     assert_null(e.rapl);
     assert_int_equal(e.status.error, -EISDIR);
     assert_int_equal(e.status.chosen, RAPL_MODE_OFF);
     assert_non_null(strstr(e.status.reason, "intel-rapl:0/energy_uj"));
-    env_done(&e);
+    fixture_rapl_done(&e);
 
     /* Nothing under class/powercap, or no such directory at all. */
-    env_open(&e, "rapl-skx-msr");
-    ASSERT_ERRNO(env_rapl(&e), ENODEV);
+    fixture_rapl_open(&e, "rapl-skx-msr");
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_POWERCAP), ENODEV);
     assert_non_null(strstr(e.status.reason, "modprobe intel_rapl_msr"));
     ASSERT_OK(test_write_file(e.root, "sys/class/powercap/dtpm/enabled", "0\n"));
-    ASSERT_ERRNO(env_rapl(&e), ENODEV);
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_POWERCAP), ENODEV);
     /* A zone whose name is no RAPL domain does not count. */
     ASSERT_OK(test_write_file(e.root, "sys/class/powercap/intel-rapl:0/name", "gpu\n"));
-    ASSERT_ERRNO(env_rapl(&e), ENODEV);
-    env_done(&e);
+    ASSERT_ERRNO(fixture_rapl_start(&e, RAPL_MODE_POWERCAP), ENODEV);
+    fixture_rapl_done(&e);
 }
 
 int main(void) {

@@ -9,7 +9,6 @@
 Every step is applied right after the exporter published the previous scan (the scan is
 periodic), with atomic writes (temp + rename), so one scan sees one whole step.
 """
-import os
 import re
 import sys
 import time
@@ -18,8 +17,9 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-MAX_RANGE = 262143328850  # max_energy_range_uj of a real package zone
-MODULUS = MAX_RANGE + 1  # the daemon's documented wrap: (max - prev) + cur + 1
+from fake_cpu_node import (ACTIVE_KEYS, FAILS, MODULUS, check, stat_line, write_atomic,
+                           write_node)
+
 
 POD_A = "2fc932ce-fdcc-454b-97bd-aadfdeb4c340"
 POD_B = "3cae2e45-052c-4b11-80d3-4d7b2d2d3464"
@@ -71,37 +71,6 @@ STEPS = [
     dict(name="uneven", utime={2001: 1, 2002: 1, 2101: 1, 3001: 1},
          cpu=dict(user=3, system=4, idle=2), package=1000003, dram=7),
 ]
-CPU_KEYS = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
-ACTIVE_KEYS = ["user", "nice", "system", "irq", "softirq", "steal"]
-
-
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name("." + path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def write_in_place(path, text):
-    # The daemon keeps energy_uj open and re-reads it (as on sysfs), so a rename would go
-    # unseen: one fixed-width pwrite (leading blanks) instead, never a shorter file.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        os.pwrite(fd, text.encode(), 0)
-    finally:
-        os.close(fd)
-
-
-def stat_line(pid, utime):
-    comm, flags, start, _, _ = PROCS[pid]
-    fields = [str(pid), "(%s)" % comm, "S", "1", str(pid), str(pid), "0", "-1", str(flags),
-              "120", "0", "3", "0", str(utime), str(STIME), "0", "0", "20", "0", "1", "0",
-              str(start), "12345678", "900", "18446744073709551615", "94000000000000",
-              "94000000100000", "140000000000000"] + ["0"] * 9 + ["17", "1"] + ["0"] * 5 + [
-                  "94000000200000", "94000000300000", "94000000400000", "140000000100000",
-                  "140000000100010", "140000000100010", "140000000200000", "0"]
-    assert len(fields) == 52, len(fields)
-    return " ".join(fields) + "\n"
 
 
 def write_state(root, state):
@@ -110,21 +79,9 @@ def write_state(root, state):
         d = proc / str(pid)
         if not (d / "cgroup").exists():
             write_atomic(d / "cgroup", PROCS[pid][3])
-        write_atomic(d / "stat", stat_line(pid, utime))
-    c = state["cpu"]
-    write_atomic(proc / "stat", "cpu  %s 0 0\ncpu0 %s 0 0\nintr 1 0\nctxt 2\nbtime 1700000000\n"
-                 "processes 3000\nprocs_running 1\nprocs_blocked 0\n" %
-                 (" ".join(str(c[k]) for k in CPU_KEYS), " ".join(str(c[k]) for k in CPU_KEYS)))
-    write_atomic(proc / "uptime", "12345.67 23456.78\n")
-    zones = {"intel-rapl:0": ("package-0", state["package"]),
-             "intel-rapl:0:0": ("dram", state["dram"])}
-    for z, (name, energy) in zones.items():
-        d = sys_ / "class" / "powercap" / z
-        if not (d / "name").exists():
-            write_atomic(d / "name", name + "\n")
-            write_atomic(d / "max_energy_range_uj", "%d\n" % MAX_RANGE)
-            write_atomic(d / "enabled", "1\n")
-        write_in_place(d / "energy_uj", "%20d\n" % energy)
+        comm, flags, start, _, _ = PROCS[pid]
+        write_atomic(d / "stat", stat_line(pid, comm, flags, start, utime, STIME))
+    write_node(proc, sys_, state["cpu"], state["package"], state["dram"])
 
 
 def advance(state, step):
@@ -208,15 +165,6 @@ def wait_scan(url, prev, deadline_s=10):
             return m, text
         time.sleep(0.02)
     sys.exit("FAIL: no scan published a new package counter within %d s" % deadline_s)
-
-
-FAILS = []
-
-
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL: " + msg, file=sys.stderr)
 
 
 def uj(d):

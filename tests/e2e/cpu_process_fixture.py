@@ -15,7 +15,6 @@ per RAPL domain and per workload, from the exposition alone:
 and every share against the exact rational value of the attribution rule (largest
 remainder rounding: within 1 uJ per consumer).
 """
-import os
 import re
 import shutil
 import sys
@@ -25,8 +24,9 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-MAX_RANGE = 262143328850
-MODULUS = MAX_RANGE + 1
+from fake_cpu_node import (ACTIVE_KEYS, FAILS, MODULUS, check, stat_line, write_atomic,
+                           write_node)
+
 USEC_PER_TICK = 10000  # USER_HZ 100
 STIME = 10
 
@@ -96,34 +96,6 @@ STEPS = [
     dict(name="lmp-exits", utime={"python": 1}, exit=["lmp"], short={"job": 20000},
          cpu=dict(user=3, system=4, idle=2), package=1000003, dram=5),
 ]
-CPU_KEYS = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
-ACTIVE_KEYS = ["user", "nice", "system", "irq", "softirq", "steal"]
-
-
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name("." + path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def write_in_place(path, text):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        os.pwrite(fd, text.encode(), 0)
-    finally:
-        os.close(fd)
-
-
-def stat_line(name, utime):
-    pid, comm, flags, start, _, _ = PROCS[name]
-    fields = [str(pid), "(%s)" % comm, "S", "1", str(pid), str(pid), "0", "-1", str(flags),
-              "120", "0", "3", "0", str(utime), str(STIME), "0", "0", "20", "0", "1", "0",
-              str(start), "12345678", "900", "18446744073709551615", "94000000000000",
-              "94000000100000", "140000000000000"] + ["0"] * 9 + ["17", "1"] + ["0"] * 5 + [
-                  "94000000200000", "94000000300000", "94000000400000", "140000000100000",
-                  "140000000100010", "140000000100010", "140000000200000", "0"]
-    return " ".join(fields) + "\n"
 
 
 def write_state(root, state, prev=None):
@@ -137,24 +109,12 @@ def write_state(root, state, prev=None):
     for name, utime in state["utime"].items():
         d = proc / str(PROCS[name][0])
         write_atomic(d / "cgroup", PROCS[name][4])
-        write_atomic(d / "stat", stat_line(name, utime))
-    c = state["cpu"]
-    line = " ".join(str(c[k]) for k in CPU_KEYS)
-    write_atomic(proc / "stat", "cpu  %s 0 0\ncpu0 %s 0 0\nintr 1 0\nctxt 2\nbtime 1700000000\n"
-                 "processes 3000\nprocs_running 1\nprocs_blocked 0\n" % (line, line))
-    write_atomic(proc / "uptime", "12345.67 23456.78\n")
+        pid, comm, flags, start, _, _ = PROCS[name]
+        write_atomic(d / "stat", stat_line(pid, comm, flags, start, utime, STIME))
     for w, usage in state["cg"].items():
         write_atomic(sys_ / "fs" / "cgroup" / WORKLOADS[w][0] / "cpu.stat",
                      "usage_usec %d\nuser_usec %d\nsystem_usec 0\n" % (usage, usage))
-    zones = {"intel-rapl:0": ("package-0", state["package"]),
-             "intel-rapl:0:0": ("dram", state["dram"])}
-    for z, (name, energy) in zones.items():
-        d = sys_ / "class" / "powercap" / z
-        if not (d / "name").exists():
-            write_atomic(d / "name", name + "\n")
-            write_atomic(d / "max_energy_range_uj", "%d\n" % MAX_RANGE)
-            write_atomic(d / "enabled", "1\n")
-        write_in_place(d / "energy_uj", "%20d\n" % energy)
+    write_node(proc, sys_, state["cpu"], state["package"], state["dram"])
 
 
 def seen_ticks(step, prev_state):
@@ -274,15 +234,6 @@ def view(series):
         elif name == "joulestat_container_energy_joules_total" and lb["component"] == "cpu":
             v["container"][lb["container_id"]] = uj(val)
     return v
-
-
-FAILS = []
-
-
-def check(cond, msg):
-    if not cond:
-        FAILS.append(msg)
-        print("FAIL: " + msg, file=sys.stderr)
 
 
 def proc_key(name):

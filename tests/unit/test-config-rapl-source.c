@@ -12,21 +12,23 @@
 #include "macro.h"
 #include "rapl.h"
 
-static int parse_rapl_source(const char *value, struct config *ret) {
-    char a0[] = "joulestat", a1[] = "check", a2[] = "--rapl-source", a3[64];
-    char *argv[] = {a0, a1, a2, a3, NULL};
+/* The config keeps pointers into argv, so the value lives in the caller's buffer. */
+static int parse_rapl_source(char *value, struct config *ret) {
+    char a0[] = "joulestat", a1[] = "check", a2[] = "--rapl-source";
+    char *argv[] = {a0, a1, a2, value, NULL};
 
-    (void)snprintf(a3, sizeof(a3), "%s", value);
     return config_parse(4, argv, ret);
 }
 
 static void test_every_mode_name_is_taken(void **state) {
     static const char *const names[] = {"auto", "powercap", "msr", "perf", "off"};
     struct config cfg;
+    char arg[64];
 
     (void)state;
     for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-        ASSERT_OK(parse_rapl_source(names[i], &cfg));
+        (void)snprintf(arg, sizeof(arg), "%s", names[i]);
+        ASSERT_OK(parse_rapl_source(arg, &cfg));
         assert_string_equal(cfg.rapl_source, names[i]);
         assert_true(rapl_mode_from_string(cfg.rapl_source) >= 0);
     }
@@ -35,10 +37,12 @@ static void test_every_mode_name_is_taken(void **state) {
 static void test_parts_and_unknown_names_are_refused(void **state) {
     static const char *const bad[] = {"aut", "ow", "power", "sr", "", "auto|off", "MSR", "offf"};
     struct config cfg = {.rapl_source = "untouched"};
+    char arg[64];
 
     (void)state;
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-        ASSERT_ERRNO(parse_rapl_source(bad[i], &cfg), EINVAL);
+        (void)snprintf(arg, sizeof(arg), "%s", bad[i]);
+        ASSERT_ERRNO(parse_rapl_source(arg, &cfg), EINVAL);
         assert_string_equal(cfg.rapl_source, "untouched"); /* written only on success */
     }
 }

@@ -12,6 +12,7 @@
 /* A lost GPU is retried after 1 s, then at doubling intervals up to one minute. */
 #define NVML_BACKOFF_INITIAL_US (UINT64_C(1) * 1000000)
 #define NVML_BACKOFF_MAX_US (UINT64_C(60) * 1000000)
+#define NVML_MODES_REFRESH_US (UINT64_C(10) * 1000000)
 
 int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t code) {
     struct nvml_feature_status *st = &d->features[f];
@@ -136,6 +137,7 @@ static int acquire_device(struct gpu_source *s, size_t index) {
     }
     d->handle = handle;
     d->have_handle = true;
+    d->modes_read_at_us = 0; /* a reset GPU may come back in other modes */
     return 0;
 }
 
@@ -163,17 +165,21 @@ static void clear_reading(struct gpu_device_reading *rd) {
     rd->n_utils = 0;
 }
 
-/* Modes: a failure other than a lost GPU leaves the value unknown for this tick. */
-static int read_modes(struct gpu_source *s, struct nvml_device *d, struct gpu_device_reading *rd) {
+/* Modes: a failure other than a lost GPU leaves the value unknown until the next refresh. */
+static int read_modes(struct gpu_source *s, struct nvml_device *d, uint64_t now_us) {
     int r;
 
+    if (d->modes_read_at_us != 0 && now_us - d->modes_read_at_us < NVML_MODES_REFRESH_US)
+        return 0;
+    d->mig_enabled = false;
+    d->compute_mode = -1;
     if (nvml_feature_usable(d, GPU_FEATURE_MIG_MODE)) {
         unsigned current = 0, pending = 0;
         r = nvml_feature_record(d, GPU_FEATURE_MIG_MODE,
                                 s->api->device_get_mig_mode(d->handle, &current, &pending));
         if (r == -ENODEV)
             return r;
-        rd->mig_enabled = r == 0 && current == NVML_DEVICE_MIG_ENABLE;
+        d->mig_enabled = r == 0 && current == NVML_DEVICE_MIG_ENABLE;
     }
     if (nvml_feature_usable(d, GPU_FEATURE_COMPUTE_MODE)) {
         nvmlComputeMode_t mode = 0;
@@ -182,8 +188,9 @@ static int read_modes(struct gpu_source *s, struct nvml_device *d, struct gpu_de
         if (r == -ENODEV)
             return r;
         if (r == 0 && mode <= NVML_COMPUTEMODE_EXCLUSIVE_PROCESS)
-            rd->compute_mode = (int)mode;
+            d->compute_mode = (int)mode;
     }
+    d->modes_read_at_us = MAX(now_us, UINT64_C(1));
     return 0;
 }
 
@@ -221,9 +228,11 @@ static int read_device(struct gpu_source *s, size_t index, uint64_t now_us) {
     int r;
 
     clear_reading(rd);
-    r = read_modes(s, d, rd);
+    r = read_modes(s, d, now_us);
     if (r < 0)
         return r;
+    rd->mig_enabled = d->mig_enabled;
+    rd->compute_mode = d->compute_mode;
     r = read_meters(s, d, rd);
     if (r < 0)
         return r;

@@ -30,6 +30,12 @@ struct nvml_device {
     struct nvml_feature_status features[_GPU_FEATURE_MAX];
     uint64_t last_seen_us; /* newest utilisation sample accepted so far */
 
+    /* MIG mode changes only with a GPU reset and compute mode by an administrator's
+     * nvidia-smi, so they are asked for every NVML_MODES_REFRESH_US, not every tick. */
+    uint64_t modes_read_at_us; /* 0: not read since the handle was acquired */
+    bool mig_enabled;
+    int compute_mode;
+
     /* The reading's arrays, reused across ticks. */
     struct gpu_process *processes;
     size_t processes_cap;

@@ -346,9 +346,19 @@ static void test_mig_enabled(void **state) {
                                    "while MIG is enabled"));
     strbuf_done(&sb);
 
-    /* MIG turned off later: utilisation is asked for again. */
+    /* The modes are asked for once per refresh interval, not every tick. */
+    assert_int_equal(fx->st->calls[0].mig, 1);
+    assert_int_equal(fx->st->calls[0].compute_mode, 1);
     g->mig_mode = NVML_DEVICE_MIG_DISABLE;
     d = sample(fx, T0 + SEC);
+    assert_true(d[0].mig_enabled);
+    assert_int_equal(fx->st->calls[0].mig, 1);
+    assert_int_equal(fx->st->calls[0].compute_mode, 1);
+
+    /* MIG turned off: seen at the next refresh, and utilisation is asked for again. */
+    d = sample(fx, T0 + 11 * SEC);
+    assert_int_equal(fx->st->calls[0].mig, 2);
+    assert_int_equal(fx->st->calls[0].compute_mode, 2);
     assert_false(d[0].mig_enabled);
     assert_true(d[0].utils_supported);
     assert_int_equal(d[0].n_utils, 1);

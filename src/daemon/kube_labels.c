@@ -173,24 +173,34 @@ static void copy_label(char *dst, size_t size, const char *src) {
     dst[n] = '\0';
 }
 
-static void fill(const struct kube_table *t, struct snap_identity *id) {
+/* Returns whether a name was filled in. */
+static bool fill(const struct kube_table *t, struct snap_identity *id) {
     const struct kube_pod_info *pod;
     const char *name;
+    bool filled = false;
 
     if (id->pod_uid[0] && !id->pod[0] && kube_table_pod_by_uid(t, id->pod_uid, &pod) >= 0) {
         copy_label(id->pod, sizeof(id->pod), pod->name);
         copy_label(id->namespace_, sizeof(id->namespace_), pod->namespace_);
+        filled = true;
     }
     if (id->container_id[0] && !id->container[0] &&
-        kube_table_container_by_id(t, id->container_id, &name, NULL) >= 0)
+        kube_table_container_by_id(t, id->container_id, &name, NULL) >= 0) {
         copy_label(id->container, sizeof(id->container), name);
+        filled = true;
+    }
+    return filled;
 }
 
 void kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l) {
     void *value;
 
-    for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);)
-        fill(t, &((struct ledger_process *)value)->id);
+    for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);) {
+        struct ledger_process *p = value;
+
+        if (fill(t, &p->id))
+            p->wl_fresh = false; /* its workloads take the names at the next booking */
+    }
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &value);)
         fill(t, &((struct ledger_workload *)value)->id);
     for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, NULL, &value);)

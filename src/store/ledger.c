@@ -193,6 +193,18 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
         p->measured_uj += uj;
     p->active = true;
     p->last_seen_ns = now_ns;
+    if (cached && p->wl_fresh) { /* the common tick: nothing to compare or copy */
+        for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++) {
+            struct ledger_workload *w = p->wl[k];
+
+            if (!w)
+                continue;
+            w->active = true;
+            w->last_seen_ns = now_ns;
+            w->gpu_uj += uj;
+        }
+        return 0;
+    }
     for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++) {
         struct ledger_workload *w = cached ? p->wl[k] : NULL;
         const char *name = workload_name(k, &p->id);
@@ -212,6 +224,7 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
             w->gpu_uj += uj;
     }
     p->wl_gen = l->workload_gen;
+    p->wl_fresh = true;
     return 0;
 }
 

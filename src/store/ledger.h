@@ -39,6 +39,9 @@ struct ledger_process {
      * dropped; entries never move). id's ids are checked against them on every use. */
     struct ledger_workload *wl[_WORKLOAD_KIND_MAX];
     uint64_t wl_gen;
+    /* The wl entries were refreshed from id as it is now; whoever changes id (the
+     * Kubernetes name fill) clears it, so the next booking copies names again. */
+    bool wl_fresh;
 };
 
 struct ledger_workload {

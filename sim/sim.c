@@ -2,8 +2,12 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "sim_control.h"
@@ -15,16 +19,59 @@ struct nvmlDevice_st {
 static struct nvmlDevice_st gpu_handles[SIM_MAX_GPUS];
 static struct nvmlDevice_st mig_handles[SIM_MAX_GPUS * SIM_MAX_MIG];
 
-static struct sim_state state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static struct sim_state state = {.lock = PTHREAD_MUTEX_INITIALIZER, .cpu_fd = -1};
+
+#define CPU_FILE_REFRESH_NS 100000000u
+
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Called with the lock held: the call that took it starts being measured. */
+static void cpu_meter_enter(struct sim_state *st) {
+    if (!st->cpu_meter_checked) {
+        const char *path = getenv(SIM_ENV_CPU_FILE);
+        st->cpu_meter_checked = true;
+        if (path && *path)
+            st->cpu_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
+    if (st->cpu_fd >= 0)
+        st->cpu_enter_ns = thread_cpu_ns();
+}
+
+/* Called before the lock is released. A fixed-width rewrite at offset 0: a reader never
+ * sees a shorter file or a torn number. */
+static void cpu_meter_leave(struct sim_state *st) {
+    char buf[32];
+    uint64_t now;
+
+    if (st->cpu_fd < 0)
+        return;
+    now = clock_monotonic_ns();
+    if (now - st->cpu_written_at_ns >= CPU_FILE_REFRESH_NS) {
+        int n =
+            snprintf(buf, sizeof buf, "%20llu\n",
+                     (unsigned long long)(st->cpu_total_ns + thread_cpu_ns() - st->cpu_enter_ns));
+        (void)!pwrite(st->cpu_fd, buf, (size_t)n, 0);
+        st->cpu_written_at_ns = now;
+    }
+    st->cpu_total_ns += thread_cpu_ns() - st->cpu_enter_ns;
+}
 
 struct sim_state *sim_lock(void) {
     (void)pthread_mutex_lock(&state.lock);
+    cpu_meter_enter(&state);
     return &state;
 }
 
 void sim_unlockp(struct sim_state **st) {
-    if (*st)
-        (void)pthread_mutex_unlock(&(*st)->lock);
+    if (!*st)
+        return;
+    cpu_meter_leave(*st);
+    (void)pthread_mutex_unlock(&(*st)->lock);
 }
 
 /* The scenario outlives nvmlShutdown (a replay may shut down and init again); it goes when
@@ -33,6 +80,9 @@ __attribute__((destructor)) static void sim_unload(void) {
     state.model = sim_model_free(state.model);
     state.sc = sim_scenario_free(state.sc);
     state.procfs = sim_procfs_free(state.procfs);
+    if (state.cpu_fd >= 0)
+        (void)close(state.cpu_fd);
+    state.cpu_fd = -1;
 }
 
 static uint64_t realtime_us(void) {

@@ -23,6 +23,10 @@
 
 #define SIM_ENV_SCENARIO "JOULESTAT_SIM_SCENARIO"
 #define SIM_ENV_PROCFS "JOULESTAT_SIM_PROCFS"
+/* A file that gets the thread CPU time spent inside the library's calls (decimal ns,
+ * cumulative, rewritten in place at most every 100 ms), so a benchmark can tell the
+ * simulated driver's cost from the exporter's. Unset: nothing is measured. */
+#define SIM_ENV_CPU_FILE "JOULESTAT_SIM_CPU_FILE"
 #define SIM_ERROR_MAX 512
 
 struct sim_state {
@@ -37,6 +41,13 @@ struct sim_state {
     uint64_t last_t; /* latest scenario time seen: the real clock may step back, we do not */
     unsigned init_count;
     char error[SIM_ERROR_MAX];
+
+    /* $JOULESTAT_SIM_CPU_FILE: checked once (cpu_meter_checked); -1 when unset. */
+    bool cpu_meter_checked;
+    int cpu_fd;
+    uint64_t cpu_enter_ns;      /* thread CPU clock when the current call took the lock */
+    uint64_t cpu_total_ns;      /* inside the library, all calls so far */
+    uint64_t cpu_written_at_ns; /* monotonic time of the last write to cpu_fd */
 };
 
 struct sim_state *sim_lock(void);

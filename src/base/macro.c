@@ -49,3 +49,10 @@ int grow_array(void *array, size_t *cap, size_t need, size_t size) {
     *cap = new_cap;
     return 0;
 }
+
+void copy_cut(char *dst, size_t size, const char *src) {
+    size_t n = strnlen(src, size - 1);
+
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}

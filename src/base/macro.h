@@ -43,3 +43,7 @@ void closedirp(void *d);
 /* Checked array growth: makes room for at least `need` elements of `size` bytes, growing
  * geometrically. Returns 0 or -ENOMEM (then *array and *cap are unchanged). */
 int grow_array(void *array, size_t *cap, size_t need, size_t size);
+
+/* Copies the NUL-terminated src into dst[size] (size > 0), cut to size - 1 bytes when
+ * longer: for label slots, where a cut value beats an overflow or a missing NUL. */
+void copy_cut(char *dst, size_t size, const char *src);

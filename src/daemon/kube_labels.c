@@ -164,15 +164,6 @@ struct kube_labels *kube_labels_free(struct kube_labels *k) {
     return NULL;
 }
 
-static void copy_label(char *dst, size_t size, const char *src) {
-    size_t n = strlen(src);
-
-    if (n >= size)
-        n = size - 1; /* names longer than a label slot are cut, never overflow */
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 /* Returns whether a name was filled in. */
 static bool fill(const struct kube_table *t, struct snap_identity *id) {
     const struct kube_pod_info *pod;
@@ -180,13 +171,13 @@ static bool fill(const struct kube_table *t, struct snap_identity *id) {
     bool filled = false;
 
     if (id->pod_uid[0] && !id->pod[0] && kube_table_pod_by_uid(t, id->pod_uid, &pod) >= 0) {
-        copy_label(id->pod, sizeof(id->pod), pod->name);
-        copy_label(id->namespace_, sizeof(id->namespace_), pod->namespace_);
+        copy_cut(id->pod, sizeof(id->pod), pod->name);
+        copy_cut(id->namespace_, sizeof(id->namespace_), pod->namespace_);
         filled = true;
     }
     if (id->container_id[0] && !id->container[0] &&
         kube_table_container_by_id(t, id->container_id, &name, NULL) >= 0) {
-        copy_label(id->container, sizeof(id->container), name);
+        copy_cut(id->container, sizeof(id->container), name);
         filled = true;
     }
     return filled;

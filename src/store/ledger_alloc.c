@@ -54,9 +54,9 @@ int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *nam
     if (a->pod_uid[0] != '\0') {
         struct snap_identity id = {0};
 
-        memcpy(id.pod, a->pod, sizeof(id.pod));
-        memcpy(id.namespace_, a->namespace_, sizeof(id.namespace_));
-        memcpy(id.pod_uid, a->pod_uid, sizeof(id.pod_uid));
+        copy_cut(id.pod, sizeof(id.pod), a->pod);
+        copy_cut(id.namespace_, sizeof(id.namespace_), a->namespace_);
+        copy_cut(id.pod_uid, sizeof(id.pod_uid), a->pod_uid);
         return ledger_add_workload_gpu_energy(l, &id, uj, now_ns);
     }
     return 0;

@@ -15,14 +15,16 @@
 #define SNAP_LABEL_MAX 128
 #define SNAP_ID_MAX 80
 
+/* A process's or workload's labels. It is copied into every ledger and snapshot entry, so
+ * each slot is sized by what can fill it: longer values are cut, never overflow. */
 struct snap_identity {
-    char process_name[SNAP_LABEL_MAX];
+    char process_name[64]; /* comm: 15 characters, kernel threads' full names up to 63 */
     char pod[SNAP_LABEL_MAX];
-    char namespace_[SNAP_LABEL_MAX];
-    char container[SNAP_LABEL_MAX];
-    char pod_uid[SNAP_ID_MAX];
-    char container_id[SNAP_ID_MAX];
-    char slurm_job[SNAP_ID_MAX];
+    char namespace_[64]; /* Kubernetes namespace and container names are DNS labels: <= 63 */
+    char container[64];
+    char pod_uid[40];      /* 36 with dashes, 32 hex for static pods */
+    char container_id[72]; /* 64 hex */
+    char slurm_job[32];    /* decimal job id or a 14-character SLUID */
 };
 
 struct snap_gpu_process {

@@ -47,7 +47,7 @@ static struct snapshot *big_snapshot(void) {
         (void)snprintf(p->id.namespace_, sizeof(p->id.namespace_), "ml-team");
         (void)snprintf(p->id.container, sizeof(p->id.container), "trainer");
         (void)snprintf(p->id.pod_uid, sizeof(p->id.pod_uid), "7f1c6a52-0c1e-4a4e-9d1b-%012u", i);
-        (void)snprintf(p->id.container_id, sizeof(p->id.container_id), "containerd://%064u", i);
+        (void)snprintf(p->id.container_id, sizeof(p->id.container_id), "%064x", i);
     }
     for (unsigned g = 0; g < 8; g++)
         s->gpus[g] = (struct snap_gpu){.index = g,

@@ -21,6 +21,7 @@
 #include "hashmap.h"
 #include "macro.h"
 #include "parse_num.h"
+#include "procfs_identity.h"
 
 /* stat is ~52 numbers of at most 20 digits plus a comm of at most 64 bytes. */
 #define STAT_BUF_SIZE 2048
@@ -45,7 +46,7 @@ struct cache_entry {
     char state;
     bool kernel_thread;
     char comm[PROC_COMM_MAX];
-    struct workload_identity identity;
+    const struct workload_identity *identity; /* pooled: shared with same-identity entries */
     /* <pid>/stat kept open between scans (-1: none), and the inode of the <pid> directory
      * it was opened under, as the listing reported it. */
     int stat_fd;
@@ -60,6 +61,7 @@ struct procfs_scanner {
     uint64_t scan_no;
 
     struct hashmap cache; /* key_of(pid, starttime) -> struct cache_entry */
+    struct identity_pool identities;
     /* pid -> the cache entry holding that pid's kept stat fd (at most one per pid). */
     struct hashmap kept;
     size_t max_kept;
@@ -163,13 +165,17 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
     s->root_fd = TAKE_FD(root);
     hashmap_init(&s->cache);
     hashmap_init(&s->kept);
+    identity_pool_init(&s->identities);
     *ret_scanner = TAKE_PTR(s);
     return 0;
 }
 
-static struct cache_entry *entry_free(struct cache_entry *e) {
-    if (e && e->stat_fd >= 0)
+static struct cache_entry *entry_free(struct procfs_scanner *s, struct cache_entry *e) {
+    if (!e)
+        return NULL;
+    if (e->stat_fd >= 0)
         (void)close(e->stat_fd);
+    identity_pool_put(&s->identities, e->identity);
     free(e);
     return NULL;
 }
@@ -181,11 +187,12 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
     if (!s)
         return NULL;
     for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);)
-        entry_free(value);
+        entry_free(s, value);
     hashmap_done(&s->cache);
     hashmap_done(&s->kept);
     for (size_t i = 0; i < s->n_graveyard; i++)
-        entry_free(s->graveyard[i]);
+        entry_free(s, s->graveyard[i]);
+    identity_pool_done(&s->identities); /* after the last entry_free() */
     free(s->graveyard);
     free(s->rows);
     if (s->dir)
@@ -325,7 +332,8 @@ static int read_identity(struct procfs_scanner *s, int pid_fd, struct workload_i
  * Returns 0 with *ret_entry, -ESRCH (gone), -ENOMEM. */
 static int get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid_stat *st,
                      struct cache_entry **ret_entry) {
-    _cleanup_(freep) struct cache_entry *e = NULL;
+    struct workload_identity id = {0};
+    struct cache_entry *e;
     uint64_t key = key_of(st->pid, st->starttime);
     int r;
 
@@ -333,6 +341,11 @@ static int get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
     if (*ret_entry)
         return 0;
 
+    if (!(st->flags & PROC_PF_KTHREAD)) {
+        r = read_identity(s, pid_fd, &id);
+        if (r < 0)
+            return r;
+    }
     e = calloc(1, sizeof(*e));
     if (!e)
         return -ENOMEM;
@@ -340,15 +353,14 @@ static int get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
     e->starttime = st->starttime;
     e->stat_fd = -1;
     e->kernel_thread = (st->flags & PROC_PF_KTHREAD) != 0;
-    if (!e->kernel_thread) {
-        r = read_identity(s, pid_fd, &e->identity);
-        if (r < 0)
-            return r;
-    }
-    r = hashmap_put(&s->cache, key, e);
-    if (r < 0)
+    r = identity_pool_get(&s->identities, &id, &e->identity);
+    if (r >= 0)
+        r = hashmap_put(&s->cache, key, e);
+    if (r < 0) {
+        entry_free(s, e);
         return r;
-    *ret_entry = TAKE_PTR(e);
+    }
+    *ret_entry = e;
     return 0;
 }
 
@@ -373,9 +385,9 @@ static void fill_row(const struct procfs_scanner *s, const struct cache_entry *e
         .state = e->state,
         .kernel_thread = e->kernel_thread,
         .cpu_ticks = e->cpu_ticks,
-        .identity = &e->identity,
+        .comm = e->comm,
+        .identity = e->identity,
     };
-    memcpy(row->comm, e->comm, sizeof(row->comm));
 }
 
 /* Opens <procfs>/<pid> without following links: the fd pins this process, so stat and
@@ -621,7 +633,7 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
     int r;
 
     for (size_t i = 0; i < s->n_graveyard; i++)
-        entry_free(s->graveyard[i]);
+        entry_free(s, s->graveyard[i]);
     s->n_graveyard = 0;
     s->n_rows = 0;
     s->scan_no++;
@@ -676,7 +688,7 @@ int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *
         .starttime = e->starttime,
         .start_time_seconds = start_time_seconds(s, e->starttime),
         .kernel_thread = e->kernel_thread,
-        .identity = &e->identity,
+        .identity = e->identity,
     };
     memcpy(ret->comm, st.comm, sizeof(ret->comm));
     return 0;

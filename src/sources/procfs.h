@@ -42,10 +42,10 @@ struct procfs_process {
     uint32_t ppid;
     uint64_t starttime;        /* stat field 22: clock ticks since boot */
     double start_time_seconds; /* unix time: btime + starttime / CLK_TCK */
-    char comm[PROC_COMM_MAX];
-    char state;         /* stat field 3 ('Z' zombie: still reported, its CPU counted) */
-    bool kernel_thread; /* PF_KTHREAD: identity is not read, always IDENTITY_NONE */
-    uint64_t cpu_ticks; /* utime + stime, cumulative */
+    const char *comm;          /* never NULL; owned by the scanner, valid as long as identity */
+    char state;                /* stat field 3 ('Z' zombie: still reported, its CPU counted) */
+    bool kernel_thread;        /* PF_KTHREAD: identity is not read, always IDENTITY_NONE */
+    uint64_t cpu_ticks;        /* utime + stime, cumulative */
     /* CPU ticks since the previous scan. A process new in this scan counts its whole
      * cpu_ticks (it started since the previous scan), except in the very first scan,
      * which only sets the baseline (0 for everyone). 0 for EXITED rows, and 0 when the

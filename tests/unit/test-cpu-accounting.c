@@ -100,9 +100,12 @@ static void row(struct fx *f, uint32_t pid, uint64_t start, const char *comm,
                 const struct workload_identity *id, uint64_t delta, unsigned flags) {
     struct procfs_process *p = &f->rows[f->n_rows++];
 
-    *p = (struct procfs_process){
-        .pid = pid, .starttime = start, .cpu_ticks_delta = delta, .identity = id, .flags = flags};
-    (void)snprintf(p->comm, sizeof(p->comm), "%s", comm);
+    *p = (struct procfs_process){.pid = pid,
+                                 .starttime = start,
+                                 .comm = comm,
+                                 .cpu_ticks_delta = delta,
+                                 .identity = id,
+                                 .flags = flags};
 }
 
 /* One scan: node cpu line with `active` and `idle` ticks in total, RAPL raw values. */

@@ -101,8 +101,24 @@ static bool same_double(double a, double b) {
 
 #define EXACT_INT_LIMIT 9007199254740992.0 /* 2^53 */
 
+/* x rounded to the nearest integer, ties to even (what nearbyint() does in the default
+ * rounding mode), for 0 <= x < 2^53, where x - trunc(x) is exact; x itself otherwise.
+ * Written out so the daemon does not map libm (300 KiB of resident pages) for one call. */
+static double round_half_even(double x) {
+    unsigned long long i;
+    double frac;
+
+    if (!(x >= 0 && x < EXACT_INT_LIMIT))
+        return x;
+    i = (unsigned long long)x;
+    frac = x - (double)i;
+    if (frac > 0.5 || (same_double(frac, 0.5) && (i & 1)))
+        i++;
+    return (double)i;
+}
+
 void promtext_put_double(struct strbuf *sb, double v) {
-    double mag = fabs(v), scaled = nearbyint(mag * 1e6);
+    double mag = fabs(v), scaled = round_half_even(mag * 1e6);
     char tmp[40];
 
     if (mag < EXACT_INT_LIMIT && same_double(mag, floor(mag))) {

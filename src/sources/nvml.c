@@ -165,8 +165,10 @@ static void clear_reading(struct gpu_device_reading *rd) {
     rd->n_utils = 0;
 }
 
-/* Modes: a failure other than a lost GPU leaves the value unknown until the next refresh. */
+/* Modes: a transient failure leaves the value unknown for this tick and is retried at the
+ * next; an unsupported call is not asked again; a lost GPU fails the tick. */
 static int read_modes(struct gpu_source *s, struct nvml_device *d, uint64_t now_us) {
+    bool complete = true;
     int r;
 
     if (d->modes_read_at_us != 0 && now_us - d->modes_read_at_us < NVML_MODES_REFRESH_US)
@@ -180,6 +182,7 @@ static int read_modes(struct gpu_source *s, struct nvml_device *d, uint64_t now_
         if (r == -ENODEV)
             return r;
         d->mig_enabled = r == 0 && current == NVML_DEVICE_MIG_ENABLE;
+        complete = complete && (r == 0 || !nvml_feature_usable(d, GPU_FEATURE_MIG_MODE));
     }
     if (nvml_feature_usable(d, GPU_FEATURE_COMPUTE_MODE)) {
         nvmlComputeMode_t mode = 0;
@@ -189,8 +192,10 @@ static int read_modes(struct gpu_source *s, struct nvml_device *d, uint64_t now_
             return r;
         if (r == 0 && mode <= NVML_COMPUTEMODE_EXCLUSIVE_PROCESS)
             d->compute_mode = (int)mode;
+        complete = complete && (r == 0 || !nvml_feature_usable(d, GPU_FEATURE_COMPUTE_MODE));
     }
-    d->modes_read_at_us = MAX(now_us, UINT64_C(1));
+    if (complete)
+        d->modes_read_at_us = MAX(now_us, UINT64_C(1));
     return 0;
 }
 

@@ -376,6 +376,28 @@ static void test_compute_mode_unknown(void **state) {
     assert_int_equal(d[1].compute_mode, -1);
 }
 
+/* A transient failure is asked again at the next tick, not after the refresh interval. */
+static void test_mode_transient_error(void **state) {
+    struct fixture *fx = *state;
+    struct fake_device *g = &fx->st->dev[0];
+    g->mig_ret = NVML_ERROR_UNKNOWN;
+    g->compute_mode = NVML_COMPUTEMODE_EXCLUSIVE_PROCESS;
+    open_source(fx);
+
+    const struct gpu_device_reading *d = sample(fx, T0);
+    assert_true(d[0].up);
+    assert_false(d[0].mig_enabled);
+    assert_int_equal(d[0].compute_mode, NVML_COMPUTEMODE_EXCLUSIVE_PROCESS);
+    g->mig_ret = NVML_SUCCESS;
+    g->mig_mode = NVML_DEVICE_MIG_ENABLE;
+    d = sample(fx, T0 + SEC / 10);
+    assert_int_equal(fx->st->calls[0].mig, 2);
+    assert_true(d[0].mig_enabled);
+    d = sample(fx, T0 + 2 * SEC / 10);
+    assert_int_equal(fx->st->calls[0].mig, 2); /* complete now: cached */
+    assert_true(d[0].mig_enabled);
+}
+
 static void test_utilization_since_last_seen(void **state) {
     struct fixture *fx = *state;
     struct fake_device *g = &fx->st->dev[0];
@@ -532,6 +554,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_transient_energy_error_fails_tick, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mig_enabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_mode_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mode_transient_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utilization_since_last_seen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utilization_info_unsupported_falls_back, setup,
                                         teardown),

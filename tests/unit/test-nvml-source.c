@@ -376,6 +376,28 @@ static void test_compute_mode_unknown(void **state) {
     assert_int_equal(d[1].compute_mode, -1);
 }
 
+/* A GPU lost and back within the mode refresh interval (a reset) has its modes read again
+ * with the new handle, not 10 s later. */
+static void test_modes_read_after_reset(void **state) {
+    struct fixture *fx = *state;
+    struct fake_device *g = &fx->st->dev[0];
+    open_source(fx);
+
+    const struct gpu_device_reading *d = sample(fx, T0);
+    assert_false(d[0].mig_enabled);
+    assert_int_equal(fx->st->calls[0].mig, 1);
+    g->lost = true;
+    d = sample(fx, T0 + SEC);
+    assert_false(d[0].up);
+    assert_int_equal(fx->st->calls[0].mig, 1); /* the energy read found it lost */
+    g->lost = false;
+    g->mig_mode = NVML_DEVICE_MIG_ENABLE;
+    d = sample(fx, T0 + 2 * SEC); /* the first retry, after 1 s */
+    assert_true(d[0].up);
+    assert_int_equal(fx->st->calls[0].mig, 2);
+    assert_true(d[0].mig_enabled);
+}
+
 /* A transient failure is asked again at the next tick, not after the refresh interval. */
 static void test_mode_transient_error(void **state) {
     struct fixture *fx = *state;
@@ -555,6 +577,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_mig_enabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_mode_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_transient_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_modes_read_after_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utilization_since_last_seen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utilization_info_unsupported_falls_back, setup,
                                         teardown),

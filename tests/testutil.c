@@ -63,3 +63,14 @@ int test_write_file(const char *root, const char *relative, const char *content)
         }
     return write_file_at(AT_FDCWD, path, content, strlen(content));
 }
+
+const char *test_proc_stat_line(char *buf, size_t size, unsigned pid, const char *comm, char state,
+                                unsigned long long utime, unsigned long long stime,
+                                unsigned long long start) {
+    (void)snprintf(buf, size,
+                   "%u (%s) %c 1 %u %u 0 -1 4194560 120 0 3 0 %llu %llu 0 0 20 0 1 0 %llu "
+                   "12345678 900 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
+                   "0 0 0 0 0 0 0 0\n",
+                   pid, comm, state, pid, pid, utime, stime, start);
+    return buf;
+}

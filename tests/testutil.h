@@ -43,3 +43,7 @@ int test_mkdtemp(char *buf, size_t size);
 void test_rm_rf(const char *path);
 /* Writes a file, creating parent directories. Returns 0 or -errno. */
 int test_write_file(const char *root, const char *relative, const char *content);
+/* A full 52-field <pid>/stat line (ppid 1, flags 0x400100) into buf; returns buf. */
+const char *test_proc_stat_line(char *buf, size_t size, unsigned pid, const char *comm, char state,
+                                unsigned long long utime, unsigned long long stime,
+                                unsigned long long start);

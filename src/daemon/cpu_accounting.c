@@ -34,6 +34,7 @@ struct cpu_accounting {
     bool have_times;
     struct cpu_times last_times;
     struct cpu_groups groups;
+    bool prepared; /* cpu_accounting_prepare() read the groups for this window */
 
     /* Scratch reused every window: no allocation per tick once warm. */
     size_t n_consumers, consumers_cap;
@@ -313,6 +314,19 @@ static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger
     return 0;
 }
 
+void cpu_accounting_prepare(struct cpu_accounting *c) {
+    cpu_groups_begin(&c->groups);
+    cpu_groups_read(&c->groups);
+    c->prepared = true;
+}
+
+bool cpu_accounting_unchanged(void *userdata, const struct workload_identity *identity,
+                              uint64_t scans_ago) {
+    const struct cpu_accounting *c = userdata;
+
+    return c->prepared && cpu_groups_unchanged(&c->groups, cpu_group_key(identity), scans_ago);
+}
+
 int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *processes,
                         size_t n_processes, const char *stat_text, size_t stat_len,
                         const struct rapl_reading *readings, size_t n_readings, uint64_t now_ns,
@@ -335,11 +349,12 @@ int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *p
 
     ledger_cpu_scan(ledger, now_ns);
     c->n_consumers = 0;
-    cpu_groups_begin(&c->groups);
+    if (!c->prepared)
+        cpu_accounting_prepare(c);
+    c->prepared = false;
     r = collect_processes(c, processes, n_processes, now_ns, ledger, &all_seen_us);
     if (r < 0)
         return r;
-    cpu_groups_read(&c->groups);
     r = collect_unseen(c, node_active_us, all_seen_us);
     if (r < 0)
         return r;

@@ -40,6 +40,18 @@ int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accoun
 struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c);
 
 /*
+ * Reads the workloads' cgroup CPU usage for the next window; call it right before the
+ * process scan, whose reads cpu_accounting_unchanged() can then spare. Without it,
+ * cpu_accounting_tick() reads the usage itself.
+ */
+void cpu_accounting_prepare(struct cpu_accounting *c);
+
+/* A procfs_unchanged_fn (userdata: the accounting): true when identity's workload used
+ * no CPU through the last scans_ago + 1 prepared reads. */
+bool cpu_accounting_unchanged(void *userdata, const struct workload_identity *identity,
+                              uint64_t scans_ago);
+
+/*
  * One window. processes: this scan's rows (procfs_scan); stat_text: <procfs>/stat read
  * now; readings: RAPL read now. Returns 0 or -ENOMEM; a domain whose delta cannot be
  * split is kept as unattributed no_data.

@@ -67,8 +67,10 @@ static void open_cgroup(struct cpu_groups *g, struct cpu_group *grp, uint32_t pi
         (void)log_debug_errno(r, "cpu: pid %u: no cgroup CPU time for its workload: %m", pid);
         return;
     }
-    /* The baseline: the first delta comes with the next scan. */
+    /* The baseline: the first delta comes with the next scan. Taken after the process
+     * scan, it cannot tell whether the process ran since its stat was read. */
     grp->have_usage = cgroup_cpu_read(grp->cgroup, &grp->last_usage_us) >= 0;
+    grp->usage_from_scan = false;
 }
 
 int cpu_groups_get(struct cpu_groups *g, uint64_t key, uint32_t pid,
@@ -120,17 +122,28 @@ void cpu_groups_read(struct cpu_groups *g) {
             (void)log_debug_errno(r, "cpu: cgroup of workload %016llx: %m; no longer read",
                                   (unsigned long long)grp->key);
             grp->cgroup = cgroup_cpu_free(grp->cgroup);
-            grp->have_usage = false;
+            grp->have_usage = grp->usage_from_scan = false;
+            grp->unchanged_reads = 0;
             continue;
         }
+        if (grp->have_usage && grp->usage_from_scan && usage == grp->last_usage_us)
+            grp->unchanged_reads++;
+        else
+            grp->unchanged_reads = 0;
         /* A usage that went back (a recreated cgroup) is a new baseline, never negative. */
         if (grp->have_usage && usage >= grp->last_usage_us) {
             grp->cgroup_delta_us = usage - grp->last_usage_us;
             grp->cgroup_valid = true;
         }
         grp->last_usage_us = usage;
-        grp->have_usage = true;
+        grp->have_usage = grp->usage_from_scan = true;
     }
+}
+
+bool cpu_groups_unchanged(const struct cpu_groups *g, uint64_t key, uint64_t reads) {
+    size_t i = key ? cpu_groups_find(g, key) : SIZE_MAX;
+
+    return i != SIZE_MAX && g->v[i].cgroup && g->v[i].unchanged_reads >= reads;
 }
 
 void cpu_groups_prune(struct cpu_groups *g) {

@@ -17,7 +17,9 @@
  * - created when the first process of the workload is seen; its cgroup directory is found
  *   from that process's <procfs>/<pid>/cgroup (cgroup_workload_dir()) and opened under
  *   <sysfs>/fs/cgroup (cgroup_cpu_open()); the directory fd stays open;
- * - every scan reads the cgroup's cumulative usage once (cpu_groups_read());
+ * - every scan reads the cgroup's cumulative usage once (cpu_groups_read()), before the
+ *   process scan: a workload whose usage did not move has no process that ran, whose stat
+ *   the scan may then leave unread (procfs_set_unchanged());
  * - dropped when no process of it is alive and its cgroup is gone (or never had one), so
  *   a container that only runs short-lived processes between scans keeps being read.
  *
@@ -30,7 +32,11 @@ struct cpu_group {
     struct snap_identity id; /* workload labels (no process name) */
     struct cgroup_cpu *cgroup;
     bool have_usage;
+    bool usage_from_scan; /* last_usage_us came from cpu_groups_read(), not the baseline */
     uint64_t last_usage_us;
+    /* Consecutive cpu_groups_read()s, up to the latest, that found the usage of the read
+     * before them: the workload has not run for that many scans. */
+    uint64_t unchanged_reads;
     uint32_t n_live; /* processes of the workload alive at the latest scan */
 
     /* This window. */
@@ -65,9 +71,14 @@ size_t cpu_groups_find(const struct cpu_groups *g, uint64_t key);
 /* Start of a window: clears seen_us / cgroup_valid. */
 void cpu_groups_begin(struct cpu_groups *g);
 
-/* Reads every group's cgroup usage: sets cgroup_delta_us/cgroup_valid when the previous
- * read was good too; a cgroup that is gone (or fails) is closed. */
+/* Reads every group's cgroup usage, once per scan: sets cgroup_delta_us/cgroup_valid when
+ * the previous read was good too, and unchanged_reads; a cgroup that is gone (or fails)
+ * is closed. */
 void cpu_groups_read(struct cpu_groups *g);
+
+/* True when the workload of key has a cgroup whose usage stayed the same through the last
+ * reads + 1 cpu_groups_read()s. */
+bool cpu_groups_unchanged(const struct cpu_groups *g, uint64_t key, uint64_t reads);
 
 /* Drops groups with no live process and no cgroup. */
 void cpu_groups_prune(struct cpu_groups *g);

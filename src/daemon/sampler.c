@@ -132,6 +132,7 @@ static int open_procfs(struct sampler *s, uint64_t now_ns) {
     if (complain_release(&s->procfs_complaint))
         log_info("procfs: '%s' works now", s->cfg->procfs);
     sampler_set_resolver(s, identity_resolve_pid, s->procfs);
+    procfs_set_unchanged(s->procfs, cpu_accounting_unchanged, s->cpu_accounting);
     return 0;
 }
 
@@ -330,6 +331,7 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     int n_rows = 0, r;
 
     if (s->procfs) {
+        cpu_accounting_prepare(s->cpu_accounting);
         n_rows = procfs_scan(s->procfs, &rows);
         if (n_rows == -ENOMEM)
             return n_rows;

@@ -43,6 +43,7 @@ struct cache_entry {
     uint64_t starttime;
     uint64_t cpu_ticks; /* as of the last scan that saw it */
     uint64_t seen_scan; /* number of the last scan that saw it; 0: looked up only */
+    uint64_t read_scan; /* number of the last scan that read its stat */
     char state;
     bool kernel_thread;
     char comm[PROC_COMM_MAX];
@@ -69,6 +70,8 @@ struct procfs_scanner {
      * rename, which a kept fd would not see, so each kept fd is fstat()ed first. */
     bool check_links;
     bool no_openat2; /* openat2() failed with ENOSYS/EPERM (old kernel, seccomp) */
+    procfs_unchanged_fn unchanged;
+    void *unchanged_userdata;
 
     struct procfs_process *rows;
     size_t n_rows, cap_rows;
@@ -201,6 +204,12 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
         (void)close(s->root_fd);
     free(s);
     return NULL;
+}
+
+void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged,
+                          void *userdata) {
+    s->unchanged = unchanged;
+    s->unchanged_userdata = userdata;
 }
 
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret) {
@@ -521,6 +530,23 @@ static struct cache_entry *read_known_direct(struct procfs_scanner *s, uint32_t 
     return e;
 }
 
+/*
+ * The kept entry of pid when its stat need not be read this scan (procfs_set_unchanged()):
+ * the same pid directory, read by an earlier scan, not due for its periodic read, and its
+ * workload's CPU usage unchanged since then.
+ */
+static struct cache_entry *unchanged_kept(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
+    struct cache_entry *e;
+
+    if (!s->unchanged || (s->scan_no + pid) % PROCFS_FULL_READ_SCANS == 0)
+        return NULL;
+    e = hashmap_get(&s->kept, pid);
+    if (!e || e->dir_ino != dir_ino || e->read_scan == 0 || e->read_scan >= s->scan_no ||
+        e->kernel_thread)
+        return NULL;
+    return s->unchanged(s->unchanged_userdata, e->identity, s->scan_no - e->read_scan) ? e : NULL;
+}
+
 static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     _cleanup_(closep) int pid_fd = -1, stat_fd = -1;
     struct proc_pid_stat st;
@@ -532,6 +558,13 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     r = grow_array(&s->rows, &s->cap_rows, s->n_rows + 1, sizeof(*s->rows));
     if (r < 0)
         return r;
+    e = unchanged_kept(s, pid, dir_ino);
+    if (e) {
+        e->seen_scan = s->scan_no;
+        fill_row(s, e, &s->rows[s->n_rows++]); /* flags 0, cpu_ticks_delta 0 */
+        s->stats.stat_skips++;
+        return 0;
+    }
     e = read_kept(s, pid, dir_ino, &st);
     if (!e) {
         e = read_known_direct(s, pid, &st, &stat_fd);
@@ -562,7 +595,7 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     is_new = e->seen_scan == 0;
     prev = e->cpu_ticks;
     entry_update(e, &st);
-    e->seen_scan = s->scan_no;
+    e->seen_scan = e->read_scan = s->scan_no;
 
     fill_row(s, e, &s->rows[s->n_rows]);
     if (is_new) {

@@ -70,6 +70,7 @@ struct procfs_stats {
     size_t cached;       /* processes in the identity cache now */
     uint64_t stat_opens; /* opens of <pid>/stat by path (new, reused or uncapped pids) */
     size_t kept_fds;     /* <pid>/stat fds kept open now */
+    uint64_t stat_skips; /* stat reads left out: the workload used no CPU (see below) */
 };
 
 struct procfs_options {
@@ -133,6 +134,26 @@ struct procfs_lookup {
     const struct workload_identity *identity; /* never NULL */
 };
 int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *ret);
+
+/*
+ * Leaving out reads of processes that cannot have run. Before re-reading a known process
+ * through its kept stat fd, the scanner asks unchanged(userdata, identity, scans_ago),
+ * where scans_ago >= 1 counts the scans since its stat was last read. The answer must be
+ * true only when the CPU usage of the process's workload, read before every scan, was
+ * the same at each of the last scans_ago + 1 of those reads: then the process did not run
+ * since its last read and its stat (CPU time, state, comm) is what that read gave. Such a
+ * process is reported with cpu_ticks_delta 0 and counted in stats.stat_skips.
+ *
+ * Every process is still read at least every PROCFS_FULL_READ_SCANS scans (staggered by
+ * pid), which bounds what a stale row could miss: a parent that exited (ppid), a process
+ * moved to another cgroup. A pid directory whose inode changed is always read. NULL (the
+ * default) reads every process every scan.
+ */
+#define PROCFS_FULL_READ_SCANS 10
+typedef bool (*procfs_unchanged_fn)(void *userdata, const struct workload_identity *identity,
+                                    uint64_t scans_ago);
+void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged,
+                          void *userdata);
 
 /* Counters since creation (a copy). */
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret);

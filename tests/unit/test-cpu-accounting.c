@@ -344,6 +344,59 @@ static void test_render(void **state) {
     assert_null(snapshot_unref(snap));
 }
 
+/* One scan of pid 101 (workload A), prepared (cgroups read first) when asked. */
+static void scan_a(struct fx *f, unsigned n, bool prepare) {
+    if (prepare)
+        cpu_accounting_prepare(f->acc);
+    row(f, 101, 5000, "python3", &f->id_a, 0, n == 1 ? PROCFS_PROCESS_NEW : 0);
+    scan(f, n, 1000 + 100 * n, 1000 + 100 * n, 1000000 + 1000 * n, 500000 + 100 * n);
+}
+
+/* What the scanner is told of a workload (cpu_accounting_unchanged): unchanged only once
+ * two reads made before scans found the same usage (the baseline taken when the workload
+ * is first met comes after the processes were read, so it does not count), for as many
+ * scans as the reads agree; a moved usage, a workload with no group or no cgroup left,
+ * and a window already accounted all say "read it". */
+static void test_unchanged_workloads(void **state) {
+    struct fx *f = *state;
+    char path[1024];
+
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* no group yet */
+    scan_a(f, 1, true); /* creates A with its baseline (2 000 000 us) */
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* not prepared */
+    cpu_accounting_prepare(f->acc);
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* only the baseline before */
+    scan_a(f, 2, false);
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* window over */
+
+    cpu_accounting_prepare(f->acc);
+    assert_true(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 2));
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_job, 1)); /* no group */
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_none, 1));
+    scan_a(f, 3, false);
+    cpu_accounting_prepare(f->acc);
+    assert_true(cpu_accounting_unchanged(f->acc, &f->id_a, 2));
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 3));
+    scan_a(f, 4, false);
+
+    write_usage(f, SCOPE_A, 2500000);
+    cpu_accounting_prepare(f->acc);
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
+    scan_a(f, 5, false);
+    /* 500 000 us that no process was seen using: A's unseen part, from the prepared read,
+     * half the node's active time -> half of the 500 uJ active package energy. */
+    assert_int_equal(workload(f, WORKLOAD_CONTAINER)->cpu_unseen_uj[PKG], 250);
+    cpu_accounting_prepare(f->acc);
+    assert_true(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
+    scan_a(f, 6, false);
+
+    (void)snprintf(path, sizeof(path), "%s/sys/fs/cgroup/%s", f->root, SCOPE_A);
+    test_rm_rf(path); /* the container ended */
+    cpu_accounting_prepare(f->acc);
+    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .proc_fd = -1, .sys_fd = -1};
@@ -359,6 +412,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_processes_unseen_clamp_reuse_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_process_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_workloads, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

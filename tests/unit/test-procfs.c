@@ -99,24 +99,12 @@ static void rm(struct fixture *f, const char *rel) {
     test_rm_rf(path);
 }
 
-/* A full 52-field stat line. */
-static const char *stat_line(char *buf, size_t size, unsigned pid, const char *comm, char state,
-                             unsigned long long utime, unsigned long long stime,
-                             unsigned long long start) {
-    (void)snprintf(buf, size,
-                   "%u (%s) %c 1 %u %u 0 -1 4194560 120 0 3 0 %llu %llu 0 0 20 0 1 0 %llu "
-                   "12345678 900 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
-                   "0 0 0 0 0 0 0 0\n",
-                   pid, comm, state, pid, pid, utime, stime, start);
-    return buf;
-}
-
 static void put_stat(struct fixture *f, unsigned pid, const char *comm, char state,
                      unsigned long long utime, unsigned long long stime, unsigned long long start) {
     char rel[32], line[512];
 
     (void)snprintf(rel, sizeof(rel), "%u/stat", pid);
-    put(f, rel, stat_line(line, sizeof(line), pid, comm, state, utime, stime, start));
+    put(f, rel, test_proc_stat_line(line, sizeof(line), pid, comm, state, utime, stime, start));
 }
 
 static const struct procfs_process *find(const struct procfs_process *rows, int n, uint32_t pid,
@@ -516,7 +504,7 @@ static void test_stat_mismatch_and_huge_starttime(void **state) {
 
     fixture_setup(&f, "procfs-basic");
     /* stat of pid 100 claims to be pid 101 (another pid namespace's view): skipped. */
-    put(&f, "100/stat", stat_line(line, sizeof(line), 101, "bash", 'S', 1, 1, 12345));
+    put(&f, "100/stat", test_proc_stat_line(line, sizeof(line), 101, "bash", 'S', 1, 1, 12345));
     /* starttime beyond the exact cache key range (2^42 ticks): skipped. */
     put_stat(&f, 200, "old", 'S', 1, 1, 4398046511104ULL);
     n = scan(&f, &rows);
@@ -635,7 +623,7 @@ static void test_kept_fds(void **state) {
     assert_int_equal(stats(&f).stat_opens, 9);
 
     /* Replaced by rename: the kept file has no link left, reopened by path. */
-    put_by_rename(&f, "100/stat", stat_line(line, sizeof(line), 100, "bash", 'S', 170, 75, 12345));
+    put_by_rename(&f, "100/stat", test_proc_stat_line(line, sizeof(line), 100, "bash", 'S', 170, 75, 12345));
     n = scan(&f, &rows);
     p = must_find(rows, n, 100, 0);
     assert_int_equal(p->flags, 0);

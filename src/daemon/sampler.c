@@ -411,7 +411,7 @@ static int publish(struct sampler *s, const struct tick_time *t, double duration
 static int tick(struct sampler *s, const struct tick_time *t, bool always_publish) {
     uint64_t started = clock_monotonic_ns();
     double duration;
-    bool scanned = false;
+    bool scanned = false, publish_now;
     int r, ret = 0;
 
     s->ticks++;
@@ -430,11 +430,15 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
         if (r < 0 && ret == 0)
             ret = r;
     }
-    ledger_sweep(&s->ledger, t->mono_ns, t->mono_ns, s->cfg->metric_retention_ns);
+    publish_now = always_publish || scanned || s->generation == 0 ||
+                  t->mono_ns - s->published_mono_ns >= PUBLISH_INTERVAL_NS;
+    /* Activity flags and retention are only seen through a snapshot: sweeping every entry
+     * at every 10 Hz tick would recompute them nine times for nobody. */
+    if (publish_now)
+        ledger_sweep(&s->ledger, t->mono_ns, t->mono_ns, s->cfg->metric_retention_ns);
     duration = (double)(clock_monotonic_ns() - started) / (double)NSEC_PER_SEC;
     atomic_store(&s->last_tick_mono_ns, clock_monotonic_ns());
-    if (!always_publish && !scanned && s->generation > 0 &&
-        t->mono_ns - s->published_mono_ns < PUBLISH_INTERVAL_NS)
+    if (!publish_now)
         return ret;
     s->published_mono_ns = t->mono_ns;
     r = publish(s, t, duration);

@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "fileio.h"
 #include "macro.h"
@@ -19,6 +23,10 @@
 
 struct cgroup_cpu {
     int dir_fd;
+    int file_fd; /* the usage file, kept open after the first read; -1: not open */
+    /* Not a cgroup filesystem (fixture and benchmark trees): a writer may replace the file
+     * by rename or remove the directory, which a kept fd would not see; fstat() it first. */
+    bool check_links;
     enum cgroup_cpu_kind kind;
     const char *file; /* the layout's usage file, relative to dir_fd */
 };
@@ -56,6 +64,7 @@ int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret) {
     for (size_t i = 0; i < ARRAY_SIZE(layouts); i++) {
         _cleanup_(closep) int fd = -1;
         struct cgroup_cpu *c;
+        struct statfs fs;
         int n;
 
         n = snprintf(full, sizeof(full), "%s/%s", layouts[i].mount, *path ? path : ".");
@@ -74,7 +83,13 @@ int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret) {
         if (!c)
             return -ENOMEM;
         *c = (struct cgroup_cpu){
-            .dir_fd = TAKE_FD(fd), .kind = layouts[i].kind, .file = layouts[i].file};
+            .file_fd = -1,
+            .check_links = fstatfs(fd, &fs) < 0 ||
+                           (fs.f_type != CGROUP2_SUPER_MAGIC && fs.f_type != CGROUP_SUPER_MAGIC),
+            .kind = layouts[i].kind,
+            .file = layouts[i].file,
+        };
+        c->dir_fd = TAKE_FD(fd);
         *ret = c;
         return 0;
     }
@@ -86,6 +101,8 @@ struct cgroup_cpu *cgroup_cpu_free(struct cgroup_cpu *c) {
         return NULL;
     if (c->dir_fd >= 0)
         (void)close(c->dir_fd);
+    if (c->file_fd >= 0)
+        (void)close(c->file_fd);
     free(c);
     return NULL;
 }
@@ -116,12 +133,32 @@ int cgroup_cpu_stat_parse_usage(const char *text, uint64_t *ret_usage_us) {
     return -ENODATA;
 }
 
+/* The usage file's fd: kept open, since each read of a cgroup file regenerates it (one
+ * pread instead of an open, a read and a close per workload and scan). */
+static int usage_fd(struct cgroup_cpu *c) {
+    struct stat sb;
+    int fd;
+
+    if (c->file_fd >= 0 && c->check_links && (fstat(c->file_fd, &sb) < 0 || sb.st_nlink == 0)) {
+        (void)close(c->file_fd);
+        c->file_fd = -1;
+    }
+    if (c->file_fd < 0) {
+        fd = openat(c->dir_fd, c->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+            return -errno;
+        c->file_fd = fd;
+    }
+    return c->file_fd;
+}
+
 int cgroup_cpu_read(struct cgroup_cpu *c, uint64_t *ret_usage_us) {
     char buf[CPU_STAT_MAX];
     uint64_t v;
-    int r;
+    int fd, r;
 
-    r = read_file_into_at(c->dir_fd, c->file, buf, sizeof(buf));
+    fd = usage_fd(c);
+    r = fd < 0 ? fd : read_fd_into(fd, buf, sizeof(buf));
     /* A removed cgroup's open directory answers ENODEV; say "gone" the usual way. */
     if (r == -ENODEV)
         return -ENOENT;

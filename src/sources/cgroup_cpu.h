@@ -6,7 +6,8 @@
 /*
  * CPU time used by one cgroup, for the CPU energy split: cgroup v2 `cpu.stat` usage_usec,
  * or cgroup v1 `cpuacct.usage` (nanoseconds, converted to microseconds). The cgroup
- * directory stays open between reads.
+ * directory and, after the first read, its usage file stay open between reads (on trees
+ * that are not a cgroup filesystem, a file replaced or removed is noticed and reopened).
  */
 
 enum cgroup_cpu_kind {

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "exposition.h"
 #include "gzip.h"
+#include "tls_init.h"
 #include "listen.h"
 #include "log.h"
 #include "macro.h"
@@ -255,12 +256,16 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     struct MHD_OptionItem opts[8];
     size_t n = 0;
+    int r;
 
     if (!!cert != !!key)
         return -EINVAL;
     if (cert) {
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
             return -EOPNOTSUPP;
+        r = tls_init();
+        if (r < 0)
+            return r;
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key};

@@ -56,6 +56,12 @@ static const struct {
      "test.scn:3: process: 'period' does not apply to sm=<constant>"},
     {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=251W\n",
      "test.scn:3: process 1: idle + coef (301000 mW) above gpu 0 max power (300000 mW)"},
+    /* Power values round to the nearest milliwatt, halves up. */
+    {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=250999.5mW\n",
+     "test.scn:3: process 1: idle + coef (301000 mW) above gpu 0 max power (300000 mW)"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50000.4mW max=300W\n"
+         "process 1 gpu=0 name=a sm=5 coef=250000.5mW\n",
+     "test.scn:3: process 1: idle + coef (300001 mW) above gpu 0 max power (300000 mW)"},
     {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=1W start=5s stop=5s\n",
      "test.scn:3: process 1: stop must be after start"},
     {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=1W gi=1\n",

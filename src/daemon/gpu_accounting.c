@@ -28,6 +28,14 @@ struct gpu_track {
     /* pid + 1 -> start_ticks + 1 of the processes in the last two windows: a process that
      * exited since still has samples to account, but no /proc entry to resolve. */
     struct hashmap pids_now, pids_prev;
+    /* The last window's consumers and their ledger entries, valid while the ledger frees
+     * no process entry (process_gen): the next window with the same pids in the same
+     * order, the steady state, books to them without a lookup per process. */
+    size_t n_last, last_cap;
+    uint32_t *last_pids;
+    struct ledger_process **last_procs;
+    uint64_t last_process_gen;
+    unsigned last_index;
 };
 
 struct gpu_accounting {
@@ -80,6 +88,8 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
         hashmap_done(&a->tracks[i].pids_now);
         hashmap_done(&a->tracks[i].pids_prev);
+        free(a->tracks[i].last_pids);
+        free(a->tracks[i].last_procs);
     }
     free(a->pids);
     free(a->consumers);
@@ -304,36 +314,46 @@ static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
         (b) = _tmp;                                                                                \
     } while (0)
 
-static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
-                            const struct gpu_device_reading *d, struct ledger_gpu *g,
-                            uint64_t energy_uj, uint64_t now_us, uint64_t now_ns,
-                            process_resolve_fn resolve, void *userdata, struct ledger *ledger,
-                            struct gpu_tick_stats *stats) {
-    uint64_t dt_us = now_us - t->window_start_us;
-    struct split_request req;
-    struct split_result res;
-    struct weights_stats ws;
-    size_t n, n_holders = 0;
-    int r;
+/* True when this window's consumers are the last window's, whose ledger entries still
+ * stand: they are reused as they are (same pids, so the same processes, as for pids_prev). */
+static bool same_consumers(const struct gpu_accounting *a, const struct gpu_track *t, size_t n,
+                           unsigned index, const struct ledger *ledger) {
+    return n > 0 && t->n_last == n && t->last_index == index &&
+           t->last_process_gen == ledger->process_gen &&
+           memcmp(t->last_pids, a->pids, n * sizeof(*a->pids)) == 0;
+}
 
+/* Keeps this window's consumers for the next one; without memory, the next one looks up. */
+static void remember_consumers(const struct gpu_accounting *a, struct gpu_track *t, size_t n,
+                               unsigned index, const struct ledger *ledger) {
+    size_t cap = t->last_cap;
+
+    if (grow_array(&t->last_pids, &cap, n, sizeof(*t->last_pids)) < 0)
+        return;
+    cap = t->last_cap;
+    if (grow_array(&t->last_procs, &cap, n, sizeof(*t->last_procs)) < 0)
+        return;
+    t->last_cap = cap;
+    memcpy(t->last_pids, a->pids, n * sizeof(*a->pids));
+    memcpy(t->last_procs, a->procs, n * sizeof(*a->procs));
+    t->n_last = n;
+    t->last_index = index;
+    t->last_process_gen = ledger->process_gen;
+}
+
+/* This window's ledger entries (a->procs) from the pids: known pids keep the start time
+ * the last window resolved, new ones are resolved. */
+static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
+                          const struct gpu_device_reading *d, size_t n, process_resolve_fn resolve,
+                          void *userdata, struct ledger *ledger) {
     /* The last window's pids become the fallback for this one's. */
     SWAP_MAPS(t->pids_now, t->pids_prev);
     hashmap_clear(&t->pids_now);
-    r = collect_consumers(a, d, &n);
-    if (r < 0)
-        goto unplaced;
-    r = window_weights(a->samples, d->n_utils, t->window_start_us, now_us, &t->util_last_seen_us, n,
-                       a->weights, a->mem_weights, &ws);
-    if (r < 0)
-        goto unplaced;
-    r = collect_holders(a, d, &n_holders);
-    if (r < 0)
-        goto unplaced;
-
     for (size_t i = 0; i < n; i++) {
         struct process_info info = {0};
         struct ledger_process *p;
         uintptr_t known;
+        int r;
 
         /* A pid of the last window is that same process: no /proc read per tick (and it
          * may have left /proc already while its last samples are accounted). Only new pids
@@ -346,16 +366,54 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
         r = hashmap_put(&t->pids_now, (uint64_t)a->pids[i] + 1,
                         (void *)(uintptr_t)(info.start_ticks + 1));
         if (r < 0)
-            goto unplaced;
+            return r;
         r = ledger_process_get(ledger, d->index, a->pids[i], info.start_ticks, &p);
         if (r < 0)
-            goto unplaced;
+            return r;
         if (r > 0) { /* new entry: its identity is fixed for its life */
             p->id = info.id;
             p->start_time_seconds = info.start_time_seconds;
         }
         a->procs[i] = p;
-        a->consumers[i].key = p->key;
+    }
+    return 0;
+}
+
+static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
+                            const struct gpu_device_reading *d, struct ledger_gpu *g,
+                            uint64_t energy_uj, uint64_t now_us, uint64_t now_ns,
+                            process_resolve_fn resolve, void *userdata, struct ledger *ledger,
+                            struct gpu_tick_stats *stats) {
+    uint64_t dt_us = now_us - t->window_start_us;
+    struct split_request req;
+    struct split_result res;
+    struct weights_stats ws;
+    size_t n, n_holders = 0;
+    bool same;
+    int r;
+
+    r = collect_consumers(a, d, &n);
+    if (r < 0)
+        goto unplaced;
+    r = window_weights(a->samples, d->n_utils, t->window_start_us, now_us, &t->util_last_seen_us, n,
+                       a->weights, a->mem_weights, &ws);
+    if (r < 0)
+        goto unplaced;
+    r = collect_holders(a, d, &n_holders);
+    if (r < 0)
+        goto unplaced;
+
+    same = same_consumers(a, t, n, d->index, ledger);
+    t->n_last = 0; /* remembered again once this window is booked */
+    if (same)
+        memcpy(a->procs, t->last_procs, n * sizeof(*a->procs));
+    else {
+        r = find_processes(a, t, d, n, resolve, userdata, ledger);
+        if (r < 0)
+            goto unplaced;
+    }
+    for (size_t i = 0; i < n; i++) {
+        a->consumers[i].key = a->procs[i]->key;
         /* MIG or no per-process utilisation: weights stay zero and the split is even. */
         a->consumers[i].weight = d->utils_supported && !d->mig_enabled ? a->weights[i] : 0;
     }
@@ -408,6 +466,7 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
             p->memory_used_bytes = a->consumers[i].memory;
     }
     g->process_count = (unsigned)n;
+    remember_consumers(a, t, n, d->index, ledger);
 
     /* A window with nobody on the GPU shows what idle costs. */
     if (n == 0 && dt_us > 0)

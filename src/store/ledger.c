@@ -15,6 +15,7 @@ void ledger_init(struct ledger *l) {
     hashmap_init(&l->cpu_processes);
     hashmap_init(&l->allocations);
     l->workload_gen = 1;
+    l->process_gen = 1;
 }
 
 static void free_values(struct hashmap *m) {
@@ -313,7 +314,9 @@ static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint6
     }
     for (size_t i = 0; i < n; i++)
         free(hashmap_remove(m, l->sweep_keys[i]));
-    if (!processes && n > 0)
+    if (n > 0 && processes)
+        l->process_gen++; /* cached process pointers (gpu_accounting) may dangle now */
+    else if (n > 0)
         l->workload_gen++; /* cached workload pointers in processes may dangle now */
 }
 

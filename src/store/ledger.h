@@ -119,6 +119,7 @@ struct ledger {
     size_t sweep_cap;
     struct hashmap allocations; /* key -> struct ledger_allocation (ledger_alloc.c) */
     uint64_t workload_gen;      /* >= 1; bumped whenever workload entries are freed */
+    uint64_t process_gen;       /* >= 1; bumped whenever GPU process entries are freed */
 };
 
 void ledger_init(struct ledger *l);

@@ -351,6 +351,35 @@ static void test_many_windows_conserve(void **state _unused_) {
     fixture_free(f);
 }
 
+/* Windows with the same consumers book to the entries the last window found, until a
+ * sweep frees entries: then they are looked up again, never booked to freed memory (ASan;
+ * without it the window's energy would vanish from the ledger). */
+static void test_same_consumers_after_sweep(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+
+    set_two_processes(f, 60, 40, f->now_us, f->now_us + 3 * USEC_PER_SEC, USEC_PER_SEC);
+    tick(f, 0);
+    for (int w = 1; w <= 3; w++) { /* the same two pids every window */
+        f->now_us += USEC_PER_SEC;
+        tick(f, (uint64_t)w * 100000);
+        assert_conserved(f);
+    }
+    assert_int_equal(process_total(f, 100, NULL, NULL) + process_total(f, 200, NULL, NULL),
+                     300000000);
+    /* Retention 0 and a sweep after their last booking: both entries are freed. */
+    ledger_sweep(&f->ledger, f->now_us * 1000 + 1, f->now_us * 1000 + 1, 0);
+    assert_int_equal(f->ledger.processes.size, 0);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 400000); /* the same pids again: new entries get the window */
+    assert_int_equal(f->ledger.processes.size, 2);
+    /* (The freed entries took their 300 J with them: that is what retention 0 asks.) */
+    assert_int_equal(process_total(f, 100, NULL, NULL) + process_total(f, 200, NULL, NULL),
+                     100000000);
+    for (int r = 0; r < _UNATTR_MAX; r++)
+        assert_int_equal(ledger_gpu(&f->ledger, 0)->unattributed_uj[r], 0);
+    fixture_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_is_measured),
@@ -364,6 +393,7 @@ int main(void) {
         cmocka_unit_test(test_known_pids_are_not_resolved_again),
         cmocka_unit_test(test_retention_keeps_then_drops),
         cmocka_unit_test(test_many_windows_conserve),
+        cmocka_unit_test(test_same_consumers_after_sweep),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

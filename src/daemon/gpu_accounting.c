@@ -136,11 +136,27 @@ static int reserve_consumers(struct gpu_accounting *a, size_t n) {
     return split_scratch_reserve(&a->split, a->cap);
 }
 
-/* Index of pid among this window's consumers, adding it if new. */
-static int consumer_index(struct gpu_accounting *a, size_t *n, uint32_t pid, size_t *ret) {
-    uintptr_t v = (uintptr_t)hashmap_get(&a->pid_index, (uint64_t)pid + 1);
+/* Index of pid among this window's consumers, adding it if new. The first n_sorted
+ * consumers are in increasing pid order and found by bisection; the others by pid_index. */
+static int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_t pid,
+                          size_t *ret) {
+    size_t lo = 0, hi = n_sorted;
+    uintptr_t v;
     int r;
 
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (a->pids[mid] < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n_sorted && a->pids[lo] == pid) {
+        *ret = lo;
+        return 0;
+    }
+    v = (uintptr_t)hashmap_get(&a->pid_index, (uint64_t)pid + 1);
     if (v) {
         *ret = v - 1;
         return 0;
@@ -158,15 +174,34 @@ static int consumer_index(struct gpu_accounting *a, size_t *n, uint32_t pid, siz
     return 0;
 }
 
+/* The NVML source lists running processes in increasing pid order, each once. */
+static bool processes_sorted(const struct gpu_device_reading *d) {
+    for (size_t i = 1; i < d->n_processes; i++)
+        if (d->processes[i].pid <= d->processes[i - 1].pid)
+            return false;
+    return true;
+}
+
 /* Collects consumers: running processes and any pid with samples in the window. */
 static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_reading *d,
                              size_t *ret_n) {
-    size_t n = 0, idx;
+    size_t n = 0, n_sorted = 0, idx;
     int r;
 
     hashmap_clear(&a->pid_index);
+    if (processes_sorted(d)) { /* consumer i is process i, no pid map to fill */
+        r = reserve_consumers(a, d->n_processes);
+        if (r < 0)
+            return r;
+        for (; n < d->n_processes; n++) {
+            a->pids[n] = d->processes[n].pid;
+            a->memory_valid[n] = false;
+            a->consumers[n] = (struct split_consumer){0};
+        }
+        n_sorted = n;
+    }
     for (size_t i = 0; i < d->n_processes; i++) {
-        r = consumer_index(a, &n, d->processes[i].pid, &idx);
+        r = consumer_index(a, &n, n_sorted, d->processes[i].pid, &idx);
         if (r < 0)
             return r;
         if (d->processes[i].memory_valid) {
@@ -180,7 +215,7 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
     for (size_t i = 0; i < d->n_utils; i++) {
         const struct gpu_util_sample *u = &d->utils[i];
 
-        r = consumer_index(a, &n, u->pid, &idx);
+        r = consumer_index(a, &n, n_sorted, u->pid, &idx);
         if (r < 0)
             return r;
         a->samples[i] = (struct util_sample){

@@ -70,7 +70,11 @@ static size_t merge_by_pid(struct gpu_process *p, size_t n) {
 
     if (n == 0)
         return 0;
-    qsort(p, n, sizeof(*p), compare_pid);
+    for (size_t i = 1; i < n; i++)
+        if (p[i].pid < p[i - 1].pid) { /* drivers list in pid order most ticks: no sort then */
+            qsort(p, n, sizeof(*p), compare_pid);
+            break;
+        }
     for (size_t i = 1; i < n; i++) {
         struct gpu_process *last = &p[out];
         if (p[i].pid != last->pid) {

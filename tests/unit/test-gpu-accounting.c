@@ -380,6 +380,38 @@ static void test_same_consumers_after_sweep(void **state _unused_) {
     fixture_free(f);
 }
 
+/* Running processes in pid order (as the NVML source lists them) are indexed by
+ * bisection, in any other order through a pid map: the split is the same. Samples also
+ * name a pid that is not running (400). */
+static void test_process_order_does_not_matter(void **state _unused_) {
+    static const uint32_t orders[2][3] = {{100, 200, 300}, {300, 100, 200}};
+    uint64_t totals[2][4];
+
+    for (int o = 0; o < 2; o++) {
+        struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 30);
+        size_t n = 0;
+
+        for (int i = 0; i < 3; i++)
+            f->procs[i] = (struct gpu_process){.pid = orders[o][i]};
+        f->dev.n_processes = 3;
+        for (uint64_t t = 1; t <= 5; t++)
+            for (uint32_t pid = 100; pid <= 400; pid += 100)
+                f->utils[n++] = (struct gpu_util_sample){
+                    .pid = pid, .sm_util = pid / 10, .timestamp_us = f->now_us + t * 100000};
+        f->dev.n_utils = n;
+        tick(f, 0);
+        f->now_us += 600000;
+        tick(f, 150000);
+        assert_conserved(f);
+        for (uint32_t pid = 100; pid <= 400; pid += 100)
+            totals[o][pid / 100 - 1] = process_total(f, pid, NULL, NULL);
+        fixture_free(f);
+    }
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(totals[0][i], totals[1][i]);
+    assert_true(totals[0][3] > 0 && totals[0][2] > totals[0][0]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_is_measured),
@@ -394,6 +426,7 @@ int main(void) {
         cmocka_unit_test(test_retention_keeps_then_drops),
         cmocka_unit_test(test_many_windows_conserve),
         cmocka_unit_test(test_same_consumers_after_sweep),
+        cmocka_unit_test(test_process_order_does_not_matter),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

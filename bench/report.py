@@ -178,8 +178,10 @@ def main():
             fmt(after["hwm_kib"] / MIB if after else None)))
     o.append("\n“Of which simulated NVML”: thread CPU time spent inside the simulated"
              " library's calls (its model and its fake procfs files), which it measures itself"
-             " (`$JOULESTAT_SIM_CPU_FILE`); on a real node the NVIDIA library's own cost takes"
-             " its place.")
+             " (`$JOULESTAT_SIM_CPU_FILE`), plus one reading of its meter's clock per call (a"
+             " system call, of which about one per call falls outside the measured interval;"
+             " its back-to-back cost, a lower bound); on a real node the NVIDIA library's own"
+             " cost takes its place.")
     o.append("\nRSS anon / file: at the end of the sampling period; file-backed pages are the"
              " shared libraries' (clean, shared with other processes, but counted in RSS).")
     o.append("\n“µs CPU per process per scan” is the growth over the smallest node: (CPU/s at N −"

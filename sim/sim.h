@@ -47,6 +47,7 @@ struct sim_state {
     int cpu_fd;
     uint64_t cpu_enter_ns;      /* thread CPU clock when the current call took the lock */
     uint64_t cpu_total_ns;      /* inside the library, all calls so far */
+    uint64_t cpu_read_cost_ns;  /* one reading of the thread CPU clock (cpu_meter_leave) */
     uint64_t cpu_written_at_ns; /* monotonic time of the last write to cpu_fd */
 };
 

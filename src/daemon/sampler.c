@@ -370,12 +370,12 @@ static int publish(struct sampler *s, const struct tick_time *t, double duration
     struct snapshot *snap;
 
     kube_labels_apply(s->kube, &s->ledger);
-    snap = ledger_snapshot(&s->ledger);
+    snap = ledger_snapshot(&s->ledger, snapshot_slot_take_spare(s->slot));
 
     if (!snap)
         return -ENOMEM;
-    snap->sources = calloc(_SOURCE_MAX + 2, sizeof(*snap->sources));
-    if (!snap->sources) {
+    if (grow_array(&snap->sources, &snap->cap_sources, _SOURCE_MAX + 2, sizeof(*snap->sources)) <
+        0) {
         (void)snapshot_unref(snap);
         return -ENOMEM;
     }

@@ -192,5 +192,7 @@ void ledger_sweep_allocations(struct ledger *l, uint64_t tick_start_ns, uint64_t
                               uint64_t retention_ns);
 int ledger_snapshot_allocations(const struct ledger *l, struct snapshot *s);
 
-/* Builds an immutable snapshot of the ledger (the caller fills self-metrics). */
-struct snapshot *ledger_snapshot(const struct ledger *l);
+/* Builds an immutable snapshot of the ledger (the caller fills self-metrics), in the
+ * arrays of `recycled` when given (snapshot_slot_take_spare(); taken over either way).
+ * NULL on ENOMEM. */
+struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycled);

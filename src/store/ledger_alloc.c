@@ -100,8 +100,8 @@ int ledger_snapshot_allocations(const struct ledger *l, struct snapshot *s) {
     s->n_gpu_allocations = 0;
     if (l->allocations.size == 0)
         return 0;
-    s->gpu_allocations = calloc(l->allocations.size, sizeof(*s->gpu_allocations));
-    if (!s->gpu_allocations)
+    if (grow_array(&s->gpu_allocations, &s->cap_gpu_allocations, l->allocations.size,
+                   sizeof(*s->gpu_allocations)) < 0)
         return -ENOMEM;
     for (size_t i = 0; hashmap_next(&l->allocations, &i, NULL, &value);) {
         const struct ledger_allocation *a = value;

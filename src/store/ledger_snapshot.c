@@ -51,8 +51,8 @@ static int compare_cpu_process(const void *a, const void *b) {
 static int copy_cpu_processes(const struct ledger *l, struct snapshot *s) {
     void *value;
 
-    s->cpu_processes = calloc(MAX(l->cpu_processes.size, 1), sizeof(*s->cpu_processes));
-    if (!s->cpu_processes)
+    if (grow_array(&s->cpu_processes, &s->cap_cpu_processes, MAX(l->cpu_processes.size, 1),
+                   sizeof(*s->cpu_processes)) < 0)
         return -1;
     for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, NULL, &value);) {
         const struct ledger_cpu_process *p = value;
@@ -66,19 +66,23 @@ static int copy_cpu_processes(const struct ledger *l, struct snapshot *s) {
 }
 
 /* A stable order makes scrapes diffable and tests deterministic. */
-struct snapshot *ledger_snapshot(const struct ledger *l) {
-    struct snapshot *s = snapshot_new();
+struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycled) {
+    struct snapshot *s = recycled ? recycled : snapshot_new();
     size_t n_gpus = 0;
     void *value;
 
     if (!s)
         return NULL;
 
-    s->gpu_processes = calloc(MAX(l->processes.size, 1), sizeof(*s->gpu_processes));
-    s->workloads = calloc(MAX(l->workloads.size, 1), sizeof(*s->workloads));
-    s->gpus = calloc(LEDGER_MAX_GPUS, sizeof(*s->gpus));
-    s->rapl = calloc(MAX(l->n_rapl, 1), sizeof(*s->rapl));
-    if (!s->gpu_processes || !s->workloads || !s->gpus || !s->rapl || copy_cpu_processes(l, s) < 0)
+    if (!s->gpus)
+        s->gpus = calloc(LEDGER_MAX_GPUS, sizeof(*s->gpus));
+    if (!s->gpus ||
+        grow_array(&s->gpu_processes, &s->cap_gpu_processes, MAX(l->processes.size, 1),
+                   sizeof(*s->gpu_processes)) < 0 ||
+        grow_array(&s->workloads, &s->cap_workloads, MAX(l->workloads.size, 1),
+                   sizeof(*s->workloads)) < 0 ||
+        grow_array(&s->rapl, &s->cap_rapl, MAX(l->n_rapl, 1), sizeof(*s->rapl)) < 0 ||
+        copy_cpu_processes(l, s) < 0)
         return snapshot_unref(s);
 
     for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);) {

@@ -2,6 +2,7 @@
 #include "snapshot.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "rapl_units.h"
@@ -44,11 +45,7 @@ struct snapshot *snapshot_ref(struct snapshot *s) {
     return s;
 }
 
-struct snapshot *snapshot_unref(struct snapshot *s) {
-    if (!s)
-        return NULL;
-    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
-        return NULL;
+static void snapshot_free(struct snapshot *s) {
     free(s->gpu_processes);
     free(s->gpus);
     free(s->rapl);
@@ -57,12 +54,44 @@ struct snapshot *snapshot_unref(struct snapshot *s) {
     free(s->sources);
     free(s->gpu_allocations);
     free(s);
+}
+
+/* Drops a reference; true when it was the last. */
+static bool release(struct snapshot *s) {
+    return atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1;
+}
+
+struct snapshot *snapshot_unref(struct snapshot *s) {
+    if (s && release(s))
+        snapshot_free(s);
     return NULL;
+}
+
+void snapshot_recycle(struct snapshot *s) {
+    struct snapshot kept = *s;
+
+    *s = (struct snapshot){
+        .gpu_processes = kept.gpu_processes,
+        .gpus = kept.gpus,
+        .rapl = kept.rapl,
+        .workloads = kept.workloads,
+        .cpu_processes = kept.cpu_processes,
+        .sources = kept.sources,
+        .gpu_allocations = kept.gpu_allocations,
+        .cap_gpu_processes = kept.cap_gpu_processes,
+        .cap_rapl = kept.cap_rapl,
+        .cap_workloads = kept.cap_workloads,
+        .cap_cpu_processes = kept.cap_cpu_processes,
+        .cap_sources = kept.cap_sources,
+        .cap_gpu_allocations = kept.cap_gpu_allocations,
+    };
+    atomic_init(&s->refs, 1);
 }
 
 struct snapshot_slot {
     pthread_mutex_t lock;
     struct snapshot *current;
+    struct snapshot *spare; /* only the publishing thread touches it */
 };
 
 struct snapshot_slot *snapshot_slot_new(void) {
@@ -78,6 +107,7 @@ struct snapshot_slot *snapshot_slot_free(struct snapshot_slot *slot) {
     if (!slot)
         return NULL;
     (void)snapshot_unref(slot->current);
+    (void)snapshot_unref(slot->spare);
     (void)pthread_mutex_destroy(&slot->lock);
     free(slot);
     return NULL;
@@ -91,7 +121,23 @@ void snapshot_slot_publish(struct snapshot_slot *slot, struct snapshot *s) {
     old = slot->current;
     slot->current = s;
     (void)pthread_mutex_unlock(&slot->lock);
-    (void)snapshot_unref(old);
+    if (!old || !release(old))
+        return; /* a reader still holds it and frees it when done */
+    if (slot->spare)
+        snapshot_free(old);
+    else {
+        atomic_init(&old->refs, 1);
+        slot->spare = old;
+    }
+}
+
+struct snapshot *snapshot_slot_take_spare(struct snapshot_slot *slot) {
+    struct snapshot *s = slot->spare;
+
+    slot->spare = NULL;
+    if (s)
+        snapshot_recycle(s);
+    return s;
 }
 
 struct snapshot *snapshot_slot_get(struct snapshot_slot *slot) {

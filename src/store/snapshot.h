@@ -143,6 +143,10 @@ struct snapshot {
 
     double last_sample_duration_seconds;
     uint64_t samples_total;
+
+    /* Allocated lengths of the arrays above, for a recycled snapshot (snapshot_recycle). */
+    size_t cap_gpu_processes, cap_rapl, cap_workloads, cap_cpu_processes, cap_sources,
+        cap_gpu_allocations;
 };
 
 /* The RAPL domains the snapshot measures: bit d set for enum rapl_domain d (d <
@@ -155,11 +159,18 @@ struct snapshot *snapshot_ref(struct snapshot *s);
 /* Drops a reference; frees on the last. Accepts NULL; returns NULL. */
 struct snapshot *snapshot_unref(struct snapshot *s);
 
+/* Makes s (the only reference) empty again with its arrays kept, for the next build. */
+void snapshot_recycle(struct snapshot *s);
+
 /* The published pointer: the sampler swaps, readers take a reference. Thread-safe. */
 struct snapshot_slot;
 struct snapshot_slot *snapshot_slot_new(void);
 struct snapshot_slot *snapshot_slot_free(struct snapshot_slot *slot);
-/* Publishes s (takes ownership of the caller's reference). */
+/* Publishes s (takes ownership of the caller's reference). The snapshot it replaces, when
+ * no reader holds it, is kept as the slot's spare instead of being freed. */
 void snapshot_slot_publish(struct snapshot_slot *slot, struct snapshot *s);
+/* The spare (recycled, one reference) or NULL; for the thread that publishes: building
+ * the next snapshot in the last one's memory spares the page faults of fresh memory. */
+struct snapshot *snapshot_slot_take_spare(struct snapshot_slot *slot);
 /* Returns a new reference to the latest snapshot, or NULL if none yet. */
 struct snapshot *snapshot_slot_get(struct snapshot_slot *slot);

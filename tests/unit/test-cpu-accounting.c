@@ -314,7 +314,7 @@ static void test_render(void **state) {
     row(f, 101, 5000, "python3", &f->id_a, 20, 0);
     row(f, 201, 6000, "lmp", &f->id_job, 30, 0);
     scan(f, 2, 1100, 1100, 3000000, 600000);
-    snap = ledger_snapshot(&f->ledger);
+    snap = ledger_snapshot(&f->ledger, NULL);
     assert_non_null(snap);
     strbuf_init(&out);
     ASSERT_OK(exposition_render(snap, NULL, &out));

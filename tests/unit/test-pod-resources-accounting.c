@@ -181,7 +181,7 @@ static void test_exposition_conserves(void **state) {
     f->procs[0] = (struct gpu_process){.pid = 100};
     f->dev.n_processes = 1;
     tick(f, 1260000);
-    snap = ledger_snapshot(&f->ledger);
+    snap = ledger_snapshot(&f->ledger, NULL);
     assert_non_null(snap);
     assert_int_equal(snap->n_gpu_allocations, 2);
     assert_int_equal(snap->gpu_allocations[0].replicas, 1);

@@ -15,15 +15,23 @@ uint64_t hash_u64(uint64_t x) {
     return x;
 }
 
+/* Eight bytes per step (ids are 36-64 characters, hashed at every scan); the length is
+ * mixed in, so "a" and "a\0" differ. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed) {
     const unsigned char *p = data;
-    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ seed;
+    uint64_t h = hash_u64(seed ^ (len * UINT64_C(0x9e3779b97f4a7c15)));
+    uint64_t w;
 
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
+    for (; len >= 8; p += 8, len -= 8) {
+        memcpy(&w, p, 8);
+        h = hash_u64(h ^ w);
     }
-    return hash_u64(h);
+    if (len > 0) {
+        w = 0;
+        memcpy(&w, p, len);
+        h = hash_u64(h ^ w ^ UINT64_C(0x8000000000000000));
+    }
+    return h;
 }
 
 void hashmap_init(struct hashmap *m) {

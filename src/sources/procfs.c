@@ -66,8 +66,9 @@ struct procfs_scanner {
     /* pid -> the cache entry holding that pid's kept stat fd (at most one per pid). */
     struct hashmap kept;
     size_t max_kept;
-    /* Not a real procfs (fixture trees, the simulator): a writer may replace stat by
-     * rename, which a kept fd would not see, so each kept fd is fstat()ed first. */
+    /* Not a real procfs (fixture trees, the simulator) and not declared rewritten in place
+     * (PROCFS_KEEP_FDS_ANYWHERE): a writer may replace stat by rename, which a kept fd
+     * would not see, so each kept fd is fstat()ed first. */
     bool check_links;
     bool no_openat2; /* openat2() failed with ENOSYS/EPERM (old kernel, seccomp) */
     procfs_unchanged_fn unchanged;
@@ -130,6 +131,7 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
     _cleanup_(freep) struct procfs_scanner *s = NULL;
     _cleanup_(closep) int root = -1, list = -1;
     struct statfs fs;
+    bool in_place;
     long tck;
     int r;
 
@@ -151,6 +153,7 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
 
     s->check_links = fstatfs(root, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC;
     s->max_kept = opts ? opts->max_kept_fds : 0;
+    in_place = s->max_kept == PROCFS_KEEP_FDS_ANYWHERE;
     if (s->max_kept == PROCFS_KEEP_NO_FDS)
         s->max_kept = 0;
     else if (s->max_kept == PROCFS_KEEP_FDS_ANYWHERE)
@@ -160,6 +163,8 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
          * would then free its inode in the sampler thread, which costs more than the
          * path walk it saves. Only a real procfs keeps fds unless asked. */
         s->max_kept = s->check_links ? 0 : default_max_kept();
+    if (in_place)
+        s->check_links = false;
 
     s->dir = fdopendir(list);
     if (!s->dir)

@@ -17,15 +17,14 @@
  * `stat` relative to it, and keeps that `stat` fd open: later scans only pread() it (one
  * syscall instead of five path-walking ones). A kept fd follows its process on procfs
  * (ESRCH once it exited, also when the pid is reused); on other filesystems (fixture trees,
- * the simulator) a replaced pid directory or a `stat` replaced by rename is detected and
- * reopened by path. At most max_kept_fds are kept (by default only on a real procfs); a
- * known pid beyond that opens "<pid>/stat" in one openat2() that refuses symlinks.
- * Only a process seen for the first time also costs a read of
- * `cgroup` (and of `environ` when the cgroup path names a Slurm job by SLUID only, or
- * names no workload in a place where Slurm without cgroups runs tasks: see
- * workload_identity_wants_slurm_environ()). The
- * identity is cached per (pid, starttime) until the process is gone, so changes to a
- * running process's cgroup after it was first seen are not followed (containers and jobs
+ * the simulator) a replaced pid directory or a `stat` replaced by rename (unless the tree
+ * is declared rewritten in place) is detected and reopened by path. At most max_kept_fds
+ * are kept (by default only on a real procfs); a known pid beyond that opens "<pid>/stat"
+ * in one openat2() that refuses symlinks. Only a process seen for the first time also
+ * costs a read of `cgroup` (and of `environ` when the cgroup path names a Slurm job by
+ * SLUID only, or names no workload in a place where Slurm without cgroups runs tasks: see
+ * workload_identity_wants_slurm_environ()). The identity is cached per (pid, starttime)
+ * until the process is gone, so changes to a running process's cgroup after it was first seen are not followed (containers and jobs
  * do not move processes after start). A pid that vanishes during the scan (ENOENT/ESRCH,
  * or an empty read) is skipped silently and counted in stats.vanished.
  *
@@ -80,7 +79,9 @@ struct procfs_options {
      * on a real procfs and none on other filesystems (fixture trees whose writers replace
      * files by rename, where closing a replaced fd frees its inode in our thread);
      * PROCFS_KEEP_NO_FDS = none (open by path every scan); PROCFS_KEEP_FDS_ANYWHERE = the
-     * real-procfs default on any filesystem (trees whose writers rewrite files in place). */
+     * real-procfs default on any filesystem, for trees whose writers rewrite files in place:
+     * a kept fd is then read as on procfs, without the fstat() that notices a file
+     * replaced by rename (a replaced pid directory is still noticed). */
     size_t max_kept_fds;
 };
 #define PROCFS_KEEP_NO_FDS SIZE_MAX

@@ -659,6 +659,46 @@ static void test_kept_fds(void **state) {
     fixture_teardown(&f);
 }
 
+/* PROCFS_KEEP_FDS_ANYWHERE (--procfs-keep-fds=on): the tree is declared rewritten in
+ * place, so a kept fd is read as on procfs, with no fstat() for a file replaced by rename:
+ * such a file goes unnoticed (the old one is read), a replaced pid directory does not. */
+static void test_kept_fds_in_place_tree(void **state) {
+    struct procfs_options opts = {.clk_tck = 100, .max_kept_fds = PROCFS_KEEP_FDS_ANYWHERE};
+    struct procfs_scanner *s = NULL;
+    const struct procfs_process *rows;
+    char line[512], from[PATH_MAX + 16], to[PATH_MAX + 16];
+    struct procfs_stats st;
+    struct fixture f;
+    int n;
+
+    (void)state;
+    fixture_setup(&f, "procfs-basic");
+    ASSERT_OK(procfs_scanner_new(f.fd, &opts, &s));
+    ASSERT_OK(procfs_scan(s, &rows));
+    procfs_get_stats(s, &st);
+    assert_int_equal(st.kept_fds, 6);
+
+    put_stat(&f, 100, "bash", 'S', 160, 75, 12345); /* in place: read */
+    n = procfs_scan(s, &rows);
+    assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 10);
+
+    put_by_rename(&f, "100/stat",
+                  test_proc_stat_line(line, sizeof(line), 100, "bash", 'S', 170, 75, 12345));
+    n = procfs_scan(s, &rows);
+    assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 0); /* the old file */
+
+    (void)snprintf(from, sizeof(from), "%s/200", f.dir);
+    (void)snprintf(to, sizeof(to), "%s/old-200", f.dir);
+    assert_int_equal(rename(from, to), 0);
+    put_stat(&f, 200, "new", 'R', 4, 1, 70000);
+    put(&f, "200/cgroup", "0::/system.slice/new.service\n");
+    n = procfs_scan(s, &rows);
+    assert_int_equal(must_find(rows, n, 200, 0)->starttime, 70000);
+    assert_int_equal(must_find(rows, n, 200, PROCFS_PROCESS_EXITED)->starttime, 20000);
+    assert_null(procfs_scanner_free(s));
+    fixture_teardown(&f);
+}
+
 static void scan_with_cap(size_t cap, size_t want_kept, uint64_t want_opens_per_scan) {
     struct procfs_options opts = {.clk_tck = 100, .max_kept_fds = cap};
     struct procfs_scanner *s = NULL;
@@ -780,6 +820,7 @@ int main(void) {
         cmocka_unit_test(test_real_proc),
         cmocka_unit_test(test_kept_fds),
         cmocka_unit_test(test_kept_fds_cap),
+        cmocka_unit_test(test_kept_fds_in_place_tree),
         cmocka_unit_test(test_real_proc_kept_fds),
         cmocka_unit_test(test_direct_open_refuses_symlinks),
     };

@@ -48,20 +48,12 @@ int strbuf_reserve(struct strbuf *sb, size_t extra) {
     return 0;
 }
 
-void strbuf_append(struct strbuf *sb, const char *s, size_t len) {
+void strbuf_append_grow(struct strbuf *sb, const char *s, size_t len) {
     if (strbuf_reserve(sb, len) < 0)
         return;
     memcpy(sb->buf + sb->len, s, len);
     sb->len += len;
     sb->buf[sb->len] = '\0';
-}
-
-void strbuf_puts(struct strbuf *sb, const char *s) {
-    strbuf_append(sb, s, strlen(s));
-}
-
-void strbuf_putc(struct strbuf *sb, char c) {
-    strbuf_append(sb, &c, 1);
 }
 
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) {

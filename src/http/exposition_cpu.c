@@ -94,6 +94,8 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
     for (size_t i = 0; i < s->n_workloads; i++) {
         const struct snap_workload *w = &s->workloads[i];
 
+        size_t from = 0, len = 0;
+
         if (!w->cpu_unseen_valid)
             continue;
         for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
@@ -104,7 +106,13 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
             /* The first label of cpu_workload_labels() has a leading comma: start with
              * the domain instead. */
             put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
-            cpu_workload_labels(r->out, &w->id);
+            if (len > 0)
+                repeat_output(r->out, from, len);
+            else {
+                from = r->out->len;
+                cpu_workload_labels(r->out, &w->id);
+                len = r->out->len - from;
+            }
             end_micro(r, w->cpu_unseen_uj[d]);
         }
     }
@@ -131,8 +139,8 @@ static const struct {
                        "1 while the job has processes, 0 during retention."}},
 };
 
+/* '{' and the workload's labels (no closing brace). */
 static void workload_labels(struct render *r, const struct snap_workload *w) {
-    series_begin(r);
     strbuf_putc(r->out, '{');
     switch (w->kind) {
     case WORKLOAD_CONTAINER:
@@ -159,12 +167,18 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
+            size_t from, len;
+
             if ((unsigned)w->kind != kind)
                 continue;
+            series_begin(r);
+            from = r->out->len;
             workload_labels(r, w);
+            len = r->out->len - from;
             strbuf_puts(r->out, ",component=\"gpu\"");
             end_micro(r, w->gpu_energy_uj);
-            workload_labels(r, w);
+            series_begin(r);
+            repeat_output(r->out, from, len);
             strbuf_puts(r->out, ",component=\"cpu\"");
             end_micro(r, w->cpu_energy_uj);
         }
@@ -174,6 +188,7 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
 
             if ((unsigned)w->kind != kind)
                 continue;
+            series_begin(r);
             workload_labels(r, w);
             end_u64(r, w->active);
         }

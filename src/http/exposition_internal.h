@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "promtext.h"
 #include "snapshot.h"
@@ -26,14 +27,30 @@ struct render {
     const struct family *fam;
     bool header_done;
     size_t series;
+    /* prefix + suffix of the family, joined once for its series; name_len 0: too long,
+     * written in two parts. */
+    char name[128];
+    size_t name_len;
 };
 
 static inline void family_begin(struct render *r, const struct family *f) {
+    size_t p = strlen(f->prefix), s = strlen(f->suffix);
+
     r->fam = f;
     r->header_done = false;
+    r->name_len = 0;
+    if (p + s < sizeof(r->name)) {
+        memcpy(r->name, f->prefix, p);
+        memcpy(r->name + p, f->suffix, s);
+        r->name_len = p + s;
+    }
 }
 
 static inline void put_name(struct render *r) {
+    if (r->name_len > 0) {
+        strbuf_append(r->out, r->name, r->name_len);
+        return;
+    }
     strbuf_puts(r->out, r->fam->prefix);
     strbuf_puts(r->out, r->fam->suffix);
 }
@@ -76,6 +93,14 @@ static inline void put_label_u64(struct strbuf *sb, bool first, const char *name
 }
 
 #define PUT_LABEL(sb, first, name, field) put_label(sb, first, name, field, sizeof(field))
+
+/* Appends again the len output bytes that start at `from` (a label set just written, for
+ * the next series of the same object): one copy instead of escaping every value again. */
+static inline void repeat_output(struct strbuf *sb, size_t from, size_t len) {
+    if (strbuf_reserve(sb, len) < 0)
+        return;
+    strbuf_append(sb, sb->buf + from, len); /* reserved: the source does not move */
+}
 
 static inline void end_u64(struct render *r, uint64_t v) {
     strbuf_append(r->out, "} ", 2);

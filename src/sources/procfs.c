@@ -211,8 +211,7 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
     return NULL;
 }
 
-void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged,
-                          void *userdata) {
+void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged, void *userdata) {
     s->unchanged = unchanged;
     s->unchanged_userdata = userdata;
 }

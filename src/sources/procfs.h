@@ -24,9 +24,9 @@
  * costs a read of `cgroup` (and of `environ` when the cgroup path names a Slurm job by
  * SLUID only, or names no workload in a place where Slurm without cgroups runs tasks: see
  * workload_identity_wants_slurm_environ()). The identity is cached per (pid, starttime)
- * until the process is gone, so changes to a running process's cgroup after it was first seen are not followed (containers and jobs
- * do not move processes after start). A pid that vanishes during the scan (ENOENT/ESRCH,
- * or an empty read) is skipped silently and counted in stats.vanished.
+ * until the process is gone, so changes to a running process's cgroup after it was first seen are
+ * not followed (containers and jobs do not move processes after start). A pid that vanishes during
+ * the scan (ENOENT/ESRCH, or an empty read) is skipped silently and counted in stats.vanished.
  *
  * Not thread-safe: one scanner belongs to the sampler thread.
  */
@@ -153,8 +153,7 @@ int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *
 #define PROCFS_FULL_READ_SCANS 10
 typedef bool (*procfs_unchanged_fn)(void *userdata, const struct workload_identity *identity,
                                     uint64_t scans_ago);
-void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged,
-                          void *userdata);
+void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged, void *userdata);
 
 /* Counters since creation (a copy). */
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret);

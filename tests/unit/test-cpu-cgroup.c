@@ -64,12 +64,12 @@ static void test_v2(void **state) {
 
     /* So does the file after its first read: rewritten in place, or replaced by rename
      * (which a fixture writer may do, never the kernel), the new value is read. */
-    ASSERT_OK(test_write_file(e.root, "sys/fs/cgroup/moved.slice/cpu.stat",
-                              "usage_usec 1400000\n"));
+    ASSERT_OK(
+        test_write_file(e.root, "sys/fs/cgroup/moved.slice/cpu.stat", "usage_usec 1400000\n"));
     ASSERT_OK(cgroup_cpu_read(c, &v));
     assert_int_equal(v, 1400000);
-    ASSERT_OK(test_write_file(e.root, "sys/fs/cgroup/moved.slice/cpu.stat.new",
-                              "usage_usec 1500000\n"));
+    ASSERT_OK(
+        test_write_file(e.root, "sys/fs/cgroup/moved.slice/cpu.stat.new", "usage_usec 1500000\n"));
     (void)snprintf(from, sizeof(from), "%s/sys/fs/cgroup/moved.slice/cpu.stat.new", e.root);
     (void)snprintf(to, sizeof(to), "%s/sys/fs/cgroup/moved.slice/cpu.stat", e.root);
     assert_int_equal(rename(from, to), 0);

@@ -23,7 +23,7 @@ struct fx {
     struct procfs_scanner *s;
     unsigned calls;
     uint64_t idle_scans_ago; /* the last scans_ago asked for idle.service */
-    bool idle_is_unchanged; /* what the gate says of idle.service */
+    bool idle_is_unchanged;  /* what the gate says of idle.service */
 };
 
 static bool gate(void *userdata, const struct workload_identity *id, uint64_t scans_ago) {
@@ -41,9 +41,8 @@ static void put_process(struct fx *f, unsigned pid, const char *unit, unsigned l
     char rel[64], text[512];
 
     (void)snprintf(rel, sizeof(rel), "%u/stat", pid);
-    ASSERT_OK(test_write_file(f->dir, rel,
-                              test_proc_stat_line(text, sizeof(text), pid, "worker", 'S', utime, 0,
-                                                  start)));
+    ASSERT_OK(test_write_file(
+        f->dir, rel, test_proc_stat_line(text, sizeof(text), pid, "worker", 'S', utime, 0, start)));
     (void)snprintf(rel, sizeof(rel), "%u/cgroup", pid);
     (void)snprintf(text, sizeof(text), "0::/system.slice/%s\n", unit);
     ASSERT_OK(test_write_file(f->dir, rel, text));

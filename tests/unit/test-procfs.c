@@ -623,7 +623,8 @@ static void test_kept_fds(void **state) {
     assert_int_equal(stats(&f).stat_opens, 9);
 
     /* Replaced by rename: the kept file has no link left, reopened by path. */
-    put_by_rename(&f, "100/stat", test_proc_stat_line(line, sizeof(line), 100, "bash", 'S', 170, 75, 12345));
+    put_by_rename(&f, "100/stat",
+                  test_proc_stat_line(line, sizeof(line), 100, "bash", 'S', 170, 75, 12345));
     n = scan(&f, &rows);
     p = must_find(rows, n, 100, 0);
     assert_int_equal(p->flags, 0);

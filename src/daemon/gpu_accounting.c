@@ -363,6 +363,8 @@ static void remember_consumers(const struct gpu_accounting *a, struct gpu_track 
                                unsigned index, const struct ledger *ledger) {
     size_t cap = t->last_cap;
 
+    if (n == 0) /* an empty window is never reused */
+        return;
     if (grow_array(&t->last_pids, &cap, n, sizeof(*t->last_pids)) < 0)
         return;
     cap = t->last_cap;

@@ -143,37 +143,31 @@ static void test_skips_and_periodic_read(void **state) {
     teardown(&f);
 }
 
-/* The gate saying "moved" makes the next scan read; no gate, or no kept fd, reads always. */
-static void test_reads_when_not_unchanged(void **state) {
+/* pid 100 gains 15 ticks between two scans and the second scan reads them, with
+ * `max_kept` kept fds, the gate set or not, and what the gate says of idle.service. */
+static void assert_read(size_t max_kept, bool with_gate, bool idle_is_unchanged,
+                        unsigned want_calls) {
     const struct procfs_process *rows;
     struct fx f;
     int n;
 
-    (void)state;
-    setup(&f, 100, true);
+    setup(&f, max_kept, with_gate);
+    f.idle_is_unchanged = idle_is_unchanged;
     (void)scan(&f, &rows);
-    f.idle_is_unchanged = false;
     put_process(&f, 100, "idle.service", 65, 1000);
     n = scan(&f, &rows);
     assert_int_equal(row_of(rows, n, 100, 0)->cpu_ticks_delta, 15);
     assert_int_equal(stats(&f).stat_skips, 0);
+    assert_int_equal(f.calls, want_calls);
     teardown(&f);
+}
 
-    setup(&f, 100, false);
-    (void)scan(&f, &rows);
-    put_process(&f, 100, "idle.service", 65, 1000);
-    n = scan(&f, &rows);
-    assert_int_equal(row_of(rows, n, 100, 0)->cpu_ticks_delta, 15);
-    assert_int_equal(f.calls, 0);
-    teardown(&f);
-
-    setup(&f, PROCFS_KEEP_NO_FDS, true);
-    (void)scan(&f, &rows);
-    put_process(&f, 100, "idle.service", 65, 1000);
-    n = scan(&f, &rows);
-    assert_int_equal(row_of(rows, n, 100, 0)->cpu_ticks_delta, 15);
-    assert_int_equal(f.calls, 0);
-    teardown(&f);
+/* The gate saying "moved" makes the next scan read; no gate, or no kept fd, reads always. */
+static void test_reads_when_not_unchanged(void **state) {
+    (void)state;
+    assert_read(100, true, false, 2);               /* asked for both, "moved" */
+    assert_read(100, false, true, 0);               /* no gate */
+    assert_read(PROCFS_KEEP_NO_FDS, true, true, 0); /* no kept fd: never asked */
 }
 
 /* Exits and reused pids are seen even while the workload claims no change: the listing

@@ -9,28 +9,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dl_symbols.h"
 #include "log.h"
 #include "macro.h"
-
-struct curl_symbol {
-    size_t offset; /* of the pointer in struct curl_api */
-    const char *name;
-};
 
 /* The name as a string if the slot's type is a pointer to the function's type, otherwise a
  * void expression that cannot initialise a name, so a mismatch does not compile. */
 #define SYMBOL(field, sym)                                                                         \
     {                                                                                              \
-        offsetof(struct curl_api, field),                                                          \
+        offsetof(struct curl_api, field), true, {                                                  \
             __builtin_choose_expr(                                                                 \
                 __builtin_types_compatible_p(__typeof__(((struct curl_api *)NULL)->field),         \
                                              __typeof__(&sym)),                                    \
                 #sym, (void)0)                                                                     \
+        }                                                                                          \
     }
 
 _Static_assert(sizeof(void *) == sizeof(&curl_easy_init), "dlsym results fit a function pointer");
 
-static const struct curl_symbol curl_symbols[] = {
+static const struct dl_symbol curl_symbols[] = {
     SYMBOL(global_init, curl_global_init),     SYMBOL(global_cleanup, curl_global_cleanup),
     SYMBOL(easy_init, curl_easy_init),         SYMBOL(easy_setopt, curl_easy_setopt),
     SYMBOL(easy_perform, curl_easy_perform),   SYMBOL(easy_getinfo, curl_easy_getinfo),
@@ -40,17 +37,11 @@ static const struct curl_symbol curl_symbols[] = {
 };
 
 static int resolve_symbols(struct curl_api *api, const char **ret_reason) {
-    for (size_t i = 0; i < ARRAY_SIZE(curl_symbols); i++) {
-        void *fn = dlsym(api->dl, curl_symbols[i].name);
+    int r = dl_resolve(api->dl, "libcurl", curl_symbols, ARRAY_SIZE(curl_symbols), api);
 
-        if (!fn) {
-            *ret_reason = "the libcurl library lacks a required function (too old?)";
-            return log_debug_errno(-ELIBBAD, "libcurl: symbol %s not found", curl_symbols[i].name);
-        }
-        /* POSIX guarantees function pointers round-trip through void * (dlsym relies on it). */
-        memcpy((char *)api + curl_symbols[i].offset, &fn, sizeof(fn));
-    }
-    return 0;
+    if (r < 0)
+        *ret_reason = "the libcurl library lacks a required function (too old?)";
+    return r;
 }
 
 int curl_api_open(const char *path, struct curl_api **ret_api, const char **ret_reason) {

@@ -8,16 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dl_symbols.h"
 #include "log.h"
 #include "macro.h"
-
-#define NVML_MAX_ALTERNATIVES 2
-
-struct nvml_symbol {
-    size_t offset; /* of the pointer in struct nvml_api */
-    bool required;
-    const char *names[NVML_MAX_ALTERNATIVES]; /* newest first; unused slots NULL */
-};
 
 /*
  * The symbol name as a string if the slot's pointer type is the symbol's function type,
@@ -43,7 +36,7 @@ struct nvml_symbol {
 
 _Static_assert(sizeof(void *) == sizeof(nvmlShutdown_fn *), "dlsym results fit a function pointer");
 
-static const struct nvml_symbol nvml_symbols[] = {
+static const struct dl_symbol nvml_symbols[] = {
     REQUIRED(init, nvmlInit_v2, SYMBOL_NAME(init, nvmlInit)),
     REQUIRED(shutdown, nvmlShutdown, NULL),
     REQUIRED(device_get_count, nvmlDeviceGetCount_v2,
@@ -72,24 +65,11 @@ static const struct nvml_symbol nvml_symbols[] = {
 static const char *const nvml_default_paths[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
 
 static int resolve_symbols(struct nvml_api *api, const char **ret_reason) {
-    for (size_t i = 0; i < ARRAY_SIZE(nvml_symbols); i++) {
-        const struct nvml_symbol *sym = &nvml_symbols[i];
-        void *fn = NULL;
+    int r = dl_resolve(api->dl, "NVML", nvml_symbols, ARRAY_SIZE(nvml_symbols), api);
 
-        for (size_t k = 0; k < NVML_MAX_ALTERNATIVES && sym->names[k] && !fn; k++)
-            fn = dlsym(api->dl, sym->names[k]);
-
-        if (!fn && sym->required) {
-            *ret_reason = "the NVML library lacks a required function (driver too old?)";
-            return log_debug_errno(-ELIBBAD, "NVML: required symbol %s not found", sym->names[0]);
-        }
-        if (!fn)
-            log_debug("NVML: optional symbol %s not found", sym->names[0]);
-
-        /* POSIX guarantees function pointers round-trip through void * (dlsym relies on it). */
-        memcpy((char *)api + sym->offset, &fn, sizeof(fn));
-    }
-    return 0;
+    if (r < 0)
+        *ret_reason = "the NVML library lacks a required function (driver too old?)";
+    return r;
 }
 
 static void *open_library(const char *path, int *ret_error, const char **ret_reason) {

@@ -131,7 +131,7 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
     _cleanup_(freep) struct procfs_scanner *s = NULL;
     _cleanup_(closep) int root = -1, list = -1;
     struct statfs fs;
-    bool in_place;
+    bool real_procfs;
     long tck;
     int r;
 
@@ -151,9 +151,9 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
     tck = opts && opts->clk_tck ? (long)opts->clk_tck : sysconf(_SC_CLK_TCK);
     s->clk_tck = tck > 0 ? (unsigned long)tck : 100;
 
-    s->check_links = fstatfs(root, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC;
+    real_procfs = fstatfs(root, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
     s->max_kept = opts ? opts->max_kept_fds : 0;
-    in_place = s->max_kept == PROCFS_KEEP_FDS_ANYWHERE;
+    s->check_links = !real_procfs && s->max_kept != PROCFS_KEEP_FDS_ANYWHERE;
     if (s->max_kept == PROCFS_KEEP_NO_FDS)
         s->max_kept = 0;
     else if (s->max_kept == PROCFS_KEEP_FDS_ANYWHERE)
@@ -162,9 +162,7 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
         /* Writers of fake trees replace stat by rename: our close of the replaced file
          * would then free its inode in the sampler thread, which costs more than the
          * path walk it saves. Only a real procfs keeps fds unless asked. */
-        s->max_kept = s->check_links ? 0 : default_max_kept();
-    if (in_place)
-        s->check_links = false;
+        s->max_kept = real_procfs ? default_max_kept() : 0;
 
     s->dir = fdopendir(list);
     if (!s->dir)

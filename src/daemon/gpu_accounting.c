@@ -194,21 +194,24 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
         if (r < 0)
             return r;
         for (; n < d->n_processes; n++) {
-            a->pids[n] = d->processes[n].pid;
-            a->memory_valid[n] = false;
-            a->consumers[n] = (struct split_consumer){0};
+            const struct gpu_process *p = &d->processes[n];
+
+            a->pids[n] = p->pid;
+            a->memory_valid[n] = p->memory_valid;
+            a->consumers[n] =
+                (struct split_consumer){.memory = p->memory_valid ? p->used_memory_bytes : 0};
         }
         n_sorted = n;
-    }
-    for (size_t i = 0; i < d->n_processes; i++) {
-        r = consumer_index(a, &n, n_sorted, d->processes[i].pid, &idx);
-        if (r < 0)
-            return r;
-        if (d->processes[i].memory_valid) {
-            a->consumers[idx].memory = d->processes[i].used_memory_bytes;
-            a->memory_valid[idx] = true;
+    } else
+        for (size_t i = 0; i < d->n_processes; i++) {
+            r = consumer_index(a, &n, 0, d->processes[i].pid, &idx);
+            if (r < 0)
+                return r;
+            if (d->processes[i].memory_valid) {
+                a->consumers[idx].memory = d->processes[i].used_memory_bytes;
+                a->memory_valid[idx] = true;
+            }
         }
-    }
     r = grow_array(&a->samples, &a->samples_cap, MAX(d->n_utils, 1), sizeof(*a->samples));
     if (r < 0)
         return r;
@@ -441,7 +444,7 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
         goto unplaced;
 
     same = same_consumers(a, t, n, d->index, ledger);
-    t->n_last = 0; /* remembered again once this window is booked */
+    t->n_last = 0; /* valid again once this window is booked */
     if (same)
         memcpy(a->procs, t->last_procs, n * sizeof(*a->procs));
     else {
@@ -503,7 +506,10 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
             p->memory_used_bytes = a->consumers[i].memory;
     }
     g->process_count = (unsigned)n;
-    remember_consumers(a, t, n, d->index, ledger);
+    if (same)
+        t->n_last = n; /* the remembered arrays are this window's already */
+    else
+        remember_consumers(a, t, n, d->index, ledger);
 
     /* A window with nobody on the GPU shows what idle costs. */
     if (n == 0 && dt_us > 0)

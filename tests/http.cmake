@@ -18,9 +18,10 @@ set_tests_properties(http-promtool PROPERTIES LABELS fixture TIMEOUT 120)
 
 # The live server, in-process: routes, gzip, health, slow clients, auth, listen forms.
 add_executable(test-http-server ${_http_dir}/test-http-server.c ${_http_dir}/httpclient.c)
-# zlib inflates the gzip replies (the daemon itself compresses with libdeflate only).
+# zlib inflates the gzip replies, as scrapers do (the daemon compresses with ISA-L).
 find_package(ZLIB REQUIRED)
 target_link_libraries(test-http-server PRIVATE js_http_testdata js_testutil js_http ZLIB::ZLIB)
+target_link_libraries(test-gzip PRIVATE ZLIB::ZLIB)
 joulestat_warnings(test-http-server)
 add_test(NAME test-http-server COMMAND test-http-server)
 set_tests_properties(test-http-server PROPERTIES LABELS unit TIMEOUT 120)

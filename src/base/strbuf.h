@@ -8,8 +8,9 @@
 #include "macro.h"
 
 /*
- * A growable, always NUL-terminated buffer. An allocation failure is sticky: later appends
- * do nothing and strbuf_error() returns -ENOMEM, so a long render checks once at the end
+ * A growable, always NUL-terminated buffer. An error is sticky: after an allocation failure
+ * (or an error its user stores in `error`, such as a failed write of what it held) later
+ * appends do nothing and strbuf_error() returns it, so a long render checks once at the end
  * instead of after every append, and output is never silently truncated.
  */
 struct strbuf {

@@ -341,10 +341,32 @@ static void render_self(struct render *r, const struct snapshot *s,
     strbuf_putc(r->out, '\n');
 }
 
+void render_flush(struct render *r) {
+    struct strbuf *out = r->out;
+    size_t n = r->marked ? r->mark : out->len;
+    int ret;
+
+    if (n == 0 || out->error)
+        return;
+    ret = r->sink->write(r->sink->userdata, out->buf, n);
+    if (ret < 0) {
+        out->error = ret; /* sticky: the render stops appending and returns it */
+        return;
+    }
+    memmove(out->buf, out->buf + n, out->len - n + 1); /* with the NUL */
+    out->len -= n;
+    r->mark = 0; /* n was the mark when there is one */
+}
+
 int exposition_render(const struct snapshot *s, const struct exposition_options *o,
                       struct strbuf *out) {
+    return exposition_render_to(s, o, out, NULL);
+}
+
+int exposition_render_to(const struct snapshot *s, const struct exposition_options *o,
+                         struct strbuf *out, const struct exposition_sink *sink) {
     static const struct exposition_options defaults = {0};
-    struct render r = {.out = out};
+    struct render r = {.out = out, .sink = sink};
     const char *prefix;
     bool compat;
     int ret;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "snapshot.h"
 #include "strbuf.h"
@@ -36,3 +37,19 @@ struct exposition_options {
  */
 int exposition_render(const struct snapshot *s, const struct exposition_options *o,
                       struct strbuf *out);
+
+/* Takes a render in pieces, in order: 0, or a negative errno that ends the render. */
+struct exposition_sink {
+    int (*write)(void *userdata, const char *data, size_t len);
+    void *userdata;
+    size_t chunk; /* hand a piece over once about this many bytes are buffered */
+};
+
+/*
+ * exposition_render() through a small buffer: whenever out holds sink->chunk bytes they are
+ * handed to sink->write and out is emptied (a piece may run one object's series past the
+ * chunk). On return out holds the last piece, not handed over. Returns as
+ * exposition_render(), or the sink's error.
+ */
+int exposition_render_to(const struct snapshot *s, const struct exposition_options *o,
+                         struct strbuf *out, const struct exposition_sink *sink);

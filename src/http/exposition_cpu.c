@@ -94,7 +94,7 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
     for (size_t i = 0; i < s->n_workloads; i++) {
         const struct snap_workload *w = &s->workloads[i];
 
-        size_t from = 0, len = 0;
+        size_t len = 0;
 
         if (!w->cpu_unseen_valid)
             continue;
@@ -107,9 +107,10 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
              * the domain instead. */
             put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
             if (len > 0)
-                repeat_output(r->out, from, len);
+                labels_repeat(r, len);
             else {
-                from = r->out->len;
+                size_t from = labels_mark(r);
+
                 cpu_workload_labels(r->out, &w->id);
                 len = r->out->len - from;
             }
@@ -172,13 +173,13 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
             if ((unsigned)w->kind != kind)
                 continue;
             series_begin(r);
-            from = r->out->len;
+            from = labels_mark(r);
             workload_labels(r, w);
             len = r->out->len - from;
             strbuf_puts(r->out, ",component=\"gpu\"");
             end_micro(r, w->gpu_energy_uj);
             series_begin(r);
-            repeat_output(r->out, from, len);
+            labels_repeat(r, len);
             strbuf_puts(r->out, ",component=\"cpu\"");
             end_micro(r, w->cpu_energy_uj);
         }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "exposition.h"
 #include "promtext.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -24,6 +25,11 @@ struct family {
  * no RAPL) leaves nothing behind and each family appears exactly once. */
 struct render {
     struct strbuf *out;
+    /* With a sink, out is handed over and emptied at a series' start once it holds
+     * sink->chunk bytes, except from `mark` on: a label set that is written again. */
+    const struct exposition_sink *sink;
+    bool marked;
+    size_t mark;
     const struct family *fam;
     bool header_done;
     size_t series;
@@ -37,6 +43,7 @@ static inline void family_begin(struct render *r, const struct family *f) {
     size_t p = strlen(f->prefix), s = strlen(f->suffix);
 
     r->fam = f;
+    r->marked = false; /* a label set is repeated within one family only */
     r->header_done = false;
     r->name_len = 0;
     if (p + s < sizeof(r->name)) {
@@ -55,7 +62,11 @@ static inline void put_name(struct render *r) {
     strbuf_puts(r->out, r->fam->suffix);
 }
 
+void render_flush(struct render *r);
+
 static inline void series_begin(struct render *r) {
+    if (r->sink && r->out->len >= r->sink->chunk)
+        render_flush(r);
     if (!r->header_done) {
         strbuf_append(r->out, "# HELP ", 7);
         put_name(r);
@@ -94,12 +105,19 @@ static inline void put_label_u64(struct strbuf *sb, bool first, const char *name
 
 #define PUT_LABEL(sb, first, name, field) put_label(sb, first, name, field, sizeof(field))
 
-/* Appends again the len output bytes that start at `from` (a label set just written, for
- * the next series of the same object): one copy instead of escaping every value again. */
-static inline void repeat_output(struct strbuf *sb, size_t from, size_t len) {
-    if (strbuf_reserve(sb, len) < 0)
+/* A label set about to be written will be written again for the next series of the same
+ * object (labels_repeat): one copy instead of escaping every value again. */
+static inline size_t labels_mark(struct render *r) {
+    r->marked = true;
+    r->mark = r->out->len;
+    return r->mark;
+}
+
+/* Appends again the len bytes written from the mark on. */
+static inline void labels_repeat(struct render *r, size_t len) {
+    if (strbuf_reserve(r->out, len) < 0)
         return;
-    strbuf_append(sb, sb->buf + from, len); /* reserved: the source does not move */
+    strbuf_append(r->out, r->out->buf + r->mark, len); /* reserved: the source stays */
 }
 
 static inline void end_u64(struct render *r, uint64_t v) {

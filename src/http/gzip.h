@@ -8,7 +8,23 @@
  * q-value other than 0). NULL (no header) means no. */
 bool gzip_accepted(const char *accept_encoding);
 
-/* Compresses in[0..len) into a gzip stream (libdeflate at a fast level: scrapes are
- * frequent). *ret_out is malloc()ed for the caller. Returns 0, -ENOMEM, or -EIO if the
- * compressor fails otherwise. */
-int gzip_compress(const char *in, size_t len, char **ret_out, size_t *ret_len);
+/*
+ * A gzip stream compressed as its input arrives (ISA-L's igzip at its fastest level:
+ * scrapes are frequent), so a large body can be fed in pieces from a small buffer.
+ * About 170 KB of state.
+ */
+struct gzip_stream;
+
+/* out_hint: the expected compressed size (the last one), so the output rarely grows.
+ * Returns 0 or -ENOMEM. */
+int gzip_stream_new(size_t out_hint, struct gzip_stream **ret);
+/* Compresses data[0..len) onto the stream. 0, -ENOMEM, -EIO (compressor failed) or
+ * -EINVAL (already finished). */
+int gzip_stream_write(struct gzip_stream *g, const char *data, size_t len);
+/* Compresses the last piece and ends the stream; *ret_out (malloc()ed, the caller's) holds
+ * the whole gzip member. Same errors as gzip_stream_write(). */
+int gzip_stream_finish(struct gzip_stream *g, const char *data, size_t len, char **ret_out,
+                       size_t *ret_len);
+void gzip_stream_free(struct gzip_stream *g);
+/* For _cleanup_(): frees *p when it is not NULL. */
+void gzip_stream_freep(struct gzip_stream **p);

@@ -23,6 +23,9 @@
 #define REALM "joulestat"
 #define METRICS_PATH_MAX 256
 #define LISTEN_BACKLOG 64
+/* A gzip scrape renders this much text at a time into the compressor: small enough to stay
+ * in the core's cache between the two, large enough that the hand-overs cost nothing. */
+#define GZIP_RENDER_CHUNK ((size_t)65536)
 
 struct http_server {
     struct MHD_Daemon *daemon;
@@ -36,10 +39,10 @@ struct http_server {
     bool (*is_fresh)(const struct snapshot *s, void *userdata);
     void *userdata;
     int port;
-    /* The previous scrape's render time (UINT64_MAX: none yet) and size, so the next one
-     * can report it and reserve its buffer in one go. */
+    /* The previous scrape's render time (UINT64_MAX: none yet) and sizes (plain, gzip), so
+     * the next one can report it and reserve its buffer in one go. */
     _Atomic uint64_t last_scrape_ns;
-    _Atomic size_t last_size;
+    _Atomic size_t last_size, last_gzip_size;
 };
 
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -138,6 +141,56 @@ static enum MHD_Result serve_health(struct http_server *srv, struct MHD_Connecti
                  : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
 }
 
+static int render_plain(struct http_server *srv, const struct snapshot *s,
+                        const struct exposition_options *o, char **ret_body, size_t *ret_len) {
+    struct strbuf sb;
+    char *body;
+    int r;
+
+    strbuf_init(&sb);
+    (void)strbuf_reserve(&sb, atomic_load(&srv->last_size) + 4096);
+    r = exposition_render(s, o, &sb);
+    if (r < 0) {
+        strbuf_done(&sb);
+        return r;
+    }
+    atomic_store(&srv->last_size, sb.len);
+    body = strbuf_steal(&sb, ret_len);
+    if (!body)
+        return -ENOMEM;
+    *ret_body = body;
+    return 0;
+}
+
+static int gzip_piece(void *userdata, const char *data, size_t len) {
+    return gzip_stream_write(userdata, data, len);
+}
+
+/* Rendered through a small buffer into the compressor: the text of the whole exposition
+ * (~1.8 MB at 10 000 series) is never held, nor its pages faulted in at every scrape. */
+static int render_gzip(struct http_server *srv, const struct snapshot *s,
+                       const struct exposition_options *o, char **ret_body, size_t *ret_len) {
+    _cleanup_(gzip_stream_freep) struct gzip_stream *g = NULL;
+    struct exposition_sink sink = {.write = gzip_piece, .chunk = GZIP_RENDER_CHUNK};
+    struct strbuf sb;
+    int r;
+
+    r = gzip_stream_new(atomic_load(&srv->last_gzip_size) + 4096, &g);
+    if (r < 0)
+        return r;
+    sink.userdata = g;
+    strbuf_init(&sb);
+    (void)strbuf_reserve(&sb, GZIP_RENDER_CHUNK + 16384);
+    r = exposition_render_to(s, o, &sb, &sink);
+    if (r >= 0)
+        r = gzip_stream_finish(g, sb.buf, sb.len, ret_body, ret_len);
+    strbuf_done(&sb);
+    if (r < 0)
+        return r;
+    atomic_store(&srv->last_gzip_size, *ret_len);
+    return 0;
+}
+
 static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connection *conn) {
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
     uint64_t t0 = clock_monotonic_ns(), last = atomic_load(&srv->last_scrape_ns);
@@ -147,7 +200,6 @@ static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connect
         .scrape_duration_seconds = (double)last / 1e9,
     };
     struct snapshot *s;
-    struct strbuf sb;
     bool gz = gzip_accepted(ae);
     char *body;
     size_t len;
@@ -156,25 +208,11 @@ static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connect
     s = snapshot_slot_get(srv->slot);
     if (!s)
         return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
-    strbuf_init(&sb);
-    (void)strbuf_reserve(&sb, atomic_load(&srv->last_size) + 4096);
-    r = exposition_render(s, &o, &sb);
+    r = gz ? render_gzip(srv, s, &o, &body, &len) : render_plain(srv, s, &o, &body, &len);
     snapshot_unref(s);
     if (r < 0) {
-        strbuf_done(&sb);
         log_debug("http: rendering the exposition failed: %s", strerror(-r));
         return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
-    }
-    atomic_store(&srv->last_size, sb.len);
-    if (gz) {
-        r = gzip_compress(sb.buf, sb.len, &body, &len);
-        strbuf_done(&sb);
-        if (r < 0)
-            return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot compress metrics\n");
-    } else {
-        body = strbuf_steal(&sb, &len);
-        if (!body)
-            return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     }
     atomic_store(&srv->last_scrape_ns, clock_monotonic_ns() - t0);
     return reply(conn, MHD_HTTP_OK, EXPOSITION_CONTENT_TYPE, body, len, MHD_RESPMEM_MUST_FREE,
@@ -314,6 +352,7 @@ int http_server_start(const struct http_server_options *o, struct snapshot_slot 
     srv->userdata = o->userdata;
     atomic_init(&srv->last_scrape_ns, UINT64_MAX);
     atomic_init(&srv->last_size, 0);
+    atomic_init(&srv->last_gzip_size, 0);
     srv->metrics_path = strdup(path);
     srv->metric_prefix = o->metric_prefix ? strdup(o->metric_prefix) : NULL;
     if (!srv->metrics_path || (o->metric_prefix && !srv->metric_prefix)) {

@@ -110,7 +110,7 @@ K8S_BREAKS = [
 
 DF = "Dockerfile"
 DOCKER_BREAKS = [
-    ("runtime lib", edit_text(DF, "libdeflate0 libyaml-0-2", "libdeflate0"),
+    ("runtime lib", edit_text(DF, "libisal2 libyaml-0-2", "libisal2"),
      "runtime stage lacks libyaml-0-2 (the binary links libyaml-0.so.2)"),
     ("build lib", edit_text(DF, "libmicrohttpd-dev zlib1g-dev", "zlib1g-dev"),
      "build stage lacks libmicrohttpd-dev (pkg-config module libmicrohttpd)"),

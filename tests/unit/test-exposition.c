@@ -424,6 +424,110 @@ static void test_cpu_domains(void **state) {
     snapshot_unref(s);
 }
 
+/* n workloads of each kind, each with unseen CPU time in both measured domains: series
+ * that repeat a label set (labels_mark), so a streamed render must keep it across a flush. */
+static struct snapshot *workloads_snapshot_new(size_t n) {
+    struct snapshot *s = snapshot_new();
+
+    assert_non_null(s);
+    s->rapl = calloc(2, sizeof(*s->rapl));
+    s->workloads = calloc(3 * n, sizeof(*s->workloads));
+    assert_true(s->rapl && s->workloads);
+    strcpy(s->rapl[0].domain, "package");
+    s->rapl[0].package = true;
+    strcpy(s->rapl[1].domain, "dram");
+    s->n_rapl = 2;
+    for (size_t i = 0; i < 3 * n; i++) {
+        struct snap_workload *w = &s->workloads[i];
+
+        w->kind = (enum workload_kind)(i % 3);
+        w->active = i % 2;
+        w->gpu_energy_uj = 1000003 * i;
+        w->cpu_energy_uj = 7 * i;
+        w->cpu_unseen_valid = i % 5 != 0;
+        w->cpu_unseen_uj[RAPL_DOMAIN_PACKAGE] = 11 * i;
+        w->cpu_unseen_uj[RAPL_DOMAIN_DRAM] = 13 * i;
+        (void)snprintf(w->id.namespace_, sizeof(w->id.namespace_), "ns-%zu", i % 7);
+        (void)snprintf(w->id.pod, sizeof(w->id.pod), "pod-\"%zu\"", i);
+        (void)snprintf(w->id.container, sizeof(w->id.container), "c%zu", i);
+        (void)snprintf(w->id.pod_uid, sizeof(w->id.pod_uid), "uid-%zu", i / 3);
+        (void)snprintf(w->id.container_id, sizeof(w->id.container_id), "%064zx", i * 977);
+        (void)snprintf(w->id.slurm_job, sizeof(w->id.slurm_job), "%zu", 1000 + i);
+    }
+    s->n_workloads = 3 * n;
+    return s;
+}
+
+struct pieces {
+    struct strbuf text;
+    size_t count, largest;
+    size_t fail_at; /* the call that fails with -EIO; 0: none */
+};
+
+static int collect_piece(void *userdata, const char *data, size_t len) {
+    struct pieces *p = userdata;
+
+    if (++p->count == p->fail_at)
+        return -EIO;
+    p->largest = MAX(p->largest, len);
+    strbuf_append(&p->text, data, len);
+    return 0;
+}
+
+/* Rendered through a sink in pieces of any size, the text is exactly the whole render, and
+ * no piece (nor what is left at the end) holds much more than a chunk. */
+static void test_streamed_render(void **state) {
+    static const size_t chunks[] = {0, 1, 37, 200, 4096, 1 << 20};
+    struct snapshot *snaps[] = {sample_snapshot_new(), workloads_snapshot_new(40)};
+
+    for (size_t k = 0; k < ARRAY_SIZE(snaps); k++) {
+        _cleanup_(freep) char *whole = NULL;
+        int series = 0;
+
+        assert_non_null(snaps[k]);
+        whole = render(snaps[k], NULL, &series);
+        for (size_t c = 0; c < ARRAY_SIZE(chunks); c++) {
+            struct exposition_options o = {.version = "0.1.0-test",
+                                           .scrape_duration_valid = true,
+                                           .scrape_duration_seconds = 0.0025};
+            struct pieces p = {0};
+            struct exposition_sink sink = {collect_piece, &p, chunks[c]};
+            struct strbuf out;
+
+            strbuf_init(&p.text);
+            strbuf_init(&out);
+            assert_int_equal(exposition_render_to(snaps[k], &o, &out, &sink), series);
+            /* One series or one object's two is at most ~700 bytes here. */
+            assert_true(out.len <= chunks[c] + 1024);
+            assert_true(p.largest <= chunks[c] + 1024);
+            if (chunks[c] < 1000)
+                assert_true(p.count > 10);
+            strbuf_append(&p.text, out.buf, out.len);
+            ASSERT_OK(strbuf_error(&p.text));
+            assert_string_equal(p.text.buf, whole);
+            strbuf_done(&p.text);
+            strbuf_done(&out);
+        }
+        snapshot_unref(snaps[k]);
+    }
+}
+
+/* A sink's error ends the render and is what it returns. */
+static void test_sink_error(void **state) {
+    struct snapshot *s = workloads_snapshot_new(10);
+    struct pieces p = {.fail_at = 3};
+    struct exposition_sink sink = {collect_piece, &p, 100};
+    struct strbuf out;
+
+    strbuf_init(&out);
+    strbuf_init(&p.text);
+    assert_int_equal(exposition_render_to(s, NULL, &out, &sink), -EIO);
+    assert_int_equal(p.count, 3); /* nothing offered after the failure */
+    strbuf_done(&out);
+    strbuf_done(&p.text);
+    snapshot_unref(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_default),
@@ -437,6 +541,8 @@ int main(void) {
         cmocka_unit_test(test_doubles),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_cpu_domains),
+        cmocka_unit_test(test_streamed_render),
+        cmocka_unit_test(test_sink_error),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

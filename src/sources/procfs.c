@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "procfs.h"
+#include "procfs_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,87 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
-#include <linux/openat2.h>
 
 #include "environ.h"
 #include "fileio.h"
-#include "hashmap.h"
 #include "macro.h"
 #include "parse_num.h"
-#include "procfs_identity.h"
 
-/* stat is ~52 numbers of at most 20 digits plus a comm of at most 64 bytes. */
-#define STAT_BUF_SIZE 2048
 #define CGROUP_MAX_SIZE (64u * 1024u)
 #define ENVIRON_MAX_SIZE (256u * 1024u)
 /* /proc/stat grows with CPUs and interrupts (the "intr" line); read once at start. */
 #define PROC_STAT_MAX_SIZE (8u * 1024u * 1024u)
-
-/* Cache key: pid < 2^22 in the low bits, starttime above. Exact (no collisions) while
- * starttime < 2^42 ticks, i.e. for 139 years of uptime at 1000 Hz. */
-#define KEY_PID_BITS 22
-#define KEY_STARTTIME_LIMIT (UINT64_C(1) << (64 - KEY_PID_BITS))
 /* Upper bound of the default kept-fd cap when RLIMIT_NOFILE is unlimited or huge. */
 #define KEPT_FDS_DEFAULT_MAX (1u << 20)
-
-struct cache_entry {
-    uint32_t pid;
-    uint32_t ppid;
-    uint64_t starttime;
-    uint64_t cpu_ticks; /* as of the last scan that saw it */
-    uint64_t seen_scan; /* number of the last scan that saw it; 0: looked up only */
-    uint64_t read_scan; /* number of the last scan that read its stat */
-    char state;
-    bool kernel_thread;
-    char comm[PROC_COMM_MAX];
-    const struct workload_identity *identity; /* pooled: shared with same-identity entries */
-    /* <pid>/stat kept open between scans (-1: none), and the inode of the <pid> directory
-     * it was opened under, as the listing reported it. */
-    int stat_fd;
-    ino_t dir_ino;
-};
-
-struct procfs_scanner {
-    int root_fd;
-    DIR *dir; /* on its own open of the root, rewound every scan */
-    unsigned long clk_tck;
-    uint64_t btime;
-    uint64_t scan_no;
-
-    struct hashmap cache; /* key_of(pid, starttime) -> struct cache_entry */
-    struct identity_pool identities;
-    /* pid -> the cache entry holding that pid's kept stat fd (at most one per pid). */
-    struct hashmap kept;
-    size_t max_kept;
-    /* Not a real procfs (fixture trees, the simulator) and not declared rewritten in place
-     * (PROCFS_KEEP_FDS_ANYWHERE): a writer may replace stat by rename, which a kept fd
-     * would not see, so each kept fd is fstat()ed first. */
-    bool check_links;
-    bool no_openat2; /* openat2() failed with ENOSYS/EPERM (old kernel, seccomp) */
-    procfs_unchanged_fn unchanged;
-    void *unchanged_userdata;
-
-    struct procfs_process *rows;
-    size_t n_rows, cap_rows;
-
-    /* Entries reported EXITED by the last scan: freed at the start of the next one, so
-     * the identity pointers in those rows stay valid until then. */
-    struct cache_entry **graveyard;
-    size_t n_graveyard, cap_graveyard;
-
-    char stat_buf[STAT_BUF_SIZE];
-    struct procfs_stats stats;
-};
-
-static uint64_t key_of(uint32_t pid, uint64_t starttime) {
-    return (starttime << KEY_PID_BITS) | pid;
-}
 
 static bool is_vanished(int r) {
     return r == -ENOENT || r == -ESRCH;
@@ -220,9 +155,7 @@ void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret) 
     ret->kept_fds = s->kept.size;
 }
 
-/* Counts a failed read; returns -ESRCH for "the process is gone" so callers skip it.
- * -ENOMEM is ours, not the process's: passed through uncounted. */
-static int account_read_error(struct procfs_scanner *s, int r) {
+int procfs_account_read_error(struct procfs_scanner *s, int r) {
     if (r == -ENOMEM)
         return r;
     if (is_vanished(r)) {
@@ -252,13 +185,13 @@ static int open_read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
 
     fd = openat(pid_fd, "stat", O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
-        return account_read_error(s, -errno);
+        return procfs_account_read_error(s, -errno);
     s->stats.stat_opens++;
     n = read_fd_into(fd, s->stat_buf, sizeof(s->stat_buf));
     if (n == 0) /* the process died between open and read */
         n = -ESRCH;
     if (n < 0)
-        return account_read_error(s, n);
+        return procfs_account_read_error(s, n);
     s->stats.stat_reads++;
     r = parse_stat(s, n, pid, ret);
     if (r < 0)
@@ -274,7 +207,7 @@ static int read_environ_job(struct procfs_scanner *s, int pid_fd, struct workloa
 
     r = read_virtual_file_at(pid_fd, "environ", ENVIRON_MAX_SIZE, &env, &len);
     if (r < 0) {
-        r = account_read_error(s, r);
+        r = procfs_account_read_error(s, r);
         return r == -ESRCH || r == -ENOMEM ? r : 0;
     }
     s->stats.environ_reads++;
@@ -315,7 +248,7 @@ static int read_identity(struct procfs_scanner *s, int pid_fd, struct workload_i
 
     r = read_virtual_file_at(pid_fd, "cgroup", CGROUP_MAX_SIZE, &text, &len);
     if (r < 0) {
-        r = account_read_error(s, r);
+        r = procfs_account_read_error(s, r);
         if (r == -ESRCH || r == -ENOMEM)
             return r;
         *ret = id; /* unreadable (EACCES, EFBIG...): no identity, not retried */
@@ -410,143 +343,8 @@ static int open_pid_dir(struct procfs_scanner *s, uint32_t pid) {
     (void)snprintf(name, sizeof(name), "%u", (unsigned)pid);
     fd = openat(s->root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return account_read_error(s, -errno);
+        return procfs_account_read_error(s, -errno);
     return fd;
-}
-
-/* Closes the kept stat fd of an entry and forgets it. */
-static void drop_kept(struct procfs_scanner *s, struct cache_entry *e) {
-    if (e->stat_fd < 0)
-        return;
-    (void)close(e->stat_fd);
-    e->stat_fd = -1;
-    if (hashmap_get(&s->kept, e->pid) == e)
-        (void)hashmap_remove(&s->kept, e->pid);
-}
-
-/* Keeps a freshly opened stat fd for the next scans while under the cap, else closes it.
- * Takes ownership of fd. Returns 0 or -ENOMEM. */
-static int keep_stat_fd(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino) {
-    struct cache_entry *old;
-    int r;
-
-    if (s->max_kept == 0) { /* nothing is ever kept: skip the map */
-        (void)close(fd);
-        return 0;
-    }
-    old = hashmap_get(&s->kept, e->pid);
-    if (old)
-        drop_kept(s, old);
-    drop_kept(s, e);
-    if (s->kept.size >= s->max_kept) {
-        (void)close(fd);
-        return 0;
-    }
-    r = hashmap_put(&s->kept, e->pid, e);
-    if (r < 0) {
-        (void)close(fd);
-        return r;
-    }
-    e->stat_fd = fd;
-    e->dir_ino = dir_ino;
-    return 0;
-}
-
-/*
- * Reads <pid>/stat through the fd kept by a previous scan. Returns the entry, or NULL when
- * there is none or the fd no longer shows the same process; the fd is dropped then and the
- * caller opens <pid>/stat by path. On procfs a kept fd follows its process: once it exits,
- * reads fail with ESRCH, also when the pid is reused. On other filesystems the pid directory
- * may have been replaced (its inode in the listing changed) or stat replaced by rename (the
- * kept file has no link left); both are checked, an in-place rewrite is simply read.
- */
-static struct cache_entry *read_kept(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
-                                     struct proc_pid_stat *st) {
-    struct cache_entry *e = hashmap_get(&s->kept, pid);
-    struct stat sb;
-    int n;
-
-    if (!e)
-        return NULL;
-    if (e->dir_ino != dir_ino)
-        goto stale;
-    if (s->check_links && (fstat(e->stat_fd, &sb) < 0 || sb.st_nlink == 0))
-        goto stale;
-    n = read_fd_into(e->stat_fd, s->stat_buf, sizeof(s->stat_buf));
-    if (n <= 0) /* exited (ESRCH), or a rewrite caught between truncate and write */
-        goto stale;
-    /* A parse failure is counted by the by-path read that follows. */
-    if (proc_pid_stat_parse(s->stat_buf, (size_t)n, st) < 0 || st->pid != pid ||
-        st->starttime != e->starttime)
-        goto stale;
-    s->stats.stat_reads++;
-    return e;
-stale:
-    drop_kept(s, e);
-    return NULL;
-}
-
-/*
- * A known process without a kept fd (fake trees, beyond the cap): one openat2() of
- * "<pid>/stat" refusing symlinks on the way (as O_NOFOLLOW on the pid directory does)
- * instead of opening the directory and then stat. Returns its cache entry with *st filled
- * and the fd in *ret_fd, or NULL: a new process or a malformed stat (the caller takes the
- * directory path, which pins the process for its identity and counts errors), or the
- * process is gone or refused (*ret_fd = -errno, counted here).
- */
-static struct cache_entry *read_known_direct(struct procfs_scanner *s, uint32_t pid,
-                                             struct proc_pid_stat *st, int *ret_fd) {
-    struct open_how how = {
-        .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    _cleanup_(closep) int fd = -1;
-    struct cache_entry *e;
-    char name[32];
-    long r;
-    int n;
-
-    *ret_fd = -1;
-    if (s->no_openat2)
-        return NULL;
-    (void)snprintf(name, sizeof(name), "%u/stat", (unsigned)pid);
-    r = syscall(SYS_openat2, s->root_fd, name, &how, sizeof(how));
-    if (r < 0) {
-        if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
-            s->no_openat2 = true;
-        else
-            *ret_fd = account_read_error(s, -errno);
-        return NULL;
-    }
-    fd = (int)r;
-    n = read_fd_into(fd, s->stat_buf, sizeof(s->stat_buf));
-    if (n <= 0 || proc_pid_stat_parse(s->stat_buf, (size_t)n, st) < 0 || st->pid != pid ||
-        st->starttime >= KEY_STARTTIME_LIMIT)
-        return NULL;
-    e = hashmap_get(&s->cache, key_of(pid, st->starttime));
-    if (!e)
-        return NULL;
-    s->stats.stat_opens++;
-    s->stats.stat_reads++;
-    *ret_fd = TAKE_FD(fd);
-    return e;
-}
-
-/*
- * The kept entry of pid when its stat need not be read this scan (procfs_set_unchanged()):
- * the same pid directory, read by an earlier scan, not due for its periodic read, and its
- * workload's CPU usage unchanged since then.
- */
-static struct cache_entry *unchanged_kept(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
-    struct cache_entry *e;
-
-    if (!s->unchanged || (s->scan_no + pid) % PROCFS_FULL_READ_SCANS == 0)
-        return NULL;
-    e = hashmap_get(&s->kept, pid);
-    if (!e || e->dir_ino != dir_ino || e->read_scan == 0 || e->read_scan >= s->scan_no ||
-        e->kernel_thread)
-        return NULL;
-    return s->unchanged(s->unchanged_userdata, e->identity, s->scan_no - e->read_scan) ? e : NULL;
 }
 
 static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
@@ -560,18 +358,18 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     r = grow_array(&s->rows, &s->cap_rows, s->n_rows + 1, sizeof(*s->rows));
     if (r < 0)
         return r;
-    e = unchanged_kept(s, pid, dir_ino);
+    e = kept_unchanged(s, pid, dir_ino);
     if (e) {
         e->seen_scan = s->scan_no;
         fill_row(s, e, &s->rows[s->n_rows++]); /* flags 0, cpu_ticks_delta 0 */
         s->stats.stat_skips++;
         return 0;
     }
-    e = read_kept(s, pid, dir_ino, &st);
+    e = kept_read(s, pid, dir_ino, &st);
     if (!e) {
-        e = read_known_direct(s, pid, &st, &stat_fd);
+        e = known_read_direct(s, pid, &st, &stat_fd);
         if (e) {
-            r = keep_stat_fd(s, e, TAKE_FD(stat_fd), dir_ino);
+            r = kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
             if (r < 0)
                 return r;
         } else if (stat_fd < -1)
@@ -589,7 +387,7 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
             return r;
         if (r < 0)
             return 0;
-        r = keep_stat_fd(s, e, TAKE_FD(stat_fd), dir_ino);
+        r = kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
         if (r < 0)
             return r;
     }
@@ -652,7 +450,7 @@ static int sweep(struct procfs_scanner *s) {
     for (size_t i = 0; i < s->n_graveyard; i++) {
         struct cache_entry *e = s->graveyard[i];
 
-        drop_kept(s, e);
+        kept_drop(s, e);
         (void)hashmap_remove(&s->cache, key_of(e->pid, e->starttime));
         if (e->seen_scan == 0)
             continue;

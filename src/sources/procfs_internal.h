@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The process scanner's state, shared by procfs.c (scans, lookups, the cache) and
+ * procfs_known.c (reading processes it already knows). Not a public API. */
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hashmap.h"
+#include "procfs.h"
+#include "procfs_identity.h"
+
+/* stat is ~52 numbers of at most 20 digits plus a comm of at most 64 bytes. */
+#define STAT_BUF_SIZE 2048
+
+/* Cache key: pid < 2^22 in the low bits, starttime above. Exact (no collisions) while
+ * starttime < 2^42 ticks, i.e. for 139 years of uptime at 1000 Hz. */
+#define KEY_PID_BITS 22
+#define KEY_STARTTIME_LIMIT (UINT64_C(1) << (64 - KEY_PID_BITS))
+
+struct cache_entry {
+    uint32_t pid;
+    uint32_t ppid;
+    uint64_t starttime;
+    uint64_t cpu_ticks; /* as of the last scan that saw it */
+    uint64_t seen_scan; /* number of the last scan that saw it; 0: looked up only */
+    uint64_t read_scan; /* number of the last scan that read its stat */
+    char state;
+    bool kernel_thread;
+    char comm[PROC_COMM_MAX];
+    const struct workload_identity *identity; /* pooled: shared with same-identity entries */
+    /* <pid>/stat kept open between scans (-1: none), and the inode of the <pid> directory
+     * it was opened under, as the listing reported it. */
+    int stat_fd;
+    ino_t dir_ino;
+};
+
+struct procfs_scanner {
+    int root_fd;
+    DIR *dir; /* on its own open of the root, rewound every scan */
+    unsigned long clk_tck;
+    uint64_t btime;
+    uint64_t scan_no;
+
+    struct hashmap cache; /* key_of(pid, starttime) -> struct cache_entry */
+    struct identity_pool identities;
+    /* pid -> the cache entry holding that pid's kept stat fd (at most one per pid). */
+    struct hashmap kept;
+    size_t max_kept;
+    /* Not a real procfs (fixture trees, the simulator) and not declared rewritten in place
+     * (PROCFS_KEEP_FDS_ANYWHERE): a writer may replace stat by rename, which a kept fd
+     * would not see, so each kept fd is fstat()ed first. */
+    bool check_links;
+    bool no_openat2; /* openat2() failed with ENOSYS/EPERM (old kernel, seccomp) */
+    procfs_unchanged_fn unchanged;
+    void *unchanged_userdata;
+
+    struct procfs_process *rows;
+    size_t n_rows, cap_rows;
+
+    /* Entries reported EXITED by the last scan: freed at the start of the next one, so
+     * the identity pointers in those rows stay valid until then. */
+    struct cache_entry **graveyard;
+    size_t n_graveyard, cap_graveyard;
+
+    char stat_buf[STAT_BUF_SIZE];
+    struct procfs_stats stats;
+};
+
+static inline uint64_t key_of(uint32_t pid, uint64_t starttime) {
+    return (starttime << KEY_PID_BITS) | pid;
+}
+
+/* Counts a failed read; returns -ESRCH for "the process is gone" so callers skip it.
+ * -ENOMEM is ours, not the process's: passed through uncounted. */
+int procfs_account_read_error(struct procfs_scanner *s, int r);
+
+/* Closes the kept stat fd of an entry and forgets it. */
+void kept_drop(struct procfs_scanner *s, struct cache_entry *e);
+/* Keeps a freshly opened stat fd for the next scans while under the cap, else closes it.
+ * Takes ownership of fd. Returns 0 or -ENOMEM. */
+int kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino);
+/* The entry of pid read through its kept stat fd into *st, or NULL (the fd is dropped
+ * when it no longer shows the same process; the caller opens stat by path). */
+struct cache_entry *kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
+                              struct proc_pid_stat *st);
+/* A known process without a kept fd, read with one openat2() of "<pid>/stat": its entry
+ * with *st filled and the fd in *ret_fd, or NULL (*ret_fd = -errno when gone or refused). */
+struct cache_entry *known_read_direct(struct procfs_scanner *s, uint32_t pid,
+                                      struct proc_pid_stat *st, int *ret_fd);
+/* The kept entry of pid when its stat need not be read this scan, else NULL. */
+struct cache_entry *kept_unchanged(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino);

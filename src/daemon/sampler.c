@@ -20,6 +20,7 @@
 #include "log.h"
 #include "macro.h"
 #include "rapl.h"
+#include "stopper.h"
 
 enum source_id { SOURCE_NVML, SOURCE_RAPL, _SOURCE_MAX };
 
@@ -66,9 +67,7 @@ struct sampler {
 
     pthread_t thread;
     bool thread_started;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    bool stopping;
+    struct stopper stopper;
 };
 
 /* Logs a source failure once, then at growing intervals; says so when it recovers. */
@@ -176,15 +175,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->slot = slot;
     s->sys_fd = s->dev_fd = s->proc_fd = -1;
     ledger_init(&s->ledger);
-    (void)pthread_mutex_init(&s->lock, NULL);
-    {
-        pthread_condattr_t attr;
-
-        (void)pthread_condattr_init(&attr);
-        (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        (void)pthread_cond_init(&s->wake, &attr);
-        (void)pthread_condattr_destroy(&attr);
-    }
+    stopper_init(&s->stopper);
     r = gpu_accounting_new(&go, &s->gpu_accounting);
     if (r < 0) {
         sampler_free(s);
@@ -256,8 +247,7 @@ struct sampler *sampler_free(struct sampler *s) {
         (void)close(s->dev_fd);
     if (s->proc_fd >= 0)
         (void)close(s->proc_fd);
-    (void)pthread_cond_destroy(&s->wake);
-    (void)pthread_mutex_destroy(&s->lock);
+    stopper_done(&s->stopper);
     free(s);
     return NULL;
 }
@@ -465,28 +455,14 @@ static void *sampler_thread(void *userdata) {
 
     for (;;) {
         struct tick_time t = sampler_now();
-        struct timespec deadline;
         int r;
 
         r = tick(s, &t, false);
         if (r < 0)
             log_error_errno(r, "sampler: tick failed: %m, retrying at the next tick");
-
-        /* Fixed-rate schedule; if a tick overran, skip ahead instead of bursting. */
-        next += s->cfg->sample_interval_ns;
-        if (next < clock_monotonic_ns())
-            next = clock_monotonic_ns() + s->cfg->sample_interval_ns;
-        deadline.tv_sec = (time_t)(next / NSEC_PER_SEC);
-        deadline.tv_nsec = (long)(next % NSEC_PER_SEC);
-
-        (void)pthread_mutex_lock(&s->lock);
-        while (!s->stopping && pthread_cond_timedwait(&s->wake, &s->lock, &deadline) != ETIMEDOUT)
-            ;
-        if (s->stopping) {
-            (void)pthread_mutex_unlock(&s->lock);
+        next = schedule_next(next, s->cfg->sample_interval_ns);
+        if (stopper_sleep_until(&s->stopper, next))
             return NULL;
-        }
-        (void)pthread_mutex_unlock(&s->lock);
     }
 }
 
@@ -502,10 +478,7 @@ int sampler_start(struct sampler *s) {
 void sampler_stop(struct sampler *s) {
     if (!s->thread_started)
         return;
-    (void)pthread_mutex_lock(&s->lock);
-    s->stopping = true;
-    (void)pthread_cond_signal(&s->wake);
-    (void)pthread_mutex_unlock(&s->lock);
+    stopper_stop(&s->stopper);
     (void)pthread_join(s->thread, NULL);
     s->thread_started = false;
 }

@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "kube_model.h"
 #include "macro.h"
+#include "stopper.h"
 #include "strbuf.h"
 
 #define TOKEN_MAX (64 * 1024)
@@ -46,9 +47,8 @@ struct kube_api {
     pthread_t thread;
     bool started;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
-    atomic_bool stopping;
     struct kube_table *table; /* under lock */
+    struct stopper stopper;
 
     /* Watcher thread only. */
     struct kube_model model;
@@ -110,7 +110,7 @@ static int read_token(const char *path, char **ret) {
 }
 
 static bool stopping(const struct request *req) {
-    return req->api && atomic_load(&req->api->stopping);
+    return req->api && stopper_stopping(&req->api->stopper);
 }
 
 static void publish(struct kube_api *a) {
@@ -230,7 +230,7 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 
     if (!a)
         return 0;
-    if (atomic_load(&a->stopping))
+    if (stopper_stopping(&a->stopper))
         return 1;
     /* An idle watch still ages deleted pods out (called about once a second). */
     if (clock_monotonic_ns() >= kube_model_next_expiry(&a->model) &&
@@ -453,15 +453,7 @@ static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_eve
 
 /* Sleeps up to ns, or until kube_api_free() wakes the thread. */
 static void sleep_ns(struct kube_api *a, uint64_t ns) {
-    uint64_t until = clock_monotonic_ns() + ns;
-    struct timespec ts = {.tv_sec = (time_t)(until / NSEC_PER_SEC),
-                          .tv_nsec = (long)(until % NSEC_PER_SEC)};
-
-    (void)pthread_mutex_lock(&a->lock);
-    while (!atomic_load(&a->stopping) &&
-           pthread_cond_timedwait(&a->wake, &a->lock, &ts) != ETIMEDOUT)
-        ;
-    (void)pthread_mutex_unlock(&a->lock);
+    (void)stopper_sleep_until(&a->stopper, clock_monotonic_ns() + ns);
 }
 
 /* Backoff with jitter: a random time in [b/2, b), so a fleet of nodes does not reconnect in
@@ -486,12 +478,12 @@ static void *watcher(void *userdata) {
         fail_library(&rep, a->load_error, a->load_reason);
         if (a->o.report)
             a->o.report(&rep, a->o.userdata);
-        while (!atomic_load(&a->stopping))
+        while (!stopper_stopping(&a->stopper))
             sleep_ns(a, 3600 * NSEC_PER_SEC);
         return NULL;
     }
 
-    while (!atomic_load(&a->stopping)) {
+    while (!stopper_stopping(&a->stopper)) {
         struct kube_report rep = {0};
         uint64_t started = clock_monotonic_ns();
         size_t events = 0;
@@ -499,7 +491,7 @@ static void *watcher(void *userdata) {
         int r;
 
         r = listing ? do_list(a, &rep) : do_watch(a, &rep, &events);
-        if (atomic_load(&a->stopping) || r == -ECANCELED)
+        if (stopper_stopping(&a->stopper) || r == -ECANCELED)
             break;
         if (r >= 0 && listing && a->o.report)
             a->o.report(&rep, a->o.userdata);
@@ -530,7 +522,6 @@ static int dup_opt(const char *s, char **ret) {
 
 int kube_api_start(const struct kube_api_options *o, struct kube_api **ret_api) {
     struct kube_api *a;
-    pthread_condattr_t attr;
     int r;
 
     if (!o->url)
@@ -544,10 +535,7 @@ int kube_api_start(const struct kube_api_options *o, struct kube_api **ret_api) 
         (void)a->cu->global_init(CURL_GLOBAL_DEFAULT);
     kube_model_init(&a->model, o->retention_ns);
     (void)pthread_mutex_init(&a->lock, NULL);
-    (void)pthread_condattr_init(&attr);
-    (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    (void)pthread_cond_init(&a->wake, &attr);
-    (void)pthread_condattr_destroy(&attr);
+    stopper_init(&a->stopper);
 
     a->o = *o;
     r = dup_opt(o->url, &a->url);
@@ -584,15 +572,12 @@ struct kube_api *kube_api_free(struct kube_api *a) {
     if (!a)
         return NULL;
     if (a->started) {
-        (void)pthread_mutex_lock(&a->lock);
-        atomic_store(&a->stopping, true);
-        (void)pthread_cond_signal(&a->wake);
-        (void)pthread_mutex_unlock(&a->lock);
+        stopper_stop(&a->stopper);
         (void)pthread_join(a->thread, NULL);
     }
     kube_model_done(&a->model);
     (void)kube_table_unref(a->table);
-    (void)pthread_cond_destroy(&a->wake);
+    stopper_done(&a->stopper);
     (void)pthread_mutex_destroy(&a->lock);
     free(a->url);
     free(a->token_file);

@@ -13,16 +13,16 @@
 #include "clock.h"
 #include "log.h"
 #include "macro.h"
+#include "stopper.h"
 
 struct podres_source {
     char *socket_path;
     uint64_t interval_ns;
     uint64_t timeout_ns;
 
-    pthread_mutex_t lock; /* guards state, stopping */
-    pthread_cond_t wake;
+    pthread_mutex_t lock; /* guards state */
     struct podres_state *state;
-    bool stopping;
+    struct stopper stopper;
     pthread_t thread;
     bool thread_started;
     /* written by the polling side only (one poller at a time: the thread, or the caller
@@ -46,7 +46,6 @@ struct podres_state *podres_state_unref(struct podres_state *s) {
 
 int podres_source_new(const struct podres_source_options *o, struct podres_source **ret) {
     struct podres_source *s = calloc(1, sizeof(*s));
-    pthread_condattr_t attr;
 
     if (!s)
         return -ENOMEM;
@@ -58,10 +57,7 @@ int podres_source_new(const struct podres_source_options *o, struct podres_sourc
     s->interval_ns = o->interval_ns ? o->interval_ns : 10 * NSEC_PER_SEC;
     s->timeout_ns = o->timeout_ns ? o->timeout_ns : PODRES_DEFAULT_TIMEOUT_NS;
     (void)pthread_mutex_init(&s->lock, NULL);
-    (void)pthread_condattr_init(&attr);
-    (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    (void)pthread_cond_init(&s->wake, &attr);
-    (void)pthread_condattr_destroy(&attr);
+    stopper_init(&s->stopper);
     *ret = s;
     return 0;
 }
@@ -71,7 +67,7 @@ struct podres_source *podres_source_free(struct podres_source *s) {
         return NULL;
     podres_source_stop(s);
     podres_state_unref(s->state);
-    (void)pthread_cond_destroy(&s->wake);
+    stopper_done(&s->stopper);
     (void)pthread_mutex_destroy(&s->lock);
     free(s->socket_path);
     free(s);
@@ -158,22 +154,10 @@ static void *poll_thread(void *userdata) {
     uint64_t next = clock_monotonic_ns();
 
     for (;;) {
-        struct timespec deadline;
-
         (void)podres_source_poll(s);
-        next += s->interval_ns;
-        if (next < clock_monotonic_ns())
-            next = clock_monotonic_ns() + s->interval_ns;
-        deadline.tv_sec = (time_t)(next / NSEC_PER_SEC);
-        deadline.tv_nsec = (long)(next % NSEC_PER_SEC);
-        (void)pthread_mutex_lock(&s->lock);
-        while (!s->stopping && pthread_cond_timedwait(&s->wake, &s->lock, &deadline) != ETIMEDOUT)
-            ;
-        if (s->stopping) {
-            (void)pthread_mutex_unlock(&s->lock);
+        next = schedule_next(next, s->interval_ns);
+        if (stopper_sleep_until(&s->stopper, next))
             return NULL;
-        }
-        (void)pthread_mutex_unlock(&s->lock);
     }
 }
 
@@ -182,7 +166,7 @@ int podres_source_start(struct podres_source *s) {
 
     if (s->thread_started)
         return 0;
-    s->stopping = false;
+    stopper_rearm(&s->stopper);
     r = pthread_create(&s->thread, NULL, poll_thread, s);
     if (r != 0)
         return -r;
@@ -193,10 +177,7 @@ int podres_source_start(struct podres_source *s) {
 void podres_source_stop(struct podres_source *s) {
     if (!s->thread_started)
         return;
-    (void)pthread_mutex_lock(&s->lock);
-    s->stopping = true;
-    (void)pthread_cond_signal(&s->wake);
-    (void)pthread_mutex_unlock(&s->lock);
+    stopper_stop(&s->stopper);
     (void)pthread_join(s->thread, NULL);
     s->thread_started = false;
 }

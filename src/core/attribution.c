@@ -2,6 +2,7 @@
 #include "attribution.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,16 +67,67 @@ struct rank_ctx {
     const uint64_t *keys;
 };
 
-/* Larger remainder first; equal remainders by smaller key, then by index. */
+/* Consumer i ranks before j: larger remainder first; equal remainders by smaller key, then
+ * by index. A strict total order, so "the k best" is one well-defined set. */
+static inline bool ranks_before(const struct rank_ctx *c, uint32_t i, uint32_t j) {
+    if (c->rem[i] != c->rem[j])
+        return c->rem[i] > c->rem[j];
+    if (c->keys && c->keys[i] != c->keys[j])
+        return c->keys[i] < c->keys[j];
+    return i < j;
+}
+
 static int compare_rank(const void *a, const void *b, void *userdata) {
-    const struct rank_ctx *ctx = userdata;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 
-    if (ctx->rem[i] != ctx->rem[j])
-        return ctx->rem[i] > ctx->rem[j] ? -1 : 1;
-    if (ctx->keys && ctx->keys[i] != ctx->keys[j])
-        return ctx->keys[i] < ctx->keys[j] ? -1 : 1;
-    return i < j ? -1 : (i > j ? 1 : 0);
+    return i == j ? 0 : ranks_before(userdata, i, j) ? -1 : 1;
+}
+
+static inline void swap_u32(uint32_t *a, uint32_t *b) {
+    uint32_t t = *a;
+
+    *a = *b;
+    *b = t;
+}
+
+/*
+ * Moves the k best ranked of order[0..n) to its front, in no particular order: only that
+ * set gets a leftover unit, so a full sort (up to 64 consumers per GPU, ten times a second)
+ * is not needed. Quickselect on a median-of-three pivot; a range that keeps splitting
+ * badly is sorted instead, which bounds the worst case at n log n.
+ */
+static void select_best(uint32_t *order, size_t n, size_t k, struct rank_ctx *c) {
+    size_t lo = 0, hi = n; /* the boundary between best and rest lies within [lo, hi) */
+    unsigned tries = 64;
+
+    while (hi - lo > 1 && k > lo && k < hi) {
+        size_t mid = lo + (hi - lo) / 2, store = lo;
+        uint32_t pivot;
+
+        if (tries-- == 0) {
+            qsort_r(order + lo, hi - lo, sizeof(*order), compare_rank, c);
+            return;
+        }
+        /* Median of three to the end, as the pivot. */
+        if (ranks_before(c, order[mid], order[lo]))
+            swap_u32(&order[mid], &order[lo]);
+        if (ranks_before(c, order[hi - 1], order[lo]))
+            swap_u32(&order[hi - 1], &order[lo]);
+        if (ranks_before(c, order[mid], order[hi - 1]))
+            swap_u32(&order[mid], &order[hi - 1]);
+        pivot = order[hi - 1];
+        for (size_t i = lo; i < hi - 1; i++)
+            if (ranks_before(c, order[i], pivot))
+                swap_u32(&order[i], &order[store++]);
+        swap_u32(&order[store], &order[hi - 1]);
+        /* [lo, store) rank before the pivot, (store, hi) after it. */
+        if (store == k || store + 1 == k)
+            return;
+        if (store < k)
+            lo = store + 1;
+        else
+            hi = store;
+    }
 }
 
 int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
@@ -113,8 +165,7 @@ int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t
         return 0;
     for (size_t i = 0; i < n; i++)
         scratch->order[i] = (uint32_t)i;
-    qsort_r(scratch->order, n, sizeof(*scratch->order), compare_rank,
-            &(struct rank_ctx){scratch->rem, keys});
+    select_best(scratch->order, n, (size_t)left, &(struct rank_ctx){scratch->rem, keys});
     for (uint64_t k = 0; k < left; k++)
         out[scratch->order[k]]++;
     return 0;

@@ -211,6 +211,74 @@ static void test_distribute_table(void **state) {
     split_scratch_done(&s);
 }
 
+/* The reference for the largest remainder rule: every consumer ranked by a full sort. */
+struct ref_rank {
+    unsigned __int128 rem;
+    uint64_t key;
+    uint32_t index;
+};
+
+static int compare_ref_rank(const void *a, const void *b) {
+    const struct ref_rank *x = a, *y = b;
+
+    if (x->rem != y->rem)
+        return x->rem > y->rem ? -1 : 1;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+static void reference_distribute(uint64_t total, size_t n, const uint64_t *w, const uint64_t *keys,
+                                 uint64_t *out) {
+    _cleanup_(freep) struct ref_rank *rank = calloc(n, sizeof(*rank));
+    unsigned __int128 sum = 0;
+    uint64_t assigned = 0;
+
+    assert_non_null(rank);
+    for (size_t i = 0; i < n; i++)
+        sum += w[i];
+    for (size_t i = 0; i < n; i++) {
+        unsigned __int128 q = (unsigned __int128)total * (sum ? w[i] : 1);
+        unsigned __int128 d = sum ? sum : n;
+
+        out[i] = (uint64_t)(q / d);
+        assigned += out[i];
+        rank[i] = (struct ref_rank){q % d, keys[i], (uint32_t)i};
+    }
+    qsort(rank, n, sizeof(*rank), compare_ref_rank);
+    for (uint64_t k = 0; k < total - assigned; k++)
+        out[rank[k].index]++;
+}
+
+/* Random consumers, with many equal remainders and keys (small weights, few keys) and
+ * sizes past the 64 of a GPU: the same parts as ranking everyone by a full sort. */
+static void test_distribute_matches_full_ranking(void **state) {
+    static const size_t sizes[] = {1, 2, 3, 7, 64, 65, 300, 5000};
+    struct split_scratch s = {0};
+    uint64_t seed = 42;
+
+    ASSERT_OK(split_scratch_reserve(&s, 5000));
+    for (size_t z = 0; z < ARRAY_SIZE(sizes); z++)
+        for (unsigned round = 0; round < 40; round++) {
+            size_t n = sizes[z];
+            _cleanup_(freep) uint64_t *w = calloc(n, 8), *keys = calloc(n, 8);
+            _cleanup_(freep) uint64_t *got = calloc(n, 8), *want = calloc(n, 8);
+            uint64_t total = test_rand_below(&seed, round % 2 ? 1000 : UINT64_C(1) << 40);
+            uint64_t wmax = round % 4 == 0 ? 2 : round % 4 == 1 ? 10 : UINT64_C(1) << 32;
+
+            assert_true(w && keys && got && want);
+            for (size_t i = 0; i < n; i++) {
+                /* Rounds 4k+3: weights already in rank order, the classic bad case. */
+                w[i] = round % 4 == 3 ? (uint64_t)i + 1 : test_rand_below(&seed, wmax);
+                keys[i] = test_rand_below(&seed, round % 3 == 0 ? 3 : 1000000);
+            }
+            ASSERT_OK(distribute(total, n, w, keys, &s, got));
+            reference_distribute(total, n, w, keys, want);
+            assert_memory_equal(got, want, n * sizeof(*got));
+        }
+    split_scratch_done(&s);
+}
+
 static void test_distribute_errors(void **state) {
     struct split_scratch s = {0};
     uint64_t w[3] = {1, 2, 3}, out[3] = {7, 7, 7};
@@ -631,6 +699,7 @@ int main(void) {
         cmocka_unit_test(test_doc_80_20_share),
         cmocka_unit_test(test_doc_2071_three_processes),
         cmocka_unit_test(test_distribute_table),
+        cmocka_unit_test(test_distribute_matches_full_ranking),
         cmocka_unit_test(test_distribute_errors),
         cmocka_unit_test(test_split_errors),
         cmocka_unit_test(test_split_edges),

@@ -2,8 +2,11 @@
 #include "weights.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "small_sort.h"
 
 static int compare_samples(const void *a, const void *b) {
     const struct util_sample *x = a, *y = b;
@@ -13,6 +16,11 @@ static int compare_samples(const void *a, const void *b) {
     if (x->consumer != y->consumer)
         return x->consumer < y->consumer ? -1 : 1;
     return 0;
+}
+
+static inline bool sample_before(const struct util_sample *a, const struct util_sample *b) {
+    return a->timestamp_us != b->timestamp_us ? a->timestamp_us < b->timestamp_us
+                                              : a->consumer < b->consumer;
 }
 
 int window_weights(struct util_sample *samples, size_t n_samples, uint64_t t0_us, uint64_t t1_us,
@@ -30,7 +38,9 @@ int window_weights(struct util_sample *samples, size_t n_samples, uint64_t t0_us
         memset(weights, 0, n_consumers * sizeof(*weights));
     if (mem_weights)
         memset(mem_weights, 0, n_consumers * sizeof(*mem_weights));
-    if (n_samples > 1)
+    if (n_samples <= SMALL_SORT_MAX)
+        SMALL_SORT(samples, n_samples, sample_before);
+    else
         qsort(samples, n_samples, sizeof(*samples), compare_samples);
 
     /* Samples must be newer than both the window start and the last one we used. */

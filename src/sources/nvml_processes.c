@@ -8,6 +8,7 @@
 #include "log.h"
 #include "macro.h"
 #include "nvml_internal.h"
+#include "small_sort.h"
 
 /* Samples stamped later than the window end by more than this are garbage (seen in the wild:
  * timestamps unrelated to now); accepting one would hide every later real sample. */
@@ -63,6 +64,10 @@ static int compare_pid(const void *a, const void *b) {
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+static inline bool pid_before(const struct gpu_process *a, const struct gpu_process *b) {
+    return a->pid < b->pid;
+}
+
 /* Sorts by pid and folds duplicates: kinds are or-ed, memory is the largest known value (each
  * list reports all of the process's memory, so adding would count it twice). */
 static size_t merge_by_pid(struct gpu_process *p, size_t n) {
@@ -71,8 +76,11 @@ static size_t merge_by_pid(struct gpu_process *p, size_t n) {
     if (n == 0)
         return 0;
     for (size_t i = 1; i < n; i++)
-        if (p[i].pid < p[i - 1].pid) { /* drivers list in pid order most ticks: no sort then */
-            qsort(p, n, sizeof(*p), compare_pid);
+        if (p[i].pid < p[i - 1].pid) { /* already in pid order: no sort */
+            if (n <= SMALL_SORT_MAX)
+                SMALL_SORT(p, n, pid_before);
+            else
+                qsort(p, n, sizeof(*p), compare_pid);
             break;
         }
     for (size_t i = 1; i < n; i++) {

@@ -60,7 +60,7 @@ int kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir
  * kept file has no link left); both are checked, an in-place rewrite is simply read.
  */
 struct cache_entry *kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
-                                     struct proc_pid_stat *st) {
+                              struct proc_pid_stat *st) {
     struct cache_entry *e = hashmap_get(&s->kept, pid);
     struct stat sb;
     int n;
@@ -94,7 +94,7 @@ stale:
  * process is gone or refused (*ret_fd = -errno, counted here).
  */
 struct cache_entry *known_read_direct(struct procfs_scanner *s, uint32_t pid,
-                                             struct proc_pid_stat *st, int *ret_fd) {
+                                      struct proc_pid_stat *st, int *ret_fd) {
     struct open_how how = {
         .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,

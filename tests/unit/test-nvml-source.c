@@ -130,6 +130,34 @@ static void test_processes_merged_by_pid(void **state) {
     assert_int_equal(d[1].n_processes, 0);
 }
 
+/* Lists in any order come out in pid order: 100 shuffled (the insertion sort), and 250
+ * in descending order, past what it sorts (qsort). */
+static void test_long_lists_sorted(void **state) {
+    struct fixture *fx = *state;
+    uint64_t seed = 3;
+
+    for (unsigned i = 0; i < 250; i++)
+        add_proc(&fx->st->dev[1], FAKE_COMPUTE, 1000 - i, MIB);
+    for (unsigned i = 0; i < 100; i++)
+        add_proc(&fx->st->dev[0], FAKE_COMPUTE, 10 + i, MIB);
+    for (unsigned i = 99; i > 0; i--) {
+        unsigned j = (unsigned)test_rand_below(&seed, i + 1);
+        struct fake_proc t = fx->st->dev[0].procs[FAKE_COMPUTE][i];
+
+        fx->st->dev[0].procs[FAKE_COMPUTE][i] = fx->st->dev[0].procs[FAKE_COMPUTE][j];
+        fx->st->dev[0].procs[FAKE_COMPUTE][j] = t;
+    }
+    open_source(fx);
+
+    const struct gpu_device_reading *d = sample(fx, T0);
+    assert_int_equal(d[0].n_processes, 100);
+    for (unsigned i = 0; i < 100; i++)
+        assert_int_equal(d[0].processes[i].pid, 10 + i);
+    assert_int_equal(d[1].n_processes, 250);
+    for (unsigned i = 0; i < 250; i++)
+        assert_int_equal(d[1].processes[i].pid, 751 + i);
+}
+
 static void test_insufficient_size_then_reuse(void **state) {
     struct fixture *fx = *state;
     struct fake_device *g = &fx->st->dev[0];
@@ -568,6 +596,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_readings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_merged_by_pid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_lists_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_insufficient_size_then_reuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_insufficient_size_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_lost_and_back_with_backoff, setup, teardown),

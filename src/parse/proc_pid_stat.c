@@ -27,20 +27,6 @@ static int parse_dec_u64(const char *s, size_t n, uint64_t *ret) {
     return 0;
 }
 
-/* A field the kernel may print signed: syntax check only, the value is not used. */
-static bool is_dec_token(const char *s, size_t n) {
-    if (n > 0 && s[0] == '-') {
-        s++;
-        n--;
-    }
-    if (n == 0 || n > 20)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-    return true;
-}
-
 static int parse_u32_max(const char *s, size_t n, uint32_t max, uint32_t *ret) {
     uint64_t v;
     int r;
@@ -58,23 +44,57 @@ static bool is_letter(char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
-/* Stores one numeric field (4..22) into st; fields we do not keep are syntax-checked. */
-static int store_field(struct proc_pid_stat *st, unsigned field, const char *s, size_t n) {
+static bool field_kept(unsigned field) {
+    return field == 4 || field == 9 || field == 14 || field == 15 || field == 20 || field == 22;
+}
+
+/* Reads one of fields 4..22 at *pp in a single pass: 1 to 20 digits, after a '-' for the
+ * fields the kernel may print signed (not kept, so only their syntax is checked). */
+static int scan_field(const char **pp, const char *end, bool keep, uint64_t *ret) {
+    const char *p = *pp, *digits;
+    bool overflow = false;
+    uint64_t v = 0;
+
+    if (!keep && p < end && *p == '-')
+        p++;
+    for (digits = p; p < end && *p >= '0' && *p <= '9'; p++) {
+        overflow |= __builtin_mul_overflow(v, 10, &v);
+        overflow |= __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v);
+    }
+    if (p == digits || p - digits > 20 || (keep && overflow))
+        return -EINVAL;
+    *pp = p;
+    *ret = v;
+    return 0;
+}
+
+/* Stores one kept field into st, range-checked. */
+static int store_field(struct proc_pid_stat *st, unsigned field, uint64_t v) {
     switch (field) {
     case 4:
-        return parse_u32_max(s, n, PROC_PID_LIMIT - 1, &st->ppid);
+        if (v >= PROC_PID_LIMIT)
+            return -EINVAL;
+        st->ppid = (uint32_t)v;
+        return 0;
     case 9:
-        return parse_u32_max(s, n, UINT32_MAX, &st->flags);
-    case 14:
-        return parse_dec_u64(s, n, &st->utime);
-    case 15:
-        return parse_dec_u64(s, n, &st->stime);
+        if (v > UINT32_MAX)
+            return -EINVAL;
+        st->flags = (uint32_t)v;
+        return 0;
     case 20:
-        return parse_u32_max(s, n, UINT32_MAX, &st->num_threads);
-    case 22:
-        return parse_dec_u64(s, n, &st->starttime);
+        if (v > UINT32_MAX)
+            return -EINVAL;
+        st->num_threads = (uint32_t)v;
+        return 0;
+    case 14:
+        st->utime = v;
+        return 0;
+    case 15:
+        st->stime = v;
+        return 0;
     default:
-        return is_dec_token(s, n) ? 0 : -EINVAL;
+        st->starttime = v;
+        return 0;
     }
 }
 
@@ -97,12 +117,7 @@ int proc_pid_stat_parse(const char *buf, size_t len, struct proc_pid_stat *ret) 
         return -EINVAL;
 
     /* Field 2: up to the last ')' in the whole buffer, since comm may contain ')'. */
-    close = NULL;
-    for (const char *q = end; q > open + 1;)
-        if (*--q == ')') {
-            close = q;
-            break;
-        }
+    close = memrchr(open + 1, ')', (size_t)(end - open - 1));
     if (!close)
         return -EINVAL;
     comm_len = (size_t)(close - open - 1);
@@ -120,18 +135,23 @@ int proc_pid_stat_parse(const char *buf, size_t len, struct proc_pid_stat *ret) 
 
     /* Fields 4..22, separated by exactly one space as the kernel prints them. */
     for (field = 4; field <= LAST_FIELD; field++) {
-        const char *tok = p;
+        bool keep = field_kept(field);
+        uint64_t v;
 
-        while (p < end && *p != ' ' && *p != '\n')
-            p++;
-        r = store_field(&st, field, tok, (size_t)(p - tok));
+        r = scan_field(&p, end, keep, &v);
         if (r < 0)
             return r;
+        if (keep) {
+            r = store_field(&st, field, v);
+            if (r < 0)
+                return r;
+        }
         if (field < LAST_FIELD) {
             if (p >= end || *p != ' ')
                 return -EINVAL;
             p++;
-        }
+        } else if (p < end && *p != ' ' && *p != '\n')
+            return -EINVAL;
     }
 
     *ret = st;

@@ -38,6 +38,24 @@ add_test(NAME http-tls-auth
                  $<TARGET_FILE:http-bcrypt-hash>)
 set_tests_properties(http-tls-auth PROPERTIES LABELS fixture TIMEOUT 120)
 
+# tls_init(): forwarding to "the library" (a fake gnutls_global_init() in a shared library
+# linked after the executable) and its failure; and a process with no GnuTLS at all.
+add_library(js_fake_gnutls SHARED ${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_gnutls.c)
+target_include_directories(js_fake_gnutls PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/fakes)
+add_executable(test-tls-init ${_http_dir}/test-tls-init.c ${CMAKE_SOURCE_DIR}/src/http/tls_init.c)
+target_compile_definitions(test-tls-init PRIVATE JOULESTAT_FAKE_GNUTLS)
+target_include_directories(test-tls-init PRIVATE ${CMAKE_SOURCE_DIR}/src/http)
+target_link_libraries(test-tls-init PRIVATE js_testutil js_fake_gnutls ${CMAKE_DL_LIBS})
+add_executable(test-tls-init-none ${_http_dir}/test-tls-init.c
+                                  ${CMAKE_SOURCE_DIR}/src/http/tls_init.c)
+target_include_directories(test-tls-init-none PRIVATE ${CMAKE_SOURCE_DIR}/src/http)
+target_link_libraries(test-tls-init-none PRIVATE js_testutil ${CMAKE_DL_LIBS})
+foreach(t test-tls-init test-tls-init-none)
+  joulestat_warnings(${t})
+  add_test(NAME ${t} COMMAND ${t})
+  set_tests_properties(${t} PROPERTIES LABELS unit TIMEOUT 60)
+endforeach()
+
 # Scrape latency at ~10 000 series. The targets (perf-anchors: p99 < 10 ms plain, < 15 ms
 # gzip) hold on a quiet machine only; CTest checks 10x that as a regression guard, and the
 # label keeps it out of sanitizer runs. Run `http-scrape-bench 300 10 15` by hand.

@@ -60,3 +60,6 @@ if(_identity_live_fuzz)
                          ENVIRONMENT "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
   endforeach()
 endif()
+
+# calloc() failing on demand in the identity pool's test (its __wrap_calloc).
+target_link_options(test-procfs-identity PRIVATE -Wl,--wrap=calloc)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The scanner's identity pool: one shared copy per distinct identity, reference-counted. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,9 +72,58 @@ static void test_shared_and_released(void **state) {
     identity_pool_done(&pool);
 }
 
+/* calloc() failing on demand: the test links with -Wl,--wrap=calloc (tests/identity.cmake).
+ * 0: off; n: the n-th call from now fails. */
+static unsigned calloc_countdown;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+
+void *__wrap_calloc(size_t n, size_t size) {
+    if (calloc_countdown > 0 && --calloc_countdown == 0)
+        return NULL;
+    return __real_calloc(n, size);
+}
+
+/* Out of memory for the entry or for the map: -ENOMEM, *ret untouched, the pool as it was
+ * (nothing leaks: the sanitizer and valgrind runs check); a pooled identity needs nothing. */
+static void test_out_of_memory(void **state) {
+    const struct workload_identity *a = NULL, *b, *untouched = (const void *)&state;
+    struct workload_identity w1, w2;
+    struct identity_pool pool;
+
+    (void)state;
+    identity_pool_init(&pool);
+    container(&w1, "aa11", 0);
+    container(&w2, "bb22", 0);
+
+    calloc_countdown = 2; /* the entry is allocated, the map's first slots are not */
+    b = untouched;
+    assert_int_equal(identity_pool_get(&pool, &w1, &b), -ENOMEM);
+    assert_ptr_equal(b, untouched);
+    assert_int_equal(pool.by_hash.size, 0);
+
+    calloc_countdown = 0;
+    assert_int_equal(identity_pool_get(&pool, &w1, &a), 0);
+    calloc_countdown = 1; /* the entry */
+    assert_int_equal(identity_pool_get(&pool, &w2, &b), -ENOMEM);
+    assert_ptr_equal(b, untouched);
+    calloc_countdown = 1;
+    assert_int_equal(identity_pool_get(&pool, &w1, &b), 0); /* pooled: no allocation */
+    assert_ptr_equal(a, b);
+    assert_int_equal(calloc_countdown, 1);
+    calloc_countdown = 0;
+    assert_int_equal(pool.by_hash.size, 1);
+
+    identity_pool_put(&pool, a);
+    identity_pool_put(&pool, b);
+    assert_int_equal(pool.by_hash.size, 0);
+    identity_pool_done(&pool);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_and_released),
+        cmocka_unit_test(test_out_of_memory),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,11 +6,9 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"

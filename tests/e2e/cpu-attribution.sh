@@ -10,19 +10,5 @@ src=$2
 # shellcheck source=tests/e2e/lib.sh
 source "$src/tests/e2e/lib.sh"
 
-fixture=$src/tests/e2e/cpu_fixture.py
-node=$E2E_TMP/node
-mkdir -p "$node"
-python3 "$fixture" init "$node" || e2e_fail "cannot build the fake node"
-
-port=$(e2e_free_port)
-"$build/joulestat" serve --no-gpu --rapl-source powercap \
-    --path.procfs "$node/proc" --path.sysfs "$node/sys" \
-    --process-scan-interval 1s --sample-interval 100ms \
-    --listen-address "127.0.0.1:$port" >"$E2E_TMP/joulestat.log" 2>&1 &
-E2E_PIDS+=($!)
-
-e2e_wait 10 curl -sf "http://127.0.0.1:$port/metrics" || e2e_fail "exporter did not come up"
-python3 "$fixture" drive "$node" "http://127.0.0.1:$port/metrics" ||
-    e2e_fail "CPU attribution does not match the fixture"
+e2e_cpu_fixture "$build" "$src/tests/e2e/cpu_fixture.py" "CPU attribution"
 echo "PASS: cpu-attribution"

@@ -43,3 +43,23 @@ e2e_wait() {
         sleep 0.2
     done
 }
+
+# The CPU fixtures' run: builds the fake node of FIXTURE (tests/e2e/*_fixture.py), serves it
+# with joulestat (no GPU, powercap, 1 s scan, 100 ms ticks, then FLAGS) and has the fixture
+# drive it and check /metrics. Sets E2E_URL to that /metrics.
+#   e2e_cpu_fixture BUILD_DIR FIXTURE WHAT [FLAGS...]
+e2e_cpu_fixture() {
+    local build=$1 fixture=$2 what=$3 node=$E2E_TMP/node port
+    shift 3
+    mkdir -p "$node"
+    python3 "$fixture" init "$node" || e2e_fail "cannot build the fake node"
+    port=$(e2e_free_port)
+    "$build/joulestat" serve --no-gpu --rapl-source powercap \
+        --path.procfs "$node/proc" --path.sysfs "$node/sys" \
+        --process-scan-interval 1s --sample-interval 100ms \
+        --listen-address "127.0.0.1:$port" "$@" >"$E2E_TMP/joulestat.log" 2>&1 &
+    E2E_PIDS+=($!)
+    E2E_URL=http://127.0.0.1:$port/metrics
+    e2e_wait 10 curl -sf "$E2E_URL" || e2e_fail "exporter did not come up"
+    python3 "$fixture" drive "$node" "$E2E_URL" || e2e_fail "$what does not match the fixture"
+}

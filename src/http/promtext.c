@@ -121,7 +121,7 @@ void promtext_put_double(struct strbuf *sb, double v) {
     double mag = fabs(v), scaled = round_half_even(mag * 1e6);
     char tmp[40];
 
-    if (mag < EXACT_INT_LIMIT && same_double(mag, floor(mag))) {
+    if (mag < EXACT_INT_LIMIT && same_double(mag, (double)(unsigned long long)mag)) {
         if (v < 0)
             strbuf_putc(sb, '-');
         strbuf_put_u64(sb, (unsigned long long)mag);

@@ -342,20 +342,15 @@ static void render_self(struct render *r, const struct snapshot *s,
 }
 
 void render_flush(struct render *r) {
-    struct strbuf *out = r->out;
-    size_t n = r->marked ? r->mark : out->len;
     int ret;
 
-    if (n == 0 || out->error)
+    if (r->out->len == 0 || r->out->error)
         return;
-    ret = r->sink->write(r->sink->userdata, out->buf, n);
-    if (ret < 0) {
-        out->error = ret; /* sticky: the render stops appending and returns it */
-        return;
-    }
-    memmove(out->buf, out->buf + n, out->len - n + 1); /* with the NUL */
-    out->len -= n;
-    r->mark = 0; /* n was the mark when there is one */
+    ret = r->sink->write(r->sink->userdata, r->out->buf, r->out->len);
+    if (ret < 0)
+        r->out->error = ret; /* sticky: the render stops appending and returns it */
+    else
+        strbuf_reset(r->out);
 }
 
 int exposition_render(const struct snapshot *s, const struct exposition_options *o,
@@ -390,6 +385,7 @@ int exposition_render_to(const struct snapshot *s, const struct exposition_optio
     exposition_render_cpu_processes(&r, s);
     exposition_render_workloads(&r, s);
     render_self(&r, s, o);
+    strbuf_done(&r.labels);
     ret = strbuf_error(out);
     if (ret < 0)
         return ret;

@@ -46,10 +46,10 @@ struct exposition_sink {
 };
 
 /*
- * exposition_render() through a small buffer: whenever out holds sink->chunk bytes they are
- * handed to sink->write and out is emptied (a piece may run one object's series past the
- * chunk). On return out holds the last piece, not handed over. Returns as
- * exposition_render(), or the sink's error.
+ * exposition_render() through a small buffer: at the start of a series, once out holds
+ * sink->chunk bytes, they are handed to sink->write and out is emptied (so a piece runs at
+ * most one series past the chunk). On return out holds the last piece, not handed over.
+ * Returns as exposition_render(), or the sink's error.
  */
 int exposition_render_to(const struct snapshot *s, const struct exposition_options *o,
                          struct strbuf *out, const struct exposition_sink *sink);

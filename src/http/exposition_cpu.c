@@ -93,8 +93,7 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
     family_begin(r, &cpu_unseen_energy);
     for (size_t i = 0; i < s->n_workloads; i++) {
         const struct snap_workload *w = &s->workloads[i];
-
-        size_t len = 0;
+        bool labels_ready = false;
 
         if (!w->cpu_unseen_valid)
             continue;
@@ -106,14 +105,11 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
             /* The first label of cpu_workload_labels() has a leading comma: start with
              * the domain instead. */
             put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
-            if (len > 0)
-                labels_repeat(r, len);
-            else {
-                size_t from = labels_mark(r);
-
-                cpu_workload_labels(r->out, &w->id);
-                len = r->out->len - from;
+            if (!labels_ready) {
+                cpu_workload_labels(labels_begin(r), &w->id);
+                labels_ready = true;
             }
+            labels_put(r);
             end_micro(r, w->cpu_unseen_uj[d]);
         }
     }
@@ -141,23 +137,23 @@ static const struct {
 };
 
 /* '{' and the workload's labels (no closing brace). */
-static void workload_labels(struct render *r, const struct snap_workload *w) {
-    strbuf_putc(r->out, '{');
+static void workload_labels(struct strbuf *sb, const struct snap_workload *w) {
+    strbuf_putc(sb, '{');
     switch (w->kind) {
     case WORKLOAD_CONTAINER:
-        PUT_LABEL(r->out, true, "namespace", w->id.namespace_);
-        PUT_LABEL(r->out, false, "pod", w->id.pod);
-        PUT_LABEL(r->out, false, "container", w->id.container);
-        PUT_LABEL(r->out, false, "container_id", w->id.container_id);
+        PUT_LABEL(sb, true, "namespace", w->id.namespace_);
+        PUT_LABEL(sb, false, "pod", w->id.pod);
+        PUT_LABEL(sb, false, "container", w->id.container);
+        PUT_LABEL(sb, false, "container_id", w->id.container_id);
         break;
     case WORKLOAD_POD:
-        PUT_LABEL(r->out, true, "namespace", w->id.namespace_);
-        PUT_LABEL(r->out, false, "pod", w->id.pod);
-        PUT_LABEL(r->out, false, "pod_uid", w->id.pod_uid);
+        PUT_LABEL(sb, true, "namespace", w->id.namespace_);
+        PUT_LABEL(sb, false, "pod", w->id.pod);
+        PUT_LABEL(sb, false, "pod_uid", w->id.pod_uid);
         break;
     case WORKLOAD_JOB:
     default:
-        PUT_LABEL(r->out, true, "job_id", w->id.slurm_job);
+        PUT_LABEL(sb, true, "job_id", w->id.slurm_job);
         break;
     }
 }
@@ -168,18 +164,15 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
-            size_t from, len;
-
             if ((unsigned)w->kind != kind)
                 continue;
+            workload_labels(labels_begin(r), w);
             series_begin(r);
-            from = labels_mark(r);
-            workload_labels(r, w);
-            len = r->out->len - from;
+            labels_put(r);
             strbuf_puts(r->out, ",component=\"gpu\"");
             end_micro(r, w->gpu_energy_uj);
             series_begin(r);
-            labels_repeat(r, len);
+            labels_put(r);
             strbuf_puts(r->out, ",component=\"cpu\"");
             end_micro(r, w->cpu_energy_uj);
         }
@@ -190,7 +183,7 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
             if ((unsigned)w->kind != kind)
                 continue;
             series_begin(r);
-            workload_labels(r, w);
+            workload_labels(r->out, w);
             end_u64(r, w->active);
         }
     }

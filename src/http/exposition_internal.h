@@ -26,10 +26,10 @@ struct family {
 struct render {
     struct strbuf *out;
     /* With a sink, out is handed over and emptied at a series' start once it holds
-     * sink->chunk bytes, except from `mark` on: a label set that is written again. */
+     * sink->chunk bytes. */
     const struct exposition_sink *sink;
-    bool marked;
-    size_t mark;
+    /* An object's label set, escaped once for its several series (labels_begin()). */
+    struct strbuf labels;
     const struct family *fam;
     bool header_done;
     size_t series;
@@ -43,7 +43,6 @@ static inline void family_begin(struct render *r, const struct family *f) {
     size_t p = strlen(f->prefix), s = strlen(f->suffix);
 
     r->fam = f;
-    r->marked = false; /* a label set is repeated within one family only */
     r->header_done = false;
     r->name_len = 0;
     if (p + s < sizeof(r->name)) {
@@ -105,19 +104,18 @@ static inline void put_label_u64(struct strbuf *sb, bool first, const char *name
 
 #define PUT_LABEL(sb, first, name, field) put_label(sb, first, name, field, sizeof(field))
 
-/* A label set about to be written will be written again for the next series of the same
- * object (labels_repeat): one copy instead of escaping every value again. */
-static inline size_t labels_mark(struct render *r) {
-    r->marked = true;
-    r->mark = r->out->len;
-    return r->mark;
+/* The buffer to write an object's label set into, once, for labels_put() at each of its
+ * series: one copy instead of escaping every value again. */
+static inline struct strbuf *labels_begin(struct render *r) {
+    strbuf_reset(&r->labels);
+    return &r->labels;
 }
 
-/* Appends again the len bytes written from the mark on. */
-static inline void labels_repeat(struct render *r, size_t len) {
-    if (strbuf_reserve(r->out, len) < 0)
-        return;
-    strbuf_append(r->out, r->out->buf + r->mark, len); /* reserved: the source stays */
+static inline void labels_put(struct render *r) {
+    if (r->labels.error) /* never a cut label set: the render fails instead */
+        r->out->error = r->labels.error;
+    else
+        strbuf_append(r->out, r->labels.buf, r->labels.len);
 }
 
 static inline void end_u64(struct render *r, uint64_t v) {

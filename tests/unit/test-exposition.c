@@ -425,7 +425,7 @@ static void test_cpu_domains(void **state) {
 }
 
 /* n workloads of each kind, each with unseen CPU time in both measured domains: series
- * that repeat a label set (labels_mark), so a streamed render must keep it across a flush. */
+ * that repeat a label set (labels_put), with flushes between them in a streamed render. */
 static struct snapshot *workloads_snapshot_new(size_t n) {
     struct snapshot *s = snapshot_new();
 
@@ -497,7 +497,7 @@ static void test_streamed_render(void **state) {
             strbuf_init(&p.text);
             strbuf_init(&out);
             assert_int_equal(exposition_render_to(snaps[k], &o, &out, &sink), series);
-            /* One series or one object's two is at most ~700 bytes here. */
+            /* One series is at most ~400 bytes here. */
             assert_true(out.len <= chunks[c] + 1024);
             assert_true(p.largest <= chunks[c] + 1024);
             if (chunks[c] < 1000)

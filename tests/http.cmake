@@ -22,6 +22,8 @@ add_executable(test-http-server ${_http_dir}/test-http-server.c ${_http_dir}/htt
 find_package(ZLIB REQUIRED)
 target_link_libraries(test-http-server PRIVATE js_http_testdata js_testutil js_http ZLIB::ZLIB)
 target_link_libraries(test-gzip PRIVATE ZLIB::ZLIB)
+# Allocations failing on demand in test-gzip (its __wrap_malloc and __wrap_reallocarray).
+target_link_options(test-gzip PRIVATE -Wl,--wrap=malloc,--wrap=reallocarray)
 joulestat_warnings(test-http-server)
 add_test(NAME test-http-server COMMAND test-http-server)
 set_tests_properties(test-http-server PROPERTIES LABELS unit TIMEOUT 120)

@@ -25,6 +25,6 @@ int gzip_stream_write(struct gzip_stream *g, const char *data, size_t len);
  * the whole gzip member. Same errors as gzip_stream_write(). */
 int gzip_stream_finish(struct gzip_stream *g, const char *data, size_t len, char **ret_out,
                        size_t *ret_len);
-void gzip_stream_free(struct gzip_stream *g);
+struct gzip_stream *gzip_stream_free(struct gzip_stream *g); /* returns NULL */
 /* For _cleanup_(): frees *p when it is not NULL. */
 void gzip_stream_freep(struct gzip_stream **p);

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <zlib.h>
@@ -141,12 +142,56 @@ static void test_finished(void **state) {
     assert_inflates_to(out, len, "a\n", 2);
 }
 
+/* Allocations failing on demand: the test links with -Wl,--wrap=malloc,--wrap=reallocarray
+ * (tests/http.cmake). 0: off; n: the n-th call from now fails. */
+static unsigned alloc_countdown;
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+void *__real_reallocarray(void *p, size_t n, size_t size);
+void *__wrap_reallocarray(void *p, size_t n, size_t size);
+
+static bool alloc_fails(void) {
+    return alloc_countdown > 0 && --alloc_countdown == 0;
+}
+
+void *__wrap_malloc(size_t size) {
+    return alloc_fails() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_reallocarray(void *p, size_t n, size_t size) {
+    return alloc_fails() ? NULL : __real_reallocarray(p, n, size);
+}
+
+/* Out of memory for the state, for the first output, or for more output mid-stream:
+ * -ENOMEM, *ret untouched, nothing leaked (the sanitizer and valgrind runs check). */
+static void test_out_of_memory(void **state) {
+    struct gzip_stream *untouched = (struct gzip_stream *)state, *g = untouched;
+    size_t n = 300000;
+    _cleanup_(freep) char *in = malloc(n);
+    uint64_t seed = 5;
+
+    assert_non_null(in);
+    for (size_t i = 0; i < n; i++)
+        in[i] = (char)test_rand_below(&seed, 256);
+    for (unsigned fail = 1; fail <= 2; fail++) {
+        alloc_countdown = fail;
+        assert_int_equal(gzip_stream_new(0, &g), -ENOMEM);
+        assert_ptr_equal(g, untouched);
+    }
+    alloc_countdown = 0;
+    ASSERT_OK(gzip_stream_new(0, &g));
+    alloc_countdown = 1; /* random bytes outgrow the 16 KiB first output at once */
+    assert_int_equal(gzip_stream_write(g, in, n), -ENOMEM);
+    alloc_countdown = 0;
+    g = gzip_stream_free(g);
+    assert_null(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accepted),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_output_grows),
-        cmocka_unit_test(test_finished),
+        cmocka_unit_test(test_accepted),      cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_output_grows),  cmocka_unit_test(test_finished),
+        cmocka_unit_test(test_out_of_memory),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

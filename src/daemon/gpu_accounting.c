@@ -35,7 +35,6 @@ struct gpu_track {
     uint32_t *last_pids;
     struct ledger_process **last_procs;
     uint64_t last_process_gen;
-    unsigned last_index;
 };
 
 struct gpu_accounting {
@@ -355,15 +354,15 @@ static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
 /* True when this window's consumers are the last window's, whose ledger entries still
  * stand: they are reused as they are (same pids, so the same processes, as for pids_prev). */
 static bool same_consumers(const struct gpu_accounting *a, const struct gpu_track *t, size_t n,
-                           unsigned index, const struct ledger *ledger) {
-    return n > 0 && t->n_last == n && t->last_index == index &&
+                           const struct ledger *ledger) {
+    return n > 0 && t->n_last == n &&
            t->last_process_gen == ledger->process_gen &&
            memcmp(t->last_pids, a->pids, n * sizeof(*a->pids)) == 0;
 }
 
 /* Keeps this window's consumers for the next one; without memory, the next one looks up. */
 static void remember_consumers(const struct gpu_accounting *a, struct gpu_track *t, size_t n,
-                               unsigned index, const struct ledger *ledger) {
+                               const struct ledger *ledger) {
     size_t cap = t->last_cap;
 
     if (n == 0) /* an empty window is never reused */
@@ -377,7 +376,6 @@ static void remember_consumers(const struct gpu_accounting *a, struct gpu_track 
     memcpy(t->last_pids, a->pids, n * sizeof(*a->pids));
     memcpy(t->last_procs, a->procs, n * sizeof(*a->procs));
     t->n_last = n;
-    t->last_index = index;
     t->last_process_gen = ledger->process_gen;
 }
 
@@ -443,7 +441,7 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
     if (r < 0)
         goto unplaced;
 
-    same = same_consumers(a, t, n, d->index, ledger);
+    same = same_consumers(a, t, n, ledger);
     t->n_last = 0; /* valid again once this window is booked */
     if (same)
         memcpy(a->procs, t->last_procs, n * sizeof(*a->procs));
@@ -509,7 +507,7 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
     if (same)
         t->n_last = n; /* the remembered arrays are this window's already */
     else
-        remember_consumers(a, t, n, d->index, ledger);
+        remember_consumers(a, t, n, ledger);
 
     /* A window with nobody on the GPU shows what idle costs. */
     if (n == 0 && dt_us > 0)

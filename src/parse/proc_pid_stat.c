@@ -57,10 +57,11 @@ static int scan_field(const char **pp, const char *end, bool keep, uint64_t *ret
 
     if (!keep && p < end && *p == '-')
         p++;
-    for (digits = p; p < end && *p >= '0' && *p <= '9'; p++) {
-        overflow |= __builtin_mul_overflow(v, 10, &v);
-        overflow |= __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v);
-    }
+    for (digits = p; p < end && *p >= '0' && *p <= '9'; p++)
+        if (keep) {
+            overflow |= __builtin_mul_overflow(v, 10, &v);
+            overflow |= __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v);
+        }
     if (p == digits || p - digits > 20 || (keep && overflow))
         return -EINVAL;
     *pp = p;
@@ -92,8 +93,10 @@ static int store_field(struct proc_pid_stat *st, unsigned field, uint64_t v) {
     case 15:
         st->stime = v;
         return 0;
-    default:
+    case 22:
         st->starttime = v;
+        return 0;
+    default: /* not kept (field_kept) */
         return 0;
     }
 }

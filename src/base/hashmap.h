@@ -34,7 +34,7 @@ int hashmap_next(const struct hashmap *m, size_t *iter, uint64_t *ret_key, void 
 
 /* A 64-bit mix (splitmix64 finaliser) for building keys from several fields. */
 uint64_t hash_u64(uint64_t x);
-/* FNV-1a of a byte string, mixed. */
+/* A byte string, eight bytes per hash_u64() round, seeded and length-salted. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 
 /* Empties the map, keeping its memory for reuse. */

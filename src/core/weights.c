@@ -8,19 +8,13 @@
 
 #include "small_sort.h"
 
-static int compare_samples(const void *a, const void *b) {
-    const struct util_sample *x = a, *y = b;
-
-    if (x->timestamp_us != y->timestamp_us)
-        return x->timestamp_us < y->timestamp_us ? -1 : 1;
-    if (x->consumer != y->consumer)
-        return x->consumer < y->consumer ? -1 : 1;
-    return 0;
-}
-
 static inline bool sample_before(const struct util_sample *a, const struct util_sample *b) {
     return a->timestamp_us != b->timestamp_us ? a->timestamp_us < b->timestamp_us
                                               : a->consumer < b->consumer;
+}
+
+static int compare_samples(const void *a, const void *b) {
+    return sample_before(a, b) ? -1 : sample_before(b, a) ? 1 : 0;
 }
 
 int window_weights(struct util_sample *samples, size_t n_samples, uint64_t t0_us, uint64_t t1_us,

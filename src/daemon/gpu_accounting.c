@@ -355,8 +355,7 @@ static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
  * stand: they are reused as they are (same pids, so the same processes, as for pids_prev). */
 static bool same_consumers(const struct gpu_accounting *a, const struct gpu_track *t, size_t n,
                            const struct ledger *ledger) {
-    return n > 0 && t->n_last == n &&
-           t->last_process_gen == ledger->process_gen &&
+    return n > 0 && t->n_last == n && t->last_process_gen == ledger->process_gen &&
            memcmp(t->last_pids, a->pids, n * sizeof(*a->pids)) == 0;
 }
 

@@ -59,13 +59,12 @@ static int query_list(struct gpu_source *s, nvml_process_list_fn *fn, nvmlDevice
     return 0;
 }
 
-static int compare_pid(const void *a, const void *b) {
-    const struct gpu_process *x = a, *y = b;
-    return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 static inline bool pid_before(const struct gpu_process *a, const struct gpu_process *b) {
     return a->pid < b->pid;
+}
+
+static int compare_pid(const void *a, const void *b) {
+    return pid_before(a, b) ? -1 : pid_before(b, a) ? 1 : 0;
 }
 
 /* Sorts by pid and folds duplicates: kinds are or-ed, memory is the largest known value (each
@@ -75,14 +74,10 @@ static size_t merge_by_pid(struct gpu_process *p, size_t n) {
 
     if (n == 0)
         return 0;
-    for (size_t i = 1; i < n; i++)
-        if (p[i].pid < p[i - 1].pid) { /* already in pid order: no sort */
-            if (n <= SMALL_SORT_MAX)
-                SMALL_SORT(p, n, pid_before);
-            else
-                qsort(p, n, sizeof(*p), compare_pid);
-            break;
-        }
+    if (n <= SMALL_SORT_MAX)
+        SMALL_SORT(p, n, pid_before); /* linear when already in pid order */
+    else
+        qsort(p, n, sizeof(*p), compare_pid);
     for (size_t i = 1; i < n; i++) {
         struct gpu_process *last = &p[out];
         if (p[i].pid != last->pid) {

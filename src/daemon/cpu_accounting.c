@@ -324,7 +324,9 @@ bool cpu_accounting_unchanged(void *userdata, const struct workload_identity *id
                               uint64_t scans_ago) {
     const struct cpu_accounting *c = userdata;
 
-    return c->prepared && cpu_groups_unchanged(&c->groups, cpu_group_key(identity), scans_ago);
+    /* A job found from the environment may run outside the job's cgroup: always read. */
+    return c->prepared && !identity->slurm.from_environ &&
+           cpu_groups_unchanged(&c->groups, cpu_group_key(identity), scans_ago);
 }
 
 int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *processes,

@@ -372,6 +372,13 @@ static void test_unchanged_workloads(void **state) {
     cpu_accounting_prepare(f->acc);
     assert_true(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
     assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 2));
+    {
+        /* Same group, but its job found from the environment: may run outside it. */
+        struct workload_identity env = f->id_a;
+
+        env.slurm.from_environ = true;
+        assert_false(cpu_accounting_unchanged(f->acc, &env, 1));
+    }
     assert_false(cpu_accounting_unchanged(f->acc, &f->id_job, 1)); /* no group */
     assert_false(cpu_accounting_unchanged(f->acc, &f->id_none, 1));
     scan_a(f, 3, false);

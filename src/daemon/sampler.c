@@ -320,9 +320,7 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     int n_rows = 0, r;
 
     if (s->procfs) {
-        /* Without RAPL no tick consumes the groups' reading: the scan then reads all. */
-        if (s->rapl)
-            cpu_accounting_prepare(s->cpu_accounting);
+        cpu_accounting_prepare(s->cpu_accounting);
         n_rows = procfs_scan(s->procfs, &rows);
         if (n_rows == -ENOMEM)
             return n_rows;

@@ -117,6 +117,8 @@ void cpu_groups_read(struct cpu_groups *g) {
         if (!grp->cgroup)
             continue;
         r = cgroup_cpu_read(grp->cgroup, &usage);
+        if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
+            continue; /* our shortage, not the cgroup's: the next read takes the delta */
         if (r < 0) {
             /* Removed (the workload ended), or unreadable: stop reading it. */
             (void)log_debug_errno(r, "cpu: cgroup of workload %016llx: %m; no longer read",

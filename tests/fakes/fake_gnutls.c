@@ -5,6 +5,13 @@
 
 int fake_gnutls_result;
 unsigned fake_gnutls_calls;
+int fake_gnutls_startup_result = 1;
+
+/* As libmicrohttpd's constructor does: a call at load time, before the executable's own
+ * constructors have run. It binds to the executable's gnutls_global_init(). */
+__attribute__((constructor)) static void call_at_load(void) {
+    fake_gnutls_startup_result = gnutls_global_init();
+}
 
 int gnutls_global_init(void) {
     fake_gnutls_calls++;

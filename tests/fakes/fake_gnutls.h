@@ -5,5 +5,7 @@
  * often it was called. */
 extern int fake_gnutls_result;
 extern unsigned fake_gnutls_calls;
+/* What a gnutls_global_init() call made while the library was loaded returned. */
+extern int fake_gnutls_startup_result;
 
 int gnutls_global_init(void);

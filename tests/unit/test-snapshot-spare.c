@@ -7,6 +7,8 @@
  */
 #include "testutil.h"
 
+#include <stdatomic.h>
+
 #include "ledger.h"
 #include "snapshot.h"
 
@@ -68,13 +70,15 @@ static void test_held_snapshot_is_freed_by_its_reader(void **state) {
     held = snapshot_slot_get(slot); /* a scrape in progress */
     snapshot_slot_publish(slot, ledger_snapshot(&l, NULL));
     assert_null(snapshot_slot_take_spare(slot));
-    assert_int_equal(held->n_gpu_processes, 3); /* still whole for its reader */
-    assert_null(snapshot_unref(held));          /* the last reference: freed here */
+    assert_int_equal(held->n_gpu_processes, 3);    /* still whole for its reader */
+    assert_int_equal(atomic_load(&held->refs), 1); /* the last reference: */
+    (void)snapshot_unref(held);                    /* freed here */
 
     snapshot_slot_publish(slot, ledger_snapshot(&l, NULL));
     held = snapshot_slot_take_spare(slot); /* taken: ours to free */
     assert_non_null(held);
-    assert_null(snapshot_unref(held));
+    assert_int_equal(atomic_load(&held->refs), 1);
+    (void)snapshot_unref(held);
     ledger_done(&l);
     assert_null(snapshot_slot_free(slot));
 }

@@ -358,18 +358,18 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     r = grow_array(&s->rows, &s->cap_rows, s->n_rows + 1, sizeof(*s->rows));
     if (r < 0)
         return r;
-    e = kept_unchanged(s, pid, dir_ino);
+    e = procfs_kept_unchanged(s, pid, dir_ino);
     if (e) {
         e->seen_scan = s->scan_no;
         fill_row(s, e, &s->rows[s->n_rows++]); /* flags 0, cpu_ticks_delta 0 */
         s->stats.stat_skips++;
         return 0;
     }
-    e = kept_read(s, pid, dir_ino, &st);
+    e = procfs_kept_read(s, pid, dir_ino, &st);
     if (!e) {
-        e = known_read_direct(s, pid, &st, &stat_fd);
+        e = procfs_known_read_direct(s, pid, &st, &stat_fd);
         if (e) {
-            r = kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
+            r = procfs_kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
             if (r < 0)
                 return r;
         } else if (stat_fd < -1)
@@ -387,7 +387,7 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
             return r;
         if (r < 0)
             return 0;
-        r = kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
+        r = procfs_kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
         if (r < 0)
             return r;
     }
@@ -450,7 +450,7 @@ static int sweep(struct procfs_scanner *s) {
     for (size_t i = 0; i < s->n_graveyard; i++) {
         struct cache_entry *e = s->graveyard[i];
 
-        kept_drop(s, e);
+        procfs_kept_drop(s, e);
         (void)hashmap_remove(&s->cache, key_of(e->pid, e->starttime));
         if (e->seen_scan == 0)
             continue;

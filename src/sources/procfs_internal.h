@@ -79,17 +79,17 @@ static inline uint64_t key_of(uint32_t pid, uint64_t starttime) {
 int procfs_account_read_error(struct procfs_scanner *s, int r);
 
 /* Closes the kept stat fd of an entry and forgets it. */
-void kept_drop(struct procfs_scanner *s, struct cache_entry *e);
+void procfs_kept_drop(struct procfs_scanner *s, struct cache_entry *e);
 /* Keeps a freshly opened stat fd for the next scans while under the cap, else closes it.
  * Takes ownership of fd. Returns 0 or -ENOMEM. */
-int kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino);
+int procfs_kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino);
 /* The entry of pid read through its kept stat fd into *st, or NULL (the fd is dropped
  * when it no longer shows the same process; the caller opens stat by path). */
-struct cache_entry *kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
-                              struct proc_pid_stat *st);
+struct cache_entry *procfs_kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
+                                     struct proc_pid_stat *st);
 /* A known process without a kept fd, read with one openat2() of "<pid>/stat": its entry
  * with *st filled and the fd in *ret_fd, or NULL (*ret_fd = -errno when gone or refused). */
-struct cache_entry *known_read_direct(struct procfs_scanner *s, uint32_t pid,
-                                      struct proc_pid_stat *st, int *ret_fd);
+struct cache_entry *procfs_known_read_direct(struct procfs_scanner *s, uint32_t pid,
+                                             struct proc_pid_stat *st, int *ret_fd);
 /* The kept entry of pid when its stat need not be read this scan, else NULL. */
-struct cache_entry *kept_unchanged(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino);
+struct cache_entry *procfs_kept_unchanged(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino);

@@ -16,7 +16,7 @@
 #include "fileio.h"
 #include "macro.h"
 
-void kept_drop(struct procfs_scanner *s, struct cache_entry *e) {
+void procfs_kept_drop(struct procfs_scanner *s, struct cache_entry *e) {
     if (e->stat_fd < 0)
         return;
     (void)close(e->stat_fd);
@@ -25,7 +25,7 @@ void kept_drop(struct procfs_scanner *s, struct cache_entry *e) {
         (void)hashmap_remove(&s->kept, e->pid);
 }
 
-int kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino) {
+int procfs_kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino) {
     struct cache_entry *old;
     int r;
 
@@ -35,8 +35,8 @@ int kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir
     }
     old = hashmap_get(&s->kept, e->pid);
     if (old)
-        kept_drop(s, old);
-    kept_drop(s, e);
+        procfs_kept_drop(s, old);
+    procfs_kept_drop(s, e);
     if (s->kept.size >= s->max_kept) {
         (void)close(fd);
         return 0;
@@ -59,8 +59,8 @@ int kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir
  * may have been replaced (its inode in the listing changed) or stat replaced by rename (the
  * kept file has no link left); both are checked, an in-place rewrite is simply read.
  */
-struct cache_entry *kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
-                              struct proc_pid_stat *st) {
+struct cache_entry *procfs_kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
+                                     struct proc_pid_stat *st) {
     struct cache_entry *e = hashmap_get(&s->kept, pid);
     struct stat sb;
     int n;
@@ -81,7 +81,7 @@ struct cache_entry *kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_
     s->stats.stat_reads++;
     return e;
 stale:
-    kept_drop(s, e);
+    procfs_kept_drop(s, e);
     return NULL;
 }
 
@@ -93,8 +93,8 @@ stale:
  * directory path, which pins the process for its identity and counts errors), or the
  * process is gone or refused (*ret_fd = -errno, counted here).
  */
-struct cache_entry *known_read_direct(struct procfs_scanner *s, uint32_t pid,
-                                      struct proc_pid_stat *st, int *ret_fd) {
+struct cache_entry *procfs_known_read_direct(struct procfs_scanner *s, uint32_t pid,
+                                             struct proc_pid_stat *st, int *ret_fd) {
     struct open_how how = {
         .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
@@ -136,7 +136,7 @@ struct cache_entry *known_read_direct(struct procfs_scanner *s, uint32_t pid,
  * the same pid directory, read by an earlier scan, not due for its periodic read, and its
  * workload's CPU usage unchanged since then.
  */
-struct cache_entry *kept_unchanged(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
+struct cache_entry *procfs_kept_unchanged(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     struct cache_entry *e;
 
     if (!s->unchanged || (s->scan_no + pid) % PROCFS_FULL_READ_SCANS == 0)

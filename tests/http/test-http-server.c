@@ -64,7 +64,7 @@ static void drop_scrape_duration(char *text) {
 
 static char *gunzip(const char *in, size_t len, size_t *ret_len) {
     z_stream zs = {0};
-    size_t cap = 1 << 20;
+    size_t cap = 8 << 20; /* the large exposition is ~1 MB */
     char *out = malloc(cap);
 
     assert_non_null(out);
@@ -140,21 +140,18 @@ static void test_routes(void **state) {
     stop(&f);
 }
 
-static void test_gzip(void **state) {
-    struct http_server_options o = {.listen_address = "127.0.0.1:0", .metrics_path = "/m"};
-    struct fixture f = {0};
-    struct http_reply plain, gz, refused;
+/* A gzip scrape inflates to the plain one (less the scrape duration). */
+static void check_gzip_matches_plain(struct fixture *f) {
+    struct http_reply plain, gz;
     _cleanup_(freep) char *inflated = NULL;
     size_t len;
     char h[128];
 
-    start(&f, &o);
-    publish_sample(&f, now_s());
     /* Warm up, so both compared scrapes carry a previous scrape's duration. */
-    ASSERT_OK(http_simple(f.port, "GET", "/m", NULL, &plain));
+    ASSERT_OK(http_simple(f->port, "GET", "/m", NULL, &plain));
     http_reply_done(&plain);
-    ASSERT_OK(http_simple(f.port, "GET", "/m", NULL, &plain));
-    ASSERT_OK(http_simple(f.port, "GET", "/m", "Accept-Encoding: deflate, gzip;q=0.8\r\n", &gz));
+    ASSERT_OK(http_simple(f->port, "GET", "/m", NULL, &plain));
+    ASSERT_OK(http_simple(f->port, "GET", "/m", "Accept-Encoding: deflate, gzip;q=0.8\r\n", &gz));
     assert_int_equal(gz.status, 200);
     assert_string_equal(http_header(&gz, "Content-Encoding", h, sizeof(h)), "gzip");
     assert_string_equal(http_header(&gz, "Vary", h, sizeof(h)), "Accept-Encoding");
@@ -163,17 +160,56 @@ static void test_gzip(void **state) {
     drop_scrape_duration(plain.body);
     drop_scrape_duration(inflated);
     assert_string_equal(inflated, plain.body);
+    http_reply_done(&plain);
+    http_reply_done(&gz);
+}
+
+/* The sample with 3 000 more containers: ~1 MB of text, rendered into the compressor in
+ * many 64 KiB pieces. */
+static void publish_large(struct fixture *f) {
+    struct snapshot *s = sample_snapshot_new();
+    size_t n = 3000;
+
+    assert_non_null(s);
+    free(s->workloads);
+    s->workloads = calloc(n, sizeof(*s->workloads));
+    assert_non_null(s->workloads);
+    s->n_workloads = s->cap_workloads = n;
+    for (size_t i = 0; i < n; i++) {
+        struct snap_workload *w = &s->workloads[i];
+
+        w->kind = WORKLOAD_CONTAINER;
+        w->gpu_energy_uj = 1000 * i;
+        w->cpu_energy_uj = 7 * i;
+        (void)snprintf(w->id.namespace_, sizeof(w->id.namespace_), "ns-%zu", i % 13);
+        (void)snprintf(w->id.pod, sizeof(w->id.pod), "pod-%zu", i / 2);
+        (void)snprintf(w->id.container, sizeof(w->id.container), "c-%zu", i);
+        (void)snprintf(w->id.container_id, sizeof(w->id.container_id), "%064zx", i * 7919);
+    }
+    s->timestamp_seconds = now_s();
+    snapshot_slot_publish(f->slot, s);
+}
+
+static void test_gzip(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0", .metrics_path = "/m"};
+    struct fixture f = {0};
+    struct http_reply refused, old;
+    char h[128];
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    check_gzip_matches_plain(&f);
+    publish_large(&f);
+    check_gzip_matches_plain(&f);
 
     ASSERT_OK(http_simple(f.port, "GET", "/m", "Accept-Encoding: br, gzip;q=0\r\n", &refused));
     assert_null(http_header(&refused, "Content-Encoding", h, sizeof(h)));
     assert_non_null(strstr(refused.body, "# HELP "));
-    http_reply_done(&plain);
-    http_reply_done(&gz);
     http_reply_done(&refused);
     /* The old path is gone with a custom one. */
-    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &plain));
-    assert_int_equal(plain.status, 404);
-    http_reply_done(&plain);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &old));
+    assert_int_equal(old.status, 404);
+    http_reply_done(&old);
     stop(&f);
 }
 

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "config.h"
 #include "log.h"
+#include "options.h"
 #include "ps.h"
 #include "replay.h"
 #include "serve.h"
@@ -65,6 +66,9 @@ int main(int argc, char **argv) {
     case COMMAND_HELP:
         config_usage(argv[0]);
         return EXIT_SUCCESS;
+    case COMMAND_HELP_MAN:
+        options_print_man(stdout);
+        return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
     case COMMAND_CHECK:
         r = check_run(&cfg);
         break;

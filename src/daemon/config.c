@@ -4,148 +4,19 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "macro.h"
+#include "options.h"
 #include "parse_num.h"
 #include "promtext.h"
 #include "rapl.h"
-
-enum {
-    OPT_SAMPLE_INTERVAL = 0x100,
-    OPT_PROCESS_SCAN_INTERVAL,
-    OPT_METRIC_RETENTION,
-    OPT_METRIC_PREFIX,
-    OPT_LISTEN_ADDRESS,
-    OPT_METRICS_PATH,
-    OPT_WEB_CONFIG,
-    OPT_LOG_LEVEL,
-    OPT_KUBERNETES,
-    OPT_POD_RESOURCES,
-    OPT_KUBERNETES_API_URL,
-    OPT_KUBERNETES_TOKEN_FILE,
-    OPT_KUBERNETES_CA_FILE,
-    OPT_NODE_NAME,
-    OPT_PROCFS,
-    OPT_SYSFS,
-    OPT_DEVFS,
-    OPT_PROCFS_KEEP_FDS,
-    OPT_NVML_LIBRARY,
-    OPT_NO_GPU,
-    OPT_GPU_IDLE_POWER,
-    OPT_GPU_IDLE_POLICY,
-    OPT_CPU_IDLE_POLICY,
-    OPT_RAPL_SOURCE,
-    OPT_CPU_PROCESS_METRICS,
-    OPT_SCENARIO,
-    OPT_DURATION,
-    OPT_JSON,
-    OPT_ALL,
-    OPT_ENERGY_ESTIMATION,
-    OPT_HELP,
-    OPT_VERSION,
-};
-
-static const struct option options[] = {
-    {"sample-interval", required_argument, NULL, OPT_SAMPLE_INTERVAL},
-    {"dcgm-update-frequency", required_argument, NULL, OPT_SAMPLE_INTERVAL},
-    {"process-scan-interval", required_argument, NULL, OPT_PROCESS_SCAN_INTERVAL},
-    {"metric-retention", required_argument, NULL, OPT_METRIC_RETENTION},
-    {"metric-prefix", required_argument, NULL, OPT_METRIC_PREFIX},
-    {"listen-address", required_argument, NULL, OPT_LISTEN_ADDRESS},
-    {"web.listen-address", required_argument, NULL, OPT_LISTEN_ADDRESS},
-    {"metrics-path", required_argument, NULL, OPT_METRICS_PATH},
-    {"web.telemetry-path", required_argument, NULL, OPT_METRICS_PATH},
-    {"web.config.file", required_argument, NULL, OPT_WEB_CONFIG},
-    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"log.level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"kubernetes-enabled", optional_argument, NULL, OPT_KUBERNETES},
-    {"pod-resources-socket", required_argument, NULL, OPT_POD_RESOURCES},
-    {"kubernetes-api-url", required_argument, NULL, OPT_KUBERNETES_API_URL},
-    {"kubernetes-token-file", required_argument, NULL, OPT_KUBERNETES_TOKEN_FILE},
-    {"kubernetes-ca-file", required_argument, NULL, OPT_KUBERNETES_CA_FILE},
-    {"node-name", required_argument, NULL, OPT_NODE_NAME},
-    {"path.procfs", required_argument, NULL, OPT_PROCFS},
-    {"path.sysfs", required_argument, NULL, OPT_SYSFS},
-    {"path.dev", required_argument, NULL, OPT_DEVFS},
-    {"procfs-keep-fds", required_argument, NULL, OPT_PROCFS_KEEP_FDS},
-    {"nvml-library", required_argument, NULL, OPT_NVML_LIBRARY},
-    {"no-gpu", no_argument, NULL, OPT_NO_GPU},
-    {"gpu-idle-power", required_argument, NULL, OPT_GPU_IDLE_POWER},
-    {"gpu-idle-policy", required_argument, NULL, OPT_GPU_IDLE_POLICY},
-    {"cpu-idle-policy", required_argument, NULL, OPT_CPU_IDLE_POLICY},
-    {"rapl-source", required_argument, NULL, OPT_RAPL_SOURCE},
-    {"cpu-process-metrics", optional_argument, NULL, OPT_CPU_PROCESS_METRICS},
-    {"enable-energy-estimation", optional_argument, NULL, OPT_ENERGY_ESTIMATION},
-    {"scenario", required_argument, NULL, OPT_SCENARIO},
-    {"duration", required_argument, NULL, OPT_DURATION},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"all", no_argument, NULL, OPT_ALL},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {},
-};
-
-static const struct {
-    const char *name;
-    enum command command;
-} commands[] = {
-    {"serve", COMMAND_SERVE},   {"check", COMMAND_CHECK},     {"ps", COMMAND_PS},
-    {"replay", COMMAND_REPLAY}, {"version", COMMAND_VERSION}, {"help", COMMAND_HELP},
-};
+#include "server.h"
 
 void config_usage(const char *program) {
-    printf("Usage: %s [serve|check|ps|replay|version] [OPTIONS]\n"
-           "\n"
-           "Measures GPU and CPU energy and splits it exactly among processes, containers,\n"
-           "pods and SLURM jobs; exports Prometheus counters.\n"
-           "\n"
-           "Commands:\n"
-           "  serve                      run the exporter (default)\n"
-           "  check                      say which sources work here, and why not\n"
-           "  ps [--json] [--all]        processes using GPUs and CPU, with identity and energy\n"
-           "  replay --scenario FILE     play a simulated GPU node on a virtual clock, print\n"
-           "                             the exposition\n"
-           "  version                    print the version\n"
-           "\n"
-           "Sampling and attribution:\n"
-           "  --sample-interval D        GPU sampling period (default 1s; alias\n"
-           "                             --dcgm-update-frequency)\n"
-           "  --process-scan-interval D  process and CPU scan period (default 10s)\n"
-           "  --gpu-idle-power W         GPU idle power in watts (default: learned)\n"
-           "  --gpu-idle-policy P        even|share|memory|unattributed|allocation (default even)\n"
-           "  --cpu-idle-policy P        even|share|unattributed (default unattributed)\n"
-           "  --rapl-source S            auto|powercap|msr|perf|off (default auto)\n"
-           "  --cpu-process-metrics      export CPU energy per process (cardinality)\n"
-           "  --nvml-library PATH        NVML library to load (default libnvidia-ml.so.1)\n"
-           "  --no-gpu                   do not use NVML\n"
-           "\n"
-           "Exporter:\n"
-           "  --listen-address ADDR      default :9400 (alias --web.listen-address)\n"
-           "  --metrics-path PATH        default /metrics (alias --web.telemetry-path)\n"
-           "  --web.config.file FILE     TLS and basic auth (exporter-toolkit format)\n"
-           "  --metric-prefix P          per-process GPU family prefix (default\n"
-           "                             joulestat_gpu_process; my_gpu_process for\n"
-           "                             my-gpu-exporter compatibility)\n"
-           "  --metric-retention D       keep exited processes this long (default 5m)\n"
-           "  --kubernetes-enabled[=B]   map processes to pods (default true)\n"
-           "  --pod-resources-socket P   kubelet pod-resources socket\n"
-           "  --kubernetes-api-url URL   API server (default: in-cluster, from\n"
-           "                             KUBERNETES_SERVICE_HOST/PORT)\n"
-           "  --kubernetes-token-file F  service-account token (default in-cluster path)\n"
-           "  --kubernetes-ca-file F     API server CA (default in-cluster path)\n"
-           "  --node-name N              this node (default $NODE_NAME, else hostname)\n"
-           "  --log-level L              debug|info|warn|error (default info)\n"
-           "\n"
-           "Paths (for containers and tests):\n"
-           "  --path.procfs P  --path.sysfs P  --path.dev P   (defaults /proc, /sys, /dev)\n"
-           "  --procfs-keep-fds M        auto|on|off: keep <pid>/stat open between scans\n"
-           "                             (default auto: on a real procfs only; on: also on\n"
-           "                             trees whose files are rewritten in place)\n"
-           "\n"
-           "Durations take units: 100ms, 10s, 5m, 1h30m.\n",
-           program);
+    options_print_help(stdout, program);
 }
 
 static int parse_bool(const char *s, bool *ret) {
@@ -194,7 +65,7 @@ static void config_defaults(struct config *cfg) {
         .process_scan_interval_ns = 10 * NSEC_PER_SEC,
         .metric_retention_ns = 300 * NSEC_PER_SEC,
         .metric_prefix = "joulestat_gpu_process",
-        .listen_address = ":9400",
+        .listen_address = HTTP_DEFAULT_LISTEN,
         .metrics_path = "/metrics",
         .log_level = LOG_LEVEL_INFO,
         .kubernetes_enabled = true,
@@ -213,14 +84,9 @@ static void config_defaults(struct config *cfg) {
 }
 
 static int apply_option(struct config *cfg, int opt, const char *arg) {
-    const char *name = NULL;
+    const struct option_doc *doc = option_doc_find(opt);
+    const char *name = doc ? doc->name : "";
     int r;
-
-    for (size_t i = 0; options[i].name; i++)
-        if (options[i].val == opt) {
-            name = options[i].name;
-            break;
-        }
 
     switch (opt) {
     case OPT_SAMPLE_INTERVAL:
@@ -337,6 +203,9 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
     case OPT_HELP:
         cfg->command = COMMAND_HELP;
         return 0;
+    case OPT_HELP_MAN:
+        cfg->command = COMMAND_HELP_MAN;
+        return 0;
     case OPT_VERSION:
         cfg->command = COMMAND_VERSION;
         return 0;
@@ -346,10 +215,14 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
 }
 
 int config_parse(int argc, char **argv, struct config *cfg) {
+    _cleanup_(freep) struct option *longopts = calloc(options_getopt_size(), sizeof(*longopts));
     struct config c;
     bool have_command = false;
     int opt, r;
 
+    if (!longopts)
+        return -ENOMEM;
+    options_getopt_fill(longopts);
     config_defaults(&c);
     /* Go-style single-dash long flags (-listen-address=:9400) work too, as with the Go
      * exporters people migrate from. */
@@ -368,9 +241,9 @@ int config_parse(int argc, char **argv, struct config *cfg) {
                 fprintf(stderr, "joulestat: unexpected argument '%s'\n", argv[next]);
                 return -EINVAL;
             }
-            for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-                if (strcmp(argv[next], commands[i].name) == 0) {
-                    c.command = commands[i].command;
+            for (size_t i = 0; i < n_command_docs; i++)
+                if (strcmp(argv[next], command_docs[i].name) == 0) {
+                    c.command = command_docs[i].command;
                     found = true;
                 }
             if (!found) {
@@ -381,7 +254,7 @@ int config_parse(int argc, char **argv, struct config *cfg) {
             optind = next + 1;
             continue;
         }
-        opt = getopt_long_only(argc, argv, "+", options, NULL);
+        opt = getopt_long_only(argc, argv, "+", longopts, NULL);
         if (opt == -1)
             break;
         if (opt == '?' || opt == ':') {

@@ -21,6 +21,7 @@ enum command {
     COMMAND_REPLAY,
     COMMAND_VERSION,
     COMMAND_HELP,
+    COMMAND_HELP_MAN, /* the man page in roff (a build step) */
 };
 
 /* Everything the command line says, immutable once parsed. Strings point into argv or

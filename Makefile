@@ -3,8 +3,10 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+PKG_BUILD  ?= build-package
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?=
+, := ,
 # CI builds with -Werror; users get warnings only.
 ifeq ($(CI),true)
 WERROR := ON
@@ -15,23 +17,44 @@ endif
 DEMO_SCENARIO ?= scenarios/dcgm-three-pods.scn
 DEMO_LISTEN   ?= 127.0.0.1:9400
 
-.PHONY: all deps build build-asan test test-main test-asan lint format demo bench clean
+# make install: PREFIX at configure time (the unit names the installed paths), DESTDIR at
+# install time; INSTALL_SIM=ON adds the simulated GPU node (a private libnvidia-ml.so.1).
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+INSTALL_SIM ?= OFF
+
+.PHONY: all deps deps-test deps-package build build-demo build-asan test test-main test-asan \
+	lint format demo install package bench clean
 
 all: build
 
 deps:
-	@scripts/install-deps
+	@scripts/install-deps demo
 
-build: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DJOULESTAT_WERROR=$(WERROR) $(CMAKE_FLAGS) >/dev/null
+deps-test:
+	@scripts/install-deps demo test
+
+deps-package:
+	@scripts/install-deps demo package
+
+configure = cmake -S . -B $(1) -G Ninja -DJOULESTAT_WERROR=$(WERROR) $(2) $(CMAKE_FLAGS) >/dev/null
+
+build: deps-test
+	@$(call configure,$(BUILD),-DJOULESTAT_TESTS=ON)
 	@cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-	    -DJOULESTAT_WERROR=$(WERROR) -DJOULESTAT_SANITIZE=address,undefined $(CMAKE_FLAGS) >/dev/null
+# The demo and `make install` build no tests, so they need none of the test packages.
+build-demo: deps
+	@$(call configure,$(BUILD),-DJOULESTAT_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	    -DJOULESTAT_INSTALL_SIM=$(INSTALL_SIM))
+	@cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps-test
+	@$(call configure,$(ASAN_BUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	    -DJOULESTAT_TESTS=ON -DJOULESTAT_SANITIZE=address$(,)undefined)
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-lint: deps
+lint: deps-test
 	@scripts/check-format
 
 # Sanitizer build first, the main build last, so the output ends with CTest's summary.
@@ -50,13 +73,25 @@ test-main: build
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
-demo: build
+demo: build-demo
 	@scripts/demo $(BUILD) $(DEMO_SCENARIO) $(DEMO_LISTEN)
+
+# The binary, its man page, the systemd unit and /etc/default/joulestat (under PREFIX).
+install: build-demo
+	@DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+# A .deb for /usr (Release build in build-package/).
+package: deps-package
+	@$(call configure,$(PKG_BUILD),-DCMAKE_BUILD_TYPE=Release -DJOULESTAT_TESTS=OFF \
+	    -DCMAKE_INSTALL_PREFIX=/usr)
+	@cmake --build $(PKG_BUILD) -j $(JOBS) --target package
+	@ls $(PKG_BUILD)/*.deb
 
 # Release build in build-bench/, the synthetic node, node_exporter beside it; rewrites
 # docs/PERFORMANCE.md (about 10 minutes).
-bench: deps
+bench:
+	@scripts/install-deps demo test bench
 	@bench/run
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PKG_BUILD)

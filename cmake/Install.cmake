@@ -1,0 +1,62 @@
+# `make install` (PREFIX, DESTDIR) and `make package` (a .deb through CPack): the binary,
+# joulestat(8), the systemd unit, the default options file it reads, the docs; the
+# simulated GPU node only with -DJOULESTAT_INSTALL_SIM=ON, in a directory of its own so
+# that it never stands in for the real libnvidia-ml.so.1.
+option(JOULESTAT_INSTALL_SIM "Install the simulated GPU node and its scenarios" OFF)
+
+set(JOULESTAT_UNIT_DIR "${CMAKE_INSTALL_PREFIX}/lib/systemd/system" CACHE PATH
+    "Where the systemd unit goes (systemd also reads /usr/local/lib/systemd/system)")
+set(_defaults_file "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/joulestat")
+set(_sim_dir "${CMAKE_INSTALL_FULL_LIBDIR}/joulestat")
+# The man page names the options file; replay finds an installed simulator.
+target_compile_definitions(js_daemon PRIVATE JOULESTAT_SYSCONFDIR="${CMAKE_INSTALL_FULL_SYSCONFDIR}"
+                           JOULESTAT_SIM_LIBRARY="${_sim_dir}/libnvidia-ml.so.1")
+
+# joulestat(8), written by the binary from the table that also prints --help.
+set(_man ${CMAKE_BINARY_DIR}/joulestat.8)
+add_custom_command(OUTPUT ${_man}
+                   COMMAND sh -c "\"$0\" --help-man >\"$1\"" $<TARGET_FILE:joulestat> ${_man}
+                   DEPENDS joulestat VERBATIM)
+add_custom_target(joulestat-man ALL DEPENDS ${_man})
+
+# The unit names the installed paths.
+set(_unit_src ${CMAKE_SOURCE_DIR}/deploy/systemd/joulestat.service)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_unit_src})
+file(READ ${_unit_src} _unit)
+string(REPLACE "/usr/local/bin/joulestat" "${CMAKE_INSTALL_FULL_BINDIR}/joulestat" _unit "${_unit}")
+string(REPLACE "/etc/default/joulestat" "${_defaults_file}" _unit "${_unit}")
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/joulestat.service CONTENT "${_unit}" @ONLY)
+
+install(TARGETS joulestat RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${_man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
+install(FILES ${CMAKE_BINARY_DIR}/joulestat.service DESTINATION ${JOULESTAT_UNIT_DIR})
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/joulestat.default
+        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME joulestat)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        FILES_MATCHING PATTERN "*.md")
+if(JOULESTAT_INSTALL_SIM)
+  install(TARGETS joulestat_sim_nvml LIBRARY DESTINATION ${_sim_dir} NAMELINK_SKIP)
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/joulestat/scenarios)
+endif()
+
+# The .deb: dependencies from dpkg-shlibdeps; libcurl is loaded only for the Kubernetes API.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME joulestat)
+set(CPACK_PACKAGE_VENDOR joulestat)
+set(CPACK_PACKAGE_CONTACT "joulestat developers <joulestat@invalid>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "GPU and CPU energy per process, container, pod and SLURM job, for Prometheus")
+set(CPACK_PACKAGE_DESCRIPTION
+    "joulestat reads NVML and RAPL energy counters and splits every joule exactly among the \
+processes that used the device, and through them among containers, Kubernetes pods and \
+SLURM jobs, exported as Prometheus counters.")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS libcurl4)
+set(CPACK_STRIP_FILES ON)
+# The options file is the administrator's: dpkg keeps their edits on upgrade.
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/deb/conffiles CONTENT "${_defaults_file}\n")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/deb/conffiles)
+include(CPack)

@@ -15,7 +15,7 @@ WERROR ?= OFF
 endif
 
 DEMO_SCENARIO ?= scenarios/dcgm-three-pods.scn
-DEMO_LISTEN   ?= 127.0.0.1:9400
+DEMO_LISTEN   ?= 127.0.0.1:19400
 
 # make install: PREFIX at configure time (the unit names the installed paths), DESTDIR at
 # install time; INSTALL_SIM=ON adds the simulated GPU node (a private libnvidia-ml.so.1).

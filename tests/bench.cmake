@@ -15,7 +15,7 @@ target_link_libraries(bench-procfs-syscalls PRIVATE js_base)
 joulestat_warnings(bench-procfs-syscalls)
 
 # The tools' refusals: usage (exit 2), nothing listening (exit 1), no pid directories (exit 1).
-add_test(NAME bench-scrape-usage COMMAND bench-scrape 9400 /metrics 0)
+add_test(NAME bench-scrape-usage COMMAND bench-scrape 19400 /metrics 0)
 add_test(NAME bench-scrape-refused COMMAND bench-scrape 1 /metrics 1)
 add_test(NAME bench-procfs-syscalls-empty COMMAND bench-procfs-syscalls ${CMAKE_CURRENT_SOURCE_DIR}/trees)
 set_tests_properties(bench-scrape-usage bench-scrape-refused bench-procfs-syscalls-empty

@@ -224,7 +224,7 @@ int config_parse(int argc, char **argv, struct config *cfg) {
         return -ENOMEM;
     options_getopt_fill(longopts);
     config_defaults(&c);
-    /* Go-style single-dash long flags (-listen-address=:9400) work too, as with the Go
+    /* Go-style single-dash long flags (-listen-address=:19400) work too, as with the Go
      * exporters people migrate from. */
     optind = 0;
     opterr = 0;

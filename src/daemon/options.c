@@ -37,7 +37,7 @@ const struct option_doc option_docs[] = {
      "energy_estimated=\"true\"."},
 
     {OPT_LISTEN_ADDRESS, "listen-address", "web.listen-address", required_argument, "ADDR", E,
-     "Address to serve on: :PORT, HOST:PORT or [IPv6]:PORT (default :9400). It is bound "
+     "Address to serve on: :PORT, HOST:PORT or [IPv6]:PORT (default :19400). It is bound "
      "before any source starts; use :9400 in place of my-gpu-exporter."},
     {OPT_METRICS_PATH, "metrics-path", "web.telemetry-path", required_argument, "PATH", E,
      "Path of the metrics (default /metrics)."},

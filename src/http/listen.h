@@ -7,10 +7,10 @@
 
 /*
  * --listen-address / --web.listen-address, in the Go exporters' forms:
- *   ":9400"            every address; IPv6 dual-stack where the host has IPv6, else IPv4
- *   "0.0.0.0:9400"     IPv4 literal            "127.0.0.1:9400"
- *   "[::1]:9400"       IPv6 literal in brackets "[::]:9400"
- *   "localhost:9400"   a host name, resolved; the first IPv4 address is preferred
+ *   ":19400"           every address; IPv6 dual-stack where the host has IPv6, else IPv4
+ *   "0.0.0.0:19400"    IPv4 literal            "127.0.0.1:19400"
+ *   "[::1]:19400"      IPv6 literal in brackets "[::]:19400"
+ *   "localhost:19400"  a host name, resolved; the first IPv4 address is preferred
  * Port 0 asks the kernel for a free port (see http_server_port()).
  */
 struct listen_address {

@@ -300,7 +300,7 @@ def check_host_paths(where, args, mounts, volumes, c):
 
 
 def check_listen(where, args, ports, c):
-    listen = args.get("--listen-address") or args.get("--web.listen-address") or ":9400"
+    listen = args.get("--listen-address") or args.get("--web.listen-address") or ":19400"
     port = int(listen.rpartition(":")[2])
     if ports.get("metrics") != port:
         c.err(where, f"container port 'metrics' {ports.get('metrics')} is not the listen "

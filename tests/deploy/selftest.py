@@ -76,8 +76,8 @@ K8S_BREAKS = [
      "serviceAccountName 'js' is not defined"),
     ("selector", edit_doc(DS, lambda d: d[0]["spec"]["template"]["metadata"]["labels"].update(
         {"app.kubernetes.io/name": "other"})), "does not match template labels"),
-    ("service port", edit_doc("service.yaml", lambda d: d[0]["spec"]["ports"][0].update(port=9401)),
-     "port 9401 differs from container port 9400"),
+    ("service port", edit_doc("service.yaml", lambda d: d[0]["spec"]["ports"][0].update(port=19401)),
+     "port 19401 differs from container port 19400"),
     ("monitor port", edit_doc("servicemonitor.yaml",
                               lambda d: d[0]["spec"]["endpoints"][0].update(port="http")),
      "endpoint port 'http' is no Service port name"),
@@ -88,7 +88,7 @@ K8S_BREAKS = [
      "unknown key 'readOnlyRootFileSystem' in securityContext"),
     ("extra capability", edit_doc(DS, lambda d: ctr(d)["securityContext"]["capabilities"].update(
         add=["SYS_ADMIN"])), "capabilities ['SYS_ADMIN'] added beyond"),
-    ("listen port", edit_text(DS, "--listen-address=:9400", "--listen-address=:9500"),
+    ("listen port", edit_text(DS, "--listen-address=:19400", "--listen-address=:9500"),
      "is not the listen port 9500"),
     ("subject namespace", edit_doc("rbac.yaml", lambda d: d[1]["subjects"][0].update(
         namespace="other")), "is not the kustomization namespace"),

@@ -51,6 +51,7 @@ int main(int argc, char **argv) {
 
     tune_malloc();
     raise_fd_limit();
+    log_open();
 
     r = config_parse(argc, argv, &cfg);
     if (r < 0) {

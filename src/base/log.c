@@ -3,11 +3,35 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 
 static enum log_level max_level = LOG_LEVEL_INFO;
+static bool journal_prefix; /* stderr is the journal: "<N>" instead of time and level */
+
+bool log_stream_is_journal(const char *journal_stream, int fd) {
+    unsigned long long dev, ino;
+    struct stat st;
+    int end = 0;
+
+    /* systemd sets JOURNAL_STREAM=<st_dev>:<st_ino> of the stream it connected; a child
+     * whose stderr was redirected since inherits the variable, so compare with our fd. */
+    if (!journal_stream || sscanf(journal_stream, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+        journal_stream[end] != '\0')
+        return false;
+    if (fstat(fd, &st) < 0)
+        return false;
+    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void log_open(void) {
+    journal_prefix = log_stream_is_journal(getenv("JOURNAL_STREAM"), STDERR_FILENO);
+}
 
 void log_set_max_level(enum log_level level) {
     max_level = level;
@@ -34,6 +58,33 @@ int log_level_from_string(const char *s, enum log_level *ret_level) {
     return -EINVAL;
 }
 
+static const char *level_name(enum log_level level) {
+    switch (level) {
+    case LOG_LEVEL_ERROR:
+        return "error";
+    case LOG_LEVEL_WARNING:
+        return "warning";
+    case LOG_LEVEL_INFO:
+        return "info";
+    case LOG_LEVEL_DEBUG:
+        return "debug";
+    }
+    return "log";
+}
+
+/* A terminal or a file: UTC time to the millisecond, the level in words, the message. */
+static void log_plain_line(enum log_level level, const char *line) {
+    uint64_t now = clock_realtime_ns();
+    time_t sec = (time_t)(now / NSEC_PER_SEC);
+    char stamp[32] = "";
+    struct tm tm;
+
+    if (gmtime_r(&sec, &tm))
+        (void)strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+    (void)fprintf(stderr, "%s.%03uZ %s: %s\n", stamp, (unsigned)(now % NSEC_PER_SEC / 1000000),
+                  level_name(level), line);
+}
+
 int log_full_errno(enum log_level level, int err, const char *fmt, ...) {
     int e = err < 0 ? -err : err;
     va_list ap;
@@ -46,7 +97,10 @@ int log_full_errno(enum log_level level, int err, const char *fmt, ...) {
         va_start(ap, fmt);
         (void)vsnprintf(line, sizeof(line), fmt, ap);
         va_end(ap);
-        (void)fprintf(stderr, "<%d>%s\n", (int)level, line);
+        if (journal_prefix)
+            (void)fprintf(stderr, "<%d>%s\n", (int)level, line);
+        else
+            log_plain_line(level, line);
     }
     return -e;
 }

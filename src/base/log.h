@@ -7,13 +7,19 @@
 
 #include "macro.h"
 
-/* syslog-compatible levels; the prefix "<N>" on stderr is understood by journald. */
+/* syslog-compatible levels. On stderr: "<N>message" when stderr is the journal (journald
+ * reads the prefix as the priority), "TIME LEVEL: message" anywhere else. */
 enum log_level {
     LOG_LEVEL_ERROR = 3,
     LOG_LEVEL_WARNING = 4,
     LOG_LEVEL_INFO = 6,
     LOG_LEVEL_DEBUG = 7,
 };
+
+/* Chooses the line format for stderr from JOURNAL_STREAM (once, at startup). */
+void log_open(void);
+/* True when journal_stream ("<dev>:<inode>", from JOURNAL_STREAM) names fd's file. */
+bool log_stream_is_journal(const char *journal_stream, int fd);
 
 void log_set_max_level(enum log_level level);
 enum log_level log_get_max_level(void);

@@ -5,13 +5,37 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "listen.h"
 #include "log.h"
 #include "macro.h"
 #include "sampler.h"
 #include "server.h"
 #include "snapshot.h"
 #include "webconfig.h"
+
+/* The listening socket, before anything else starts: a wrong address fails at once, with
+ * the address in the message, not after NVML, RAPL and Kubernetes came up. */
+static int bind_listen_address(const char *address) {
+    struct listen_address parsed;
+    int r;
+
+    r = listen_address_parse(address, &parsed);
+    if (r == -EINVAL)
+        return log_error_errno(r,
+                               "cannot listen on '%s': not an address of the form :PORT, "
+                               "HOST:PORT or [IPv6]:PORT",
+                               address);
+    if (r == -EADDRNOTAVAIL)
+        return log_error_errno(r, "cannot listen on '%s': unknown host", address);
+    if (r < 0)
+        return log_error_errno(r, "cannot listen on '%s': %m", address);
+    r = http_server_listen(address);
+    if (r < 0)
+        return log_error_errno(r, "cannot listen on '%s': %m", address);
+    return r;
+}
 
 static bool sampler_is_fresh(const struct snapshot *s, void *userdata) {
     return s && sampler_healthy(userdata);
@@ -28,6 +52,7 @@ int serve_run(const struct config *cfg) {
     struct snapshot_slot *slot = NULL;
     struct sampler *sampler = NULL;
     struct http_server *server = NULL;
+    _cleanup_(closep) int listen_fd = -1;
     struct tick_time first;
     sigset_t signals;
     int sig, r;
@@ -42,6 +67,9 @@ int serve_run(const struct config *cfg) {
         return log_error_errno(r, "cannot block signals: %m");
     (void)signal(SIGPIPE, SIG_IGN);
 
+    listen_fd = bind_listen_address(cfg->listen_address);
+    if (listen_fd < 0)
+        return listen_fd;
     if (cfg->web_config_file) {
         char err[512] = "";
 
@@ -68,9 +96,9 @@ int serve_run(const struct config *cfg) {
     first = sampler_now();
     (void)sampler_tick(sampler, &first);
 
-    r = http_server_start(&o, slot, &server);
+    r = http_server_start_on(&o, TAKE_FD(listen_fd), slot, &server);
     if (r < 0) {
-        log_error_errno(r, "cannot listen on '%s': %m", cfg->listen_address);
+        log_error_errno(r, "cannot serve on '%s': %m", cfg->listen_address);
         goto finish;
     }
     r = sampler_start(sampler);

@@ -322,15 +322,36 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
     return srv->daemon ? 0 : -EINVAL;
 }
 
+int http_server_listen(const char *listen_address) {
+    struct listen_address addr;
+    int r;
+
+    r = listen_address_parse(listen_address ? listen_address : HTTP_DEFAULT_LISTEN, &addr);
+    if (r < 0)
+        return r;
+    return listen_address_open(&addr, LISTEN_BACKLOG);
+}
+
 int http_server_start(const struct http_server_options *o, struct snapshot_slot *slot,
                       struct http_server **ret) {
-    _cleanup_(closep) int fd = -1;
-    struct listen_address addr;
+    int fd;
+
+    if (!o || !slot || !ret)
+        return -EINVAL;
+    fd = http_server_listen(o->listen_address);
+    if (fd < 0)
+        return fd;
+    return http_server_start_on(o, fd, slot, ret);
+}
+
+int http_server_start_on(const struct http_server_options *o, int listen_fd,
+                         struct snapshot_slot *slot, struct http_server **ret) {
+    _cleanup_(closep) int fd = listen_fd;
     struct http_server *srv;
     const char *path;
     int r;
 
-    if (!o || !slot || !ret)
+    if (!o || !slot || !ret || fd < 0)
         return -EINVAL;
     path = o->metrics_path ? o->metrics_path : HTTP_DEFAULT_METRICS_PATH;
     if (!metrics_path_valid(path))
@@ -338,9 +359,6 @@ int http_server_start(const struct http_server_options *o, struct snapshot_slot 
     /* Refused here, once, rather than by every scrape's render with a 500. */
     if (o->metric_prefix && !promtext_name_valid(o->metric_prefix))
         return -EINVAL;
-    r = listen_address_parse(o->listen_address ? o->listen_address : HTTP_DEFAULT_LISTEN, &addr);
-    if (r < 0)
-        return r;
 
     srv = calloc(1, sizeof(*srv));
     if (!srv)
@@ -363,11 +381,6 @@ int http_server_start(const struct http_server_options *o, struct snapshot_slot 
     if (r < 0)
         goto fail;
 
-    fd = listen_address_open(&addr, LISTEN_BACKLOG);
-    if (fd < 0) {
-        r = fd;
-        goto fail;
-    }
     r = listen_socket_port(fd);
     if (r < 0)
         goto fail;

@@ -18,7 +18,7 @@
  * (405 otherwise). With basic-auth users in the web config every route needs them (401).
  */
 
-#define HTTP_DEFAULT_LISTEN ":9400"
+#define HTTP_DEFAULT_LISTEN ":19400"
 #define HTTP_DEFAULT_METRICS_PATH "/metrics"
 #define HTTP_DEFAULT_CONNECTION_LIMIT 64
 #define HTTP_DEFAULT_TIMEOUT_S 10
@@ -49,6 +49,14 @@ struct http_server;
  */
 int http_server_start(const struct http_server_options *o, struct snapshot_slot *slot,
                       struct http_server **ret);
+
+/* The two halves of http_server_start(), so that the daemon can bind before it starts
+ * anything else: http_server_listen() parses and binds the address (NULL:
+ * HTTP_DEFAULT_LISTEN) and returns the listening fd or -errno as above; _start_on() serves
+ * on it and owns it from then on, also when it fails. */
+int http_server_listen(const char *listen_address);
+int http_server_start_on(const struct http_server_options *o, int listen_fd,
+                         struct snapshot_slot *slot, struct http_server **ret);
 /* The bound TCP port (the real one when the address asked for port 0). */
 int http_server_port(const struct http_server *s);
 /* Stops the thread, closes all connections. Accepts NULL; returns NULL. */

@@ -7,66 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_sources.h"
 #include "fileio.h"
-#include "gpu.h"
 #include "kube_labels.h"
 #include "pod_allocations.h"
 #include "macro.h"
-#include "rapl.h"
-#include "strbuf.h"
-
-static bool check_gpu(const struct config *cfg) {
-    struct gpu_source_options o = {.library_path = cfg->nvml_library};
-    struct gpu_source *gpu = NULL;
-    const char *reason = NULL;
-    struct strbuf sb;
-    int r;
-
-    if (!cfg->gpu_enabled) {
-        printf("gpu     off       --no-gpu given\n");
-        return false;
-    }
-    r = gpu_source_open(&o, &gpu, &reason);
-    if (r < 0) {
-        printf("gpu     absent    %s (%s)\n", reason ? reason : "NVML cannot be used",
-               strerror(-r));
-        if (r == -ENOENT)
-            printf("        fix: install the NVIDIA driver, or point --nvml-library at "
-                   "libnvidia-ml.so.1 (in containers: mount the host driver's library)\n");
-        return false;
-    }
-    strbuf_init(&sb);
-    gpu_source_describe(gpu, &sb);
-    printf("gpu     ok\n%s", sb.buf ? sb.buf : "");
-    strbuf_done(&sb);
-    (void)gpu_source_close(gpu);
-    return true;
-}
-
-static bool check_rapl(const struct config *cfg, int sys_fd, int dev_fd, int proc_fd) {
-    struct rapl_options o = {
-        .sys_fd = sys_fd,
-        .dev_fd = dev_fd,
-        .proc_fd = proc_fd,
-        .mode = (enum rapl_mode)rapl_mode_from_string(cfg->rapl_source),
-    };
-    struct rapl_status status;
-    struct rapl *rapl = NULL;
-    int r;
-
-    if (o.mode == RAPL_MODE_OFF) {
-        printf("rapl    off       --rapl-source=off given\n");
-        return false;
-    }
-    r = rapl_open(&o, &rapl, &status);
-    if (r < 0) {
-        printf("rapl    %-9s %s\n", r == -ENODEV ? "absent" : "down", status.reason);
-        return false;
-    }
-    printf("rapl    ok        %s: %s\n", rapl_mode_to_string(status.chosen), status.reason);
-    (void)rapl_free(rapl);
-    return true;
-}
 
 static void check_cgroups(int sys_fd) {
     struct stat st;
@@ -141,7 +86,7 @@ int check_run(const struct config *cfg) {
     bool gpu, rapl = false;
 
     printf("joulestat %s: sources on this node\n\n", JOULESTAT_VERSION);
-    gpu = check_gpu(cfg);
+    gpu = check_gpu_source(cfg, proc_fd);
     if (proc_fd < 0)
         printf("procfs  down      cannot open %s: %s\n", cfg->procfs, strerror(-proc_fd));
     else {
@@ -151,8 +96,9 @@ int check_run(const struct config *cfg) {
     if (sys_fd < 0)
         printf("sysfs   down      cannot open %s: %s\n", cfg->sysfs, strerror(-sys_fd));
     else {
-        if (dev_fd >= 0 && proc_fd >= 0)
-            rapl = check_rapl(cfg, sys_fd, dev_fd, proc_fd);
+        /* powercap and perf need sysfs only; the MSR interface says so when it lacks the
+         * devices root. */
+        rapl = check_rapl_source(cfg, sys_fd, dev_fd, proc_fd);
         check_cgroups(sys_fd);
     }
     check_kubelet(cfg);

@@ -212,7 +212,8 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         }
     }
 
-    if (s->sys_fd >= 0 && s->dev_fd >= 0 && s->proc_fd >= 0)
+    /* powercap and perf need only sysfs; the MSR interface needs --path.dev too and says so. */
+    if (s->sys_fd >= 0)
         open_rapl(s);
     if (cfg->command == COMMAND_SERVE && kube_labels_new(cfg, &s->kube) < 0) {
         sampler_free(s);
@@ -355,6 +356,19 @@ static void put_source(struct snapshot *snap, const char *name, bool up, uint64_
     (void)snprintf(src->name, sizeof(src->name), "%s", name);
 }
 
+/* A source switched off by a flag has no series at all, as node_exporter leaves out the
+ * collectors it was told not to run: source_up 0 would mean "broken" and fire alerts. */
+static bool source_enabled(const struct sampler *s, enum source_id id) {
+    switch (id) {
+    case SOURCE_NVML:
+        return s->cfg->gpu_enabled;
+    case SOURCE_RAPL:
+        return rapl_mode_from_string(s->cfg->rapl_source) != RAPL_MODE_OFF;
+    default:
+        return true;
+    }
+}
+
 static int publish(struct sampler *s, const struct tick_time *t, double duration) {
     struct snapshot *snap;
 
@@ -369,7 +383,8 @@ static int publish(struct sampler *s, const struct tick_time *t, double duration
         return -ENOMEM;
     }
     for (unsigned i = 0; i < _SOURCE_MAX; i++)
-        put_source(snap, source_names[i], s->health[i].up, s->health[i].errors);
+        if (source_enabled(s, i))
+            put_source(snap, source_names[i], s->health[i].up, s->health[i].errors);
     /* The Kubernetes sources have series only where they are configured. */
     if (s->kube) {
         uint64_t errors = 0;

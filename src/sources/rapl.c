@@ -235,6 +235,18 @@ static void append(char *buf, size_t size, const char *s) {
 typedef int (*backend_open_fn)(const struct rapl_options *o, struct rapl **ret, char *reason,
                                size_t size);
 
+/* The MSR interface is the only one that reads the devices root (cpu/N/msr), and it needs
+ * /proc/cpuinfo for the model's units; powercap and perf need sysfs alone. */
+static int msr_open(const struct rapl_options *o, struct rapl **ret, char *reason, size_t size) {
+    if (o->dev_fd < 0 || o->proc_fd < 0) {
+        (void)snprintf(reason, size,
+                       "msr: %s cannot be opened (MSRs are read from <dev>/cpu/N/msr)",
+                       o->dev_fd < 0 ? "the devices root (--path.dev)" : "procfs (--path.procfs)");
+        return -ENOENT;
+    }
+    return rapl_msr_open(o, ret, reason, size);
+}
+
 static backend_open_fn backend_for(enum rapl_mode m) {
     switch (m) {
     case RAPL_MODE_POWERCAP:
@@ -242,7 +254,7 @@ static backend_open_fn backend_for(enum rapl_mode m) {
     case RAPL_MODE_PERF:
         return rapl_perf_open;
     case RAPL_MODE_MSR:
-        return rapl_msr_open;
+        return msr_open;
     default:
         return NULL;
     }

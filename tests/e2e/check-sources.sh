@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `joulestat check` samples the energy sources, twice --sample-interval apart:
+#   - the simulated GPU node: energy and power per GPU, its processes with names and
+#     per-process samples; processes missing from procfs and a GPU without an energy
+#     counter are named as not working, each with its fix;
+#   - the RAPL fixture trees, with --path.dev pointing nowhere (powercap needs sysfs only):
+#     counters that move give watts, frozen ones are called so with the fix; MSRs without
+#     a devices root say what they lack;
+#   - serve reads powercap with sysfs alone as well.
+# Usage: check-sources.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+. "$src/tests/e2e/lib.sh"
+js=$build/joulestat
+sim=$build/sim/libnvidia-ml.so.1
+
+run() { # expected-status args...: check's output in $E2E_TMP/out
+    local want=$1 got=0
+    shift
+    "$js" check --kubernetes-enabled=false "$@" >"$E2E_TMP/out" 2>"$E2E_TMP/err" || got=$?
+    [[ $got == "$want" ]] || e2e_fail "check $* exited $got, expected $want: $(cat "$E2E_TMP/out" "$E2E_TMP/err")"
+}
+expect() { grep -qE -- "$1" "$E2E_TMP/out" || e2e_fail "no line '$1' in: $(cat "$E2E_TMP/out")"; }
+absent() { grep -qE -- "$1" "$E2E_TMP/out" && e2e_fail "unexpected '$1' in: $(cat "$E2E_TMP/out")"; return 0; }
+
+# The simulated node: two processes (train at 80 %, infer at 20 % SM) on a 70 W GPU.
+mkdir -p "$E2E_TMP/proc"
+JOULESTAT_SIM_SCENARIO=$src/scenarios/two-process-80-20.scn JOULESTAT_SIM_PROCFS=$E2E_TMP/proc \
+    run 0 --nvml-library "$sim" --path.procfs "$E2E_TMP/proc" --rapl-source off --sample-interval 500ms
+expect '^gpu     ok        1 GPU\(s\), sampled twice 0\.[5-9][0-9] s apart$'
+expect '^        GPU 0 NVIDIA A100-PCIE-40GB \(GPU-0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0\): energy counter \+[0-9]+\.[0-9]{3} J in 0\.[5-9][0-9] s = (6[0-9]|7[0-9])\.[0-9] W; power [0-9.]+ W, then [0-9.]+ W$'
+expect '^        GPU 0: 2 process\(es\): (2001 train, 2002 infer|2002 infer, 2001 train)$'
+expect '^        GPU 0: per-process utilisation: [1-9][0-9]* sample\(s\), for 2 of the 2 process\(es\)$'
+expect '^        GPU 0: energy counter: works$'
+absent 'does not work'
+absent 'fix:'
+expect '^rapl    off       --rapl-source=off given'
+
+# The same processes, but not in this procfs (another PID namespace): named as the problem.
+mkdir -p "$E2E_TMP/empty"
+JOULESTAT_SIM_SCENARIO=$src/scenarios/two-process-80-20.scn \
+    run 0 --nvml-library "$sim" --path.procfs "$E2E_TMP/empty" --rapl-source off --sample-interval 300ms
+expect '^        GPU 0: 2 process\(es\): .*2001 \(not in procfs\)'
+expect "^        does not work: GPU 0's processes are not in $E2E_TMP/empty"
+expect '^        fix: run joulestat in the host PID namespace'
+
+# No total-energy counter: energy from power, said so (nothing to fix but the estimate).
+JOULESTAT_SIM_SCENARIO=$src/scenarios/fault-no-energy-counter.scn \
+    run 0 --nvml-library "$sim" --path.procfs "$E2E_TMP/empty" --rapl-source off --sample-interval 300ms
+expect '^        GPU 0 .*: no energy counter; power [0-9.]+ W, then [0-9.]+ W$'
+expect '^        does not work: GPU 0 has no total-energy counter'
+
+# RAPL through powercap on a copy of the Skylake-SP tree, no devices root at all.
+tree=$E2E_TMP/skx
+cp -r "$src/tests/trees/rapl-powercap-skx" "$tree"
+rapl_flags=(--no-gpu --path.sysfs "$tree/sys" --path.procfs "$tree/proc" --path.dev "$E2E_TMP/no-dev")
+run 1 "${rapl_flags[@]}" --sample-interval 300ms
+expect '^rapl    frozen    auto: powercap: 4 zones'
+expect '^        package 0 package: did not advance in 0\.[0-9]+ s$'
+expect '^        fix: a virtual machine may show RAPL counters that never move'
+
+# The package-0 counter moves by 1 mJ every 10 ms (0.1 W); written in place at a fixed
+# width, as the kernel's file would change under an open descriptor.
+python3 - "$tree/sys/class/powercap/intel-rapl:0/energy_uj" "$E2E_TMP/writing" <<'EOP' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for i in range(3000):
+    os.pwrite(fd, b"%012d\n" % (100000000000 + 1000 * i), 0)
+    if i == 1:
+        open(sys.argv[2], "w").close()
+    time.sleep(0.01)
+EOP
+E2E_PIDS+=($!)
+e2e_wait 10 test -e "$E2E_TMP/writing" || e2e_fail "the counter writer did not start"
+run 0 "${rapl_flags[@]}" --sample-interval 1s
+expect '^rapl    ok        auto: powercap: 4 zones'
+expect '^        package 0 package: \+0\.[0-9]{3} J in 1\.[0-9]{2} s = 0\.[0-9] W$'
+expect '^        package 1 dram: did not advance'
+absent 'does not work'
+
+# serve: the same tree, sysfs alone; RAPL energy is counted and the source is up.
+port=$(e2e_free_port)
+"$js" serve "${rapl_flags[@]}" --kubernetes-enabled=false --process-scan-interval 200ms \
+    --sample-interval 100ms --listen-address "127.0.0.1:$port" 2>"$E2E_TMP/serve.log" &
+E2E_PIDS+=($!)
+rapl_counted() {
+    curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" &&
+        grep -qx 'joulestat_source_up{source="rapl"} 1' "$E2E_TMP/m.prom" &&
+        grep -qE '^joulestat_rapl_energy_joules_total\{package="0",domain="package"\} 0\.0*[1-9]' "$E2E_TMP/m.prom"
+}
+e2e_wait 15 rapl_counted || e2e_fail "serve counts no RAPL energy without --path.dev: $(cat "$E2E_TMP/m.prom" "$E2E_TMP/serve.log")"
+grep -q 'source="nvml"' "$E2E_TMP/m.prom" && e2e_fail "--no-gpu still exports the nvml source"
+
+# MSRs need the devices root: said so, with the way out.
+run 1 "${rapl_flags[@]}" --rapl-source msr --sample-interval 100ms
+expect '^rapl    down      msr: the devices root \(--path.dev\) cannot be opened'
+expect '^        fix: load the msr module and give joulestat the host.s /dev \(--path.dev\), or use --rapl-source=powercap'
+echo "check-sources: ok"

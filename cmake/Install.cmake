@@ -1,7 +1,8 @@
 # `make install` (PREFIX, DESTDIR) and `make package` (a .deb through CPack): the binary,
-# joulestat(8), the systemd unit, the default options file it reads, the docs; the
-# simulated GPU node only with -DJOULESTAT_INSTALL_SIM=ON, in a directory of its own so
-# that it never stands in for the real libnvidia-ml.so.1.
+# joulestat(8), the systemd unit, the default options file it reads, the docs. The
+# simulated GPU node (component "sim") only when asked: -DJOULESTAT_INSTALL_SIM=ON, or
+# `cmake --install BUILD --component sim`; it goes to a directory of its own, so that it
+# never stands in for the real libnvidia-ml.so.1.
 option(JOULESTAT_INSTALL_SIM "Install the simulated GPU node and its scenarios" OFF)
 
 set(JOULESTAT_UNIT_DIR "${CMAKE_INSTALL_PREFIX}/lib/systemd/system" CACHE PATH
@@ -36,9 +37,14 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
         FILES_MATCHING PATTERN "*.md")
 if(JOULESTAT_INSTALL_SIM)
-  install(TARGETS joulestat_sim_nvml LIBRARY DESTINATION ${_sim_dir} NAMELINK_SKIP)
-  install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/joulestat/scenarios)
+  set(_sim_asked "")
+else()
+  set(_sim_asked EXCLUDE_FROM_ALL)
 endif()
+install(TARGETS joulestat_sim_nvml LIBRARY DESTINATION ${_sim_dir} NAMELINK_SKIP COMPONENT sim
+        ${_sim_asked})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios/
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/joulestat/scenarios COMPONENT sim ${_sim_asked})
 
 # The .deb: dependencies from dpkg-shlibdeps; libcurl is loaded only for the Kubernetes API.
 set(CPACK_GENERATOR DEB)

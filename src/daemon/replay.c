@@ -33,7 +33,12 @@ struct sim_api {
     joulestat_sim_process_info_fn *process_info;
 };
 
-/* The simulator built beside this executable: <dir of joulestat>/sim/libnvidia-ml.so.1. */
+#ifndef JOULESTAT_SIM_LIBRARY
+#define JOULESTAT_SIM_LIBRARY "/usr/local/lib/joulestat/libnvidia-ml.so.1"
+#endif
+
+/* The simulator built beside this executable (<dir of joulestat>/sim/libnvidia-ml.so.1),
+ * else the installed one (make install INSTALL_SIM=ON). */
 static int default_sim_path(char *buf, size_t size) {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -42,6 +47,8 @@ static int default_sim_path(char *buf, size_t size) {
         return -errno;
     exe[n] = '\0';
     if ((size_t)snprintf(buf, size, "%s/sim/libnvidia-ml.so.1", dirname(exe)) >= size)
+        return -ENAMETOOLONG;
+    if (access(buf, F_OK) < 0 && (size_t)snprintf(buf, size, "%s", JOULESTAT_SIM_LIBRARY) >= size)
         return -ENAMETOOLONG;
     return 0;
 }

@@ -31,7 +31,7 @@ static int bind_listen_address(const char *address) {
         return log_error_errno(r, "cannot listen on '%s': unknown host", address);
     if (r < 0)
         return log_error_errno(r, "cannot listen on '%s': %m", address);
-    r = http_server_listen(address);
+    r = listen_address_open(&parsed, HTTP_LISTEN_BACKLOG);
     if (r < 0)
         return log_error_errno(r, "cannot listen on '%s': %m", address);
     return r;

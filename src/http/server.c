@@ -22,7 +22,6 @@
 
 #define REALM "joulestat"
 #define METRICS_PATH_MAX 256
-#define LISTEN_BACKLOG 64
 /* A gzip scrape renders this much text at a time into the compressor: small enough to stay
  * in the core's cache between the two, large enough that the hand-overs cost nothing. */
 #define GZIP_RENDER_CHUNK ((size_t)65536)
@@ -322,23 +321,17 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
     return srv->daemon ? 0 : -EINVAL;
 }
 
-int http_server_listen(const char *listen_address) {
-    struct listen_address addr;
-    int r;
-
-    r = listen_address_parse(listen_address ? listen_address : HTTP_DEFAULT_LISTEN, &addr);
-    if (r < 0)
-        return r;
-    return listen_address_open(&addr, LISTEN_BACKLOG);
-}
-
 int http_server_start(const struct http_server_options *o, struct snapshot_slot *slot,
                       struct http_server **ret) {
-    int fd;
+    struct listen_address addr;
+    int fd, r;
 
     if (!o || !slot || !ret)
         return -EINVAL;
-    fd = http_server_listen(o->listen_address);
+    r = listen_address_parse(o->listen_address ? o->listen_address : HTTP_DEFAULT_LISTEN, &addr);
+    if (r < 0)
+        return r;
+    fd = listen_address_open(&addr, HTTP_LISTEN_BACKLOG);
     if (fd < 0)
         return fd;
     return http_server_start_on(o, fd, slot, ret);

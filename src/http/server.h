@@ -22,6 +22,7 @@
 #define HTTP_DEFAULT_METRICS_PATH "/metrics"
 #define HTTP_DEFAULT_CONNECTION_LIMIT 64
 #define HTTP_DEFAULT_TIMEOUT_S 10
+#define HTTP_LISTEN_BACKLOG 64
 
 struct http_server_options {
     const char *listen_address; /* NULL: HTTP_DEFAULT_LISTEN; forms in listen.h */
@@ -50,11 +51,9 @@ struct http_server;
 int http_server_start(const struct http_server_options *o, struct snapshot_slot *slot,
                       struct http_server **ret);
 
-/* The two halves of http_server_start(), so that the daemon can bind before it starts
- * anything else: http_server_listen() parses and binds the address (NULL:
- * HTTP_DEFAULT_LISTEN) and returns the listening fd or -errno as above; _start_on() serves
- * on it and owns it from then on, also when it fails. */
-int http_server_listen(const char *listen_address);
+/* The second half of http_server_start(), on a socket the caller bound and listens on
+ * (listen_address_open() with HTTP_LISTEN_BACKLOG), so that the daemon can bind before it
+ * starts anything else. Owns listen_fd from the call on, also when it fails. */
 int http_server_start_on(const struct http_server_options *o, int listen_fd,
                          struct snapshot_slot *slot, struct http_server **ret);
 /* The bound TCP port (the real one when the address asked for port 0). */

@@ -11,6 +11,7 @@ set(_defaults_file "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/joulestat")
 set(_sim_dir "${CMAKE_INSTALL_FULL_LIBDIR}/joulestat")
 # The man page names the options file; replay finds an installed simulator.
 target_compile_definitions(js_daemon PRIVATE JOULESTAT_SYSCONFDIR="${CMAKE_INSTALL_FULL_SYSCONFDIR}"
+                           JOULESTAT_DOCDIR="${CMAKE_INSTALL_FULL_DOCDIR}"
                            JOULESTAT_SIM_LIBRARY="${_sim_dir}/libnvidia-ml.so.1")
 
 # joulestat(8), written by the binary from the table that also prints --help.

@@ -8,6 +8,9 @@
 #ifndef JOULESTAT_SYSCONFDIR
 #define JOULESTAT_SYSCONFDIR "/etc"
 #endif
+#ifndef JOULESTAT_DOCDIR
+#define JOULESTAT_DOCDIR "/usr/share/doc/joulestat"
+#endif
 
 #define HELP_WIDTH 80
 #define HELP_TEXT_COLUMN 29
@@ -60,8 +63,9 @@ static const struct {
       "address that cannot be bound, reported before any source starts) or check finds no "
       "working energy source; 2 for a bad command line."}},
     {"SEE ALSO",
-     {"README.md and docs/ in the source (METRICS.md: every exported metric; DEPLOY.md: "
-      "Kubernetes and systemd; ATTRIBUTION.md: how energy is split)."}},
+     {"README.md and the documents in " JOULESTAT_DOCDIR
+      " (METRICS.md: every exported metric; DEPLOY.md: Kubernetes, systemd and the "
+      "privileges; ATTRIBUTION.md: how energy is split), also under docs/ in the source."}},
 };
 
 /* Writes text from column `col` (the cursor's), wrapping at HELP_WIDTH with continuation

@@ -29,8 +29,12 @@ absent() { grep -qE -- "$1" "$E2E_TMP/out" && e2e_fail "unexpected '$1' in: $(ca
 mkdir -p "$E2E_TMP/proc"
 JOULESTAT_SIM_SCENARIO=$src/scenarios/two-process-80-20.scn JOULESTAT_SIM_PROCFS=$E2E_TMP/proc \
     run 0 --nvml-library "$sim" --path.procfs "$E2E_TMP/proc" --rapl-source off --sample-interval 500ms
-expect '^gpu     ok        1 GPU\(s\), sampled twice 0\.[5-9][0-9] s apart$'
-expect '^        GPU 0 NVIDIA A100-PCIE-40GB \(GPU-0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0\): energy counter \+[0-9]+\.[0-9]{3} J in 0\.[5-9][0-9] s = (6[0-9]|7[0-9])\.[0-9] W; power [0-9.]+ W, then [0-9.]+ W$'
+# (the sleep may run long on a loaded machine: at least the interval, any length after)
+expect '^gpu     ok        1 GPU\(s\), sampled twice ([0]\.[5-9]|[1-9])[0-9.]* s apart$'
+expect '^        GPU 0 NVIDIA A100-PCIE-40GB \(GPU-0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0\): energy counter \+[0-9]+\.[0-9]{3} J in [0-9.]+ s = [1-9][0-9]*\.[0-9] W; power [0-9.]+ W, then [0-9.]+ W$'
+# The energy counter's watts are the GPU's 70 W, whatever the interval really was.
+watts=$(sed -n 's/^        GPU 0 .*: energy counter .* = \([0-9.]*\) W; .*/\1/p' "$E2E_TMP/out")
+awk -v w="$watts" 'BEGIN { exit !(w > 65 && w < 75) }' || e2e_fail "GPU 0 at $watts W, not 70 W"
 expect '^        GPU 0: 2 process\(es\): (2001 train, 2002 infer|2002 infer, 2001 train)$'
 expect '^        GPU 0: per-process utilisation: [1-9][0-9]* sample\(s\), for 2 of the 2 process\(es\)$'
 expect '^        GPU 0: energy counter: works$'
@@ -58,7 +62,7 @@ cp -r "$src/tests/trees/rapl-powercap-skx" "$tree"
 rapl_flags=(--no-gpu --path.sysfs "$tree/sys" --path.procfs "$tree/proc" --path.dev "$E2E_TMP/no-dev")
 run 1 "${rapl_flags[@]}" --sample-interval 300ms
 expect '^rapl    frozen    auto: powercap: 4 zones'
-expect '^        package 0 package: did not advance in 0\.[0-9]+ s$'
+expect '^        package 0 package: did not advance in [0-9]+\.[0-9]{2} s$'
 expect '^        fix: a virtual machine may show RAPL counters that never move'
 
 # The package-0 counter moves by 1 mJ every 10 ms (0.1 W); written in place at a fixed
@@ -76,7 +80,7 @@ E2E_PIDS+=($!)
 e2e_wait 10 test -e "$E2E_TMP/writing" || e2e_fail "the counter writer did not start"
 run 0 "${rapl_flags[@]}" --sample-interval 1s
 expect '^rapl    ok        auto: powercap: 4 zones'
-expect '^        package 0 package: \+0\.[0-9]{3} J in 1\.[0-9]{2} s = 0\.[0-9] W$'
+expect '^        package 0 package: \+[0-9]+\.[0-9]{3} J in [0-9]+\.[0-9]{2} s = 0\.[0-9] W$'
 expect '^        package 1 dram: did not advance'
 absent 'does not work'
 

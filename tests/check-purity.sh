@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# src/core and src/parse are pure: no I/O, no clock, no threads, no dynamic loading.
+# src/accounting and src/parse are pure: no I/O, no clock, no threads, no dynamic loading.
 set -u
 root=${1:-.}
 bad=$(grep -nE '#include <(stdio|unistd|fcntl|dirent|dlfcn|pthread|time|sys/[a-z]+)\.h>' \
-    "$root"/src/core/*.[ch] "$root"/src/parse/*.[ch] 2>/dev/null)
+    "$root"/src/accounting/*.[ch] "$root"/src/parse/*.[ch] 2>/dev/null)
 if [[ -n $bad ]]; then
     echo "check-purity: I/O headers in pure code:"
     echo "$bad"
     exit 1
 fi
-echo "check-purity: src/core and src/parse include no I/O headers"
+echo "check-purity: src/accounting and src/parse include no I/O headers"

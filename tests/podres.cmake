@@ -15,11 +15,11 @@ set_tests_properties(podres-encode PROPERTIES FIXTURES_SETUP podres-pb LABELS un
 set_tests_properties(test-pod-resources PROPERTIES FIXTURES_REQUIRED podres-pb)
 
 set(_podres_fuzz_dir ${CMAKE_SOURCE_DIR}/tests/fuzz)
-set(_podres_parse_dir ${CMAKE_SOURCE_DIR}/src/parse)
+set(_podres_parse_dir ${CMAKE_SOURCE_DIR}/src/kube)
 add_executable(fuzz-replay-pod-resources ${_podres_fuzz_dir}/fuzz-pod-resources.c
                ${_podres_fuzz_dir}/fuzz-main.c)
 target_include_directories(fuzz-replay-pod-resources PRIVATE ${_podres_fuzz_dir})
-target_link_libraries(fuzz-replay-pod-resources PRIVATE js_parse js_base)
+target_link_libraries(fuzz-replay-pod-resources PRIVATE js_kube js_base)
 joulestat_warnings(fuzz-replay-pod-resources)
 add_test(NAME fuzz-replay-pod-resources
          COMMAND fuzz-replay-pod-resources ${_podres_fuzz_dir}/corpus/pod-resources)
@@ -43,7 +43,7 @@ endif()
 if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND JOULESTAT_HAVE_LIBFUZZER)
   set(_podres_fuzz_flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
   add_executable(fuzz-pod-resources ${_podres_fuzz_dir}/fuzz-pod-resources.c
-                 ${_podres_parse_dir}/pod_resources.c ${_podres_parse_dir}/pod_resources_gpu.c)
+                 ${_podres_parse_dir}/pod_resources_decode.c ${_podres_parse_dir}/pod_resources_gpu.c)
   target_include_directories(fuzz-pod-resources PRIVATE ${_podres_fuzz_dir} ${_podres_parse_dir})
   target_link_libraries(fuzz-pod-resources PRIVATE js_base)
   target_compile_options(fuzz-pod-resources PRIVATE ${_podres_fuzz_flags})

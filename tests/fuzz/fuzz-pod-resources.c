@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "pod_resources.h"
+#include "pod_resources_decode.h"
 #include "pod_resources_gpu.h"
 
 /* Whatever the bytes: no crash, a known error, and a GPU table that holds together. */

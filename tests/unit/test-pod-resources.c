@@ -14,7 +14,7 @@
 
 #include "fileio.h"
 #include "macro.h"
-#include "pod_resources.h"
+#include "pod_resources_decode.h"
 #include "pod_resources_gpu.h"
 
 #define GPU0 "GPU-5f3e2a10-7c4b-4e59-9a1d-2b6c8d0e4f21"

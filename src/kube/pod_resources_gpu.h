@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pod_resources.h"
+#include "pod_resources_decode.h"
 
 /*
  * Which pods hold which GPUs, from a decoded pod-resources List. Pure.

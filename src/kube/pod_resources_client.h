@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pod_resources.h"
+#include "pod_resources_decode.h"
 #include "pod_resources_gpu.h"
 
 /*

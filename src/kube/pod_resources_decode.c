@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "pod_resources.h"
+#include "pod_resources_decode.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "procfs.h"
+#include "sim_procfs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "counter.h"
 #include "cpu_groups.h"
@@ -48,10 +47,10 @@ struct cpu_accounting {
 
 int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accounting **ret) {
     struct cpu_accounting *c;
-    long tck;
 
-    if (!o || (o->policy != IDLE_POLICY_UNATTRIBUTED && o->policy != IDLE_POLICY_EVEN &&
-               o->policy != IDLE_POLICY_SHARE))
+    if (!o || o->clk_tck == 0 ||
+        (o->policy != IDLE_POLICY_UNATTRIBUTED && o->policy != IDLE_POLICY_EVEN &&
+         o->policy != IDLE_POLICY_SHARE))
         return -EINVAL;
     c = calloc(1, sizeof(*c));
     if (!c)
@@ -59,10 +58,6 @@ int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accoun
     c->policy = o->policy;
     c->process_metrics = o->process_metrics;
     c->clk_tck = o->clk_tck;
-    if (c->clk_tck == 0) {
-        tck = sysconf(_SC_CLK_TCK);
-        c->clk_tck = tck > 0 ? (unsigned long)tck : 100; /* USER_HZ is 100 everywhere */
-    }
     cpu_groups_init(&c->groups, o->proc_fd, o->sys_fd);
     *ret = c;
     return 0;

@@ -29,13 +29,14 @@ struct cpu_accounting_options {
     enum idle_policy policy;
     int proc_fd;           /* <procfs>, for <pid>/cgroup of new workloads; -1: none */
     int sys_fd;            /* <sysfs>, for fs/cgroup; -1: no cgroup CPU time */
-    unsigned long clk_tck; /* ticks per second of /proc time fields; 0: sysconf */
+    unsigned long clk_tck; /* ticks per second of /proc time fields (sysconf) */
     bool process_metrics;  /* --cpu-process-metrics: keep per-process series */
 };
 
 struct cpu_accounting;
 
-/* The fds are borrowed and must outlive the accounting. Returns 0, -EINVAL, -ENOMEM. */
+/* The fds are borrowed and must outlive the accounting. Returns 0, -EINVAL (no clk_tck, a
+ * policy other than unattributed, even, share), -ENOMEM. */
 int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accounting **ret);
 struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c);
 

@@ -2,7 +2,6 @@
 #include "gpu_accounting.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -523,8 +522,8 @@ static void update_device(struct ledger_gpu *g, const struct gpu_device_reading 
                           const struct gpu_track *t) {
     g->present = true;
     g->index = d->index;
-    (void)snprintf(g->uuid, sizeof(g->uuid), "%s", d->uuid);
-    (void)snprintf(g->model, sizeof(g->model), "%s", d->name);
+    copy_cut(g->uuid, sizeof(g->uuid), d->uuid);
+    copy_cut(g->model, sizeof(g->model), d->name);
     g->up = d->up;
     if (!d->up) {
         g->power_valid = false;

@@ -186,11 +186,13 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->proc_fd = open_root(cfg->procfs);
     {
         /* Borrows proc_fd and sys_fd: freed before they are closed. */
+        long tck = sysconf(_SC_CLK_TCK);
         struct cpu_accounting_options co = {
             .policy = cfg->cpu_idle_policy,
             .proc_fd = s->proc_fd,
             .sys_fd = s->sys_fd,
             .process_metrics = cfg->cpu_process_metrics,
+            .clk_tck = tck > 0 ? (unsigned long)tck : 100, /* USER_HZ is 100 everywhere */
         };
 
         r = cpu_accounting_new(&co, &s->cpu_accounting);

@@ -409,6 +409,10 @@ static void test_errors(void **state) {
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .proc_fd = -1, .sys_fd = -1};
 
     ASSERT_ERRNO(cpu_accounting_new(&o, &c), EINVAL);
+    /* The tick length comes from the caller (sysconf): accounting reads no system state. */
+    o = (struct cpu_accounting_options){
+        .policy = IDLE_POLICY_UNATTRIBUTED, .proc_fd = -1, .sys_fd = -1};
+    ASSERT_ERRNO(cpu_accounting_new(&o, &c), EINVAL);
     ASSERT_ERRNO(cpu_accounting_new(NULL, &c), EINVAL);
     assert_null(c);
     assert_null(cpu_accounting_free(NULL));

@@ -10,7 +10,7 @@
 #include "cpu_groups.h"
 #include "cpu_split.h"
 #include "cpu_unseen.h"
-#include "identity.h"
+#include "workload_kind.h"
 #include "macro.h"
 #include "proc_cpu_stat.h"
 
@@ -138,7 +138,7 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
 
     for (size_t i = 0; i < n_rows && i < UINT32_MAX; i++) {
         const struct procfs_process *p = &rows[i];
-        uint64_t key = cpu_group_key(p->identity), us;
+        uint64_t key = workload_group_key(p->identity), us;
         size_t g = SIZE_MAX;
 
         if (p->flags & PROCFS_PROCESS_EXITED) {
@@ -321,7 +321,7 @@ bool cpu_accounting_unchanged(void *userdata, const struct workload_identity *id
 
     /* A job found from the environment may run outside the job's cgroup: always read. */
     return c->prepared && !identity->slurm.from_environ &&
-           cpu_groups_unchanged(&c->groups, cpu_group_key(identity), scans_ago);
+           cpu_groups_unchanged(&c->groups, workload_group_key(identity), scans_ago);
 }
 
 int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *processes,

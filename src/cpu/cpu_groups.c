@@ -8,7 +8,7 @@
 
 #include "cgroup_workload_dir.h"
 #include "fileio.h"
-#include "identity.h"
+#include "workload_kind.h"
 #include "log.h"
 #include "macro.h"
 
@@ -26,19 +26,6 @@ void cpu_groups_done(struct cpu_groups *g) {
     hashmap_done(&g->index);
     free(g->v);
     *g = (struct cpu_groups){.proc_fd = -1, .sys_fd = -1};
-}
-
-uint64_t cpu_group_key(const struct workload_identity *w) {
-    /* The same precedence as the labels (identity_to_labels): container, pod, job. */
-    if (w->container_id[0])
-        return hash_bytes(w->container_id, strlen(w->container_id), 1);
-    if (w->pod_uid[0])
-        return hash_bytes(w->pod_uid, strlen(w->pod_uid), 2);
-    if (w->slurm.job_id_valid)
-        return hash_u64(((uint64_t)3 << 32) | w->slurm.job_id);
-    if (w->slurm.sluid[0])
-        return hash_bytes(w->slurm.sluid, strlen(w->slurm.sluid), 4);
-    return 0;
 }
 
 size_t cpu_groups_find(const struct cpu_groups *g, uint64_t key) {

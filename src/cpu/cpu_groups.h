@@ -55,9 +55,6 @@ struct cpu_groups {
 void cpu_groups_init(struct cpu_groups *g, int proc_fd, int sys_fd);
 void cpu_groups_done(struct cpu_groups *g);
 
-/* The workload key of an identity: 0 for processes of no workload ("system"). */
-uint64_t cpu_group_key(const struct workload_identity *w);
-
 /* The group of key (ret_index), created for process pid with identity w when missing. A
  * group without a cgroup retries finding it with this pid when retry is set (a new
  * process). Returns 1 when created, 0 when it existed, or -ENOMEM; cgroup problems only

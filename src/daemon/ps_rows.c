@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "identity.h"
+#include "workload_kind.h"
 #include "macro.h"
 #include "rapl_units.h"
 

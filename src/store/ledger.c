@@ -70,70 +70,19 @@ static uint64_t workload_key(enum workload_kind kind, const char *id) {
     return hash_bytes(id, strlen(id), (uint64_t)kind + 1);
 }
 
-/* Copies the identity fields that describe a workload of this kind. */
-static void workload_identity(enum workload_kind kind, const struct snap_identity *src,
-                              struct snap_identity *dst) {
-    *dst = (struct snap_identity){0};
-    switch (kind) {
-    case WORKLOAD_CONTAINER:
-        memcpy(dst->container, src->container, sizeof(dst->container));
-        memcpy(dst->container_id, src->container_id, sizeof(dst->container_id));
-        /* fallthrough: a container also names its pod */
-        __attribute__((fallthrough));
-    case WORKLOAD_POD:
-        memcpy(dst->pod, src->pod, sizeof(dst->pod));
-        memcpy(dst->namespace_, src->namespace_, sizeof(dst->namespace_));
-        memcpy(dst->pod_uid, src->pod_uid, sizeof(dst->pod_uid));
-        break;
-    case WORKLOAD_JOB:
-        memcpy(dst->slurm_job, src->slurm_job, sizeof(dst->slurm_job));
-        break;
-    case _WORKLOAD_KIND_MAX:
-        break;
-    }
-}
-
-/* The id a workload of this kind is keyed by ("" when the identity has none). */
-static const char *workload_name(enum workload_kind kind, const struct snap_identity *id) {
-    return kind == WORKLOAD_CONTAINER ? id->container_id
-           : kind == WORKLOAD_POD     ? id->pod_uid
-                                      : id->slurm_job;
-}
-
-/* Whether dst already holds the fields workload_identity() would copy from src. */
-static bool workload_identity_equal(enum workload_kind kind, const struct snap_identity *src,
-                                    const struct snap_identity *dst) {
-    switch (kind) {
-    case WORKLOAD_CONTAINER:
-        if (strcmp(dst->container, src->container) != 0 ||
-            strcmp(dst->container_id, src->container_id) != 0)
-            return false;
-        /* fallthrough: a container also names its pod */
-        __attribute__((fallthrough));
-    case WORKLOAD_POD:
-        return strcmp(dst->pod, src->pod) == 0 && strcmp(dst->namespace_, src->namespace_) == 0 &&
-               strcmp(dst->pod_uid, src->pod_uid) == 0;
-    case WORKLOAD_JOB:
-        return strcmp(dst->slurm_job, src->slurm_job) == 0;
-    case _WORKLOAD_KIND_MAX:
-        break;
-    }
-    return true;
-}
-
 /* Marks a workload seen. Names (pod, namespace, container) may arrive later than the ids:
  * keep them fresh, copying only when they differ. */
 static void workload_refresh(struct ledger_workload *w, enum workload_kind kind,
                              const struct snap_identity *id, uint64_t now_ns) {
-    if (!workload_identity_equal(kind, id, &w->id))
-        workload_identity(kind, id, &w->id);
+    if (!workload_labels_equal(kind, id, &w->id))
+        workload_labels_copy(kind, id, &w->id);
     w->active = true;
     w->last_seen_ns = now_ns;
 }
 
 static int workload_touch(struct ledger *l, enum workload_kind kind, const struct snap_identity *id,
                           uint64_t now_ns, struct ledger_workload **ret) {
-    const char *name = workload_name(kind, id);
+    const char *name = workload_id(kind, id);
     struct ledger_workload *w;
     uint64_t key;
     int r;
@@ -208,10 +157,10 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
     }
     for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++) {
         struct ledger_workload *w = cached ? p->wl[k] : NULL;
-        const char *name = workload_name(k, &p->id);
+        const char *name = workload_id(k, &p->id);
         int r;
 
-        if (w && w->kind == k && strcmp(workload_name(k, &w->id), name) == 0)
+        if (w && w->kind == k && strcmp(workload_id(k, &w->id), name) == 0)
             workload_refresh(w, k, &p->id, now_ns);
         else if (!cached || w || name[0] != '\0') {
             r = workload_touch(l, k, &p->id, now_ns, &w);
@@ -245,13 +194,11 @@ void ledger_cpu_scan(struct ledger *l, uint64_t now_ns) {
 
 int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsigned domain,
                           uint64_t uj, uint64_t now_ns) {
-    enum workload_kind kind = id->container_id[0] ? WORKLOAD_CONTAINER
-                              : id->pod_uid[0]    ? WORKLOAD_POD
-                                                  : WORKLOAD_JOB;
+    enum workload_kind kind = workload_kind_innermost(id);
     struct ledger_workload *w;
     int r;
 
-    if (domain >= SNAP_CPU_DOMAINS)
+    if (domain >= SNAP_CPU_DOMAINS || kind == WORKLOAD_KIND_NONE)
         return -EINVAL;
     r = workload_touch(l, kind, id, now_ns, &w);
     if (r < 0)

@@ -11,12 +11,13 @@
  * processes with equal pid and labels must share a series (or the exposition would carry
  * a duplicate). */
 static uint64_t cpu_process_key(uint32_t pid, const struct snap_identity *id) {
-    const char *fields[] = {id->process_name, id->pod,          id->namespace_, id->container,
-                            id->pod_uid,      id->container_id, id->slurm_job};
     uint64_t h = hash_u64(0x6370750000000000ULL | pid);
 
-    for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-        h = hash_bytes(fields[i], strnlen(fields[i], SNAP_LABEL_MAX), h + i);
+    for (size_t f = 0; f < _LABEL_FIELD_MAX; f++) {
+        const char *v = label_value(id, f);
+
+        h = hash_bytes(v, strnlen(v, SNAP_LABEL_MAX), h + f);
+    }
     return h;
 }
 

@@ -19,17 +19,10 @@ static int compare_gpu_process(const void *a, const void *b) {
 
 static int compare_workload(const void *a, const void *b) {
     const struct snap_workload *x = a, *y = b;
-    int c;
 
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
-    c = strcmp(x->id.pod_uid, y->id.pod_uid);
-    if (c != 0)
-        return c;
-    c = strcmp(x->id.container_id, y->id.container_id);
-    if (c != 0)
-        return c;
-    return strcmp(x->id.slurm_job, y->id.slurm_job);
+    return workload_labels_compare(x->kind, &x->id, &y->id);
 }
 
 static int compare_cpu_process(const void *a, const void *b) {
@@ -39,13 +32,9 @@ static int compare_cpu_process(const void *a, const void *b) {
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     c = strcmp(x->id.process_name, y->id.process_name);
-    if (c != 0)
-        return c;
-    c = strcmp(x->id.container_id, y->id.container_id);
-    if (c != 0)
-        return c;
-    c = strcmp(x->id.pod_uid, y->id.pod_uid);
-    return c != 0 ? c : strcmp(x->id.slurm_job, y->id.slurm_job);
+    for (enum workload_kind k = 0; c == 0 && k < _WORKLOAD_KIND_MAX; k++)
+        c = strcmp(workload_id(k, &x->id), workload_id(k, &y->id));
+    return c;
 }
 
 static int copy_cpu_processes(const struct ledger *l, struct snapshot *s) {

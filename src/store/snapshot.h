@@ -6,26 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "workload_kind.h"
+
 /*
  * An immutable picture of everything exported, built by the sampler after each tick and
  * published with a reference count. The HTTP side renders from it and never samples.
  * Energies are integer microjoules (rendered as joules with six decimals).
  */
-
-#define SNAP_LABEL_MAX 128
-#define SNAP_ID_MAX 80
-
-/* A process's or workload's labels. It is copied into every ledger and snapshot entry, so
- * each slot is sized by what can fill it: longer values are cut, never overflow. */
-struct snap_identity {
-    char process_name[64]; /* comm: 15 characters, kernel threads' full names up to 63 */
-    char pod[SNAP_LABEL_MAX];
-    char namespace_[64]; /* Kubernetes namespace and container names are DNS labels: <= 63 */
-    char container[64];
-    char pod_uid[40];      /* 36 with dashes, 32 hex for static pods */
-    char container_id[72]; /* 64 hex */
-    char slurm_job[32];    /* decimal job id or a 14-character SLUID */
-};
 
 struct snap_gpu_process {
     uint32_t pid;
@@ -86,9 +73,7 @@ struct snap_rapl {
     uint64_t unattributed_uj[_UNATTR_MAX];
 };
 
-/* Energy per workload (container, pod, SLURM job), by component. */
-enum workload_kind { WORKLOAD_CONTAINER, WORKLOAD_POD, WORKLOAD_JOB, _WORKLOAD_KIND_MAX };
-
+/* Energy per workload (a kind of workload_kind.h), by component. */
 struct snap_workload {
     enum workload_kind kind;
     struct snap_identity id;

@@ -3,10 +3,6 @@
 
 #include <errno.h>
 
-struct energy_unit energy_unit_from_esu(unsigned esu) {
-    return (struct energy_unit){UINT64_C(1000000), UINT64_C(1) << (esu & 31U)};
-}
-
 int energy_counter_init(struct energy_counter *c, uint64_t modulus, struct energy_unit unit,
                         uint64_t max_delta_raw) {
     if (unit.num == 0 || unit.den == 0)

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "energy_unit.h"
+
 /*
  * Cumulative energy counters, read from hardware, turned into exact microjoule deltas.
  *
@@ -13,15 +15,6 @@
  * 2^-14 J = 10^6 / 16384 uJ) and the fractional remainder is carried from one delta to the
  * next, so a million small deltas add up to exactly the same total as one big one.
  */
-
-/* One raw unit is num/den microjoules. */
-struct energy_unit {
-    uint64_t num;
-    uint64_t den;
-};
-
-#define ENERGY_UNIT_UJ ((struct energy_unit){1, 1})
-#define ENERGY_UNIT_MJ ((struct energy_unit){1000, 1})
 
 enum counter_event {
     COUNTER_ADVANCED = 0, /* normal delta (possibly zero) */
@@ -40,9 +33,6 @@ struct energy_counter {
     uint64_t remainder; /* carried fraction, in 1/den uJ; always < den */
     uint64_t total_uj;  /* sum of all deltas returned */
 };
-
-/* The unit 2^-esu J, as MSR_RAPL_POWER_UNIT encodes it (esu in 0..31). */
-struct energy_unit energy_unit_from_esu(unsigned esu);
 
 /* Returns 0, or -EINVAL for a zero denominator or numerator. */
 int energy_counter_init(struct energy_counter *c, uint64_t modulus, struct energy_unit unit,

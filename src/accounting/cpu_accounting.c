@@ -32,8 +32,7 @@ struct cpu_accounting {
     struct energy_counter counters[CPU_MAX_COUNTERS];
     bool have_times;
     struct cpu_times last_times;
-    struct cpu_groups groups;
-    bool prepared; /* cpu_accounting_prepare() read the groups for this window */
+    struct cpu_groups *groups; /* borrowed for the length of one tick */
 
     /* Scratch reused every window: no allocation per tick once warm. */
     size_t n_consumers, consumers_cap;
@@ -58,7 +57,6 @@ int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accoun
     c->policy = o->policy;
     c->process_metrics = o->process_metrics;
     c->clk_tck = o->clk_tck;
-    cpu_groups_init(&c->groups, o->proc_fd, o->sys_fd);
     *ret = c;
     return 0;
 }
@@ -66,7 +64,6 @@ int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accoun
 struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c) {
     if (!c)
         return NULL;
-    cpu_groups_done(&c->groups);
     free(c->consumers);
     free(c->keys);
     free(c->weights);
@@ -129,7 +126,8 @@ static uint64_t process_key(const struct procfs_process *p) {
     return hash_u64(hash_u64(p->pid) ^ p->starttime);
 }
 
-/* Group bookkeeping for new and exited processes, and the process consumers. */
+/* The process consumers, and the exited processes' CPU series. The groups of their
+ * workloads exist already (cpu_groups_track()). */
 static int collect_processes(struct cpu_accounting *c, const struct procfs_process *rows,
                              size_t n_rows, uint64_t now_ns, struct ledger *ledger,
                              uint64_t *ret_all_seen_us) {
@@ -139,12 +137,9 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
     for (size_t i = 0; i < n_rows && i < UINT32_MAX; i++) {
         const struct procfs_process *p = &rows[i];
         uint64_t key = workload_group_key(p->identity), us;
-        size_t g = SIZE_MAX;
+        size_t g;
 
         if (p->flags & PROCFS_PROCESS_EXITED) {
-            g = key ? cpu_groups_find(&c->groups, key) : SIZE_MAX;
-            if (g != SIZE_MAX && c->groups.v[g].n_live > 0)
-                c->groups.v[g].n_live--;
             if (key && c->process_metrics) {
                 struct snap_identity id;
 
@@ -153,23 +148,14 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
             }
             continue;
         }
-        if (key && ((p->flags & PROCFS_PROCESS_NEW) || p->cpu_ticks_delta > 0)) {
-            r = cpu_groups_get(&c->groups, key, p->pid, p->identity, p->flags & PROCFS_PROCESS_NEW,
-                               &g);
-            if (r < 0)
-                return r;
-            /* Created now for a process first met without its NEW flag (a failed scan
-             * lost it): it is alive all the same. */
-            if ((p->flags & PROCFS_PROCESS_NEW) || r > 0)
-                c->groups.v[g].n_live++;
-        }
         if (p->cpu_ticks_delta == 0)
             continue;
         us = ticks_to_us(c, p->cpu_ticks_delta);
         all_seen += us;
+        g = key ? cpu_groups_find(c->groups, key) : SIZE_MAX;
         if (g == SIZE_MAX)
             continue; /* no workload: its CPU time is "system" */
-        c->groups.v[g].seen_us += us;
+        c->groups->v[g].seen_us += us;
         r = add_consumer(c, (uint32_t)i, (uint32_t)g, process_key(p), us);
         if (r < 0)
             return r;
@@ -180,7 +166,7 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
 
 /* The unseen consumers: cgroup CPU time beyond the seen processes', clamped. */
 static int collect_unseen(struct cpu_accounting *c, uint64_t node_active_us, uint64_t all_seen_us) {
-    size_t n = c->groups.n, cap = c->unseen_cap;
+    size_t n = c->groups->n, cap = c->unseen_cap;
     int r;
 
     if (n > c->unseen_cap) {
@@ -199,16 +185,16 @@ static int collect_unseen(struct cpu_accounting *c, uint64_t node_active_us, uin
     }
     for (size_t g = 0; g < n; g++)
         c->unseen[g] = (struct cpu_unseen_group){
-            .seen_us = c->groups.v[g].seen_us,
-            .cgroup_delta_us = c->groups.v[g].cgroup_delta_us,
-            .cgroup_valid = c->groups.v[g].cgroup_valid,
+            .seen_us = c->groups->v[g].seen_us,
+            .cgroup_delta_us = c->groups->v[g].cgroup_delta_us,
+            .cgroup_valid = c->groups->v[g].cgroup_valid,
         };
     (void)cpu_unseen_compute(c->unseen, n, node_active_us, all_seen_us);
     for (size_t g = 0; g < n; g++) {
         if (c->unseen[g].unseen_us == 0)
             continue;
         r = add_consumer(c, UINT32_MAX, (uint32_t)g,
-                         hash_u64(c->groups.v[g].key ^ 0x756e7365656eULL), c->unseen[g].unseen_us);
+                         hash_u64(c->groups->v[g].key ^ 0x756e7365656eULL), c->unseen[g].unseen_us);
         if (r < 0)
             return r;
     }
@@ -226,7 +212,7 @@ static int book_domain(struct cpu_accounting *c, const struct procfs_process *ro
     unsigned d = (unsigned)domain;
     int r;
 
-    for (size_t g = 0; g < c->groups.n; g++)
+    for (size_t g = 0; g < c->groups->n; g++)
         c->group_uj[g] = c->group_unseen_uj[g] = 0;
     for (size_t i = 0; i < c->n_consumers; i++) {
         const struct consumer *k = &c->consumers[i];
@@ -245,8 +231,8 @@ static int book_domain(struct cpu_accounting *c, const struct procfs_process *ro
         if (r < 0)
             return r;
     }
-    for (size_t g = 0; g < c->groups.n; g++) {
-        const struct cpu_group *grp = &c->groups.v[g];
+    for (size_t g = 0; g < c->groups->n; g++) {
+        const struct cpu_group *grp = &c->groups->v[g];
 
         /* Workloads whose cgroup is read carry an unseen series (0 until it matters). */
         if (grp->cgroup || c->unseen[g].unseen_us > 0) {
@@ -296,8 +282,8 @@ static int account_domain(struct cpu_accounting *c, const struct procfs_process 
 
 /* Keeps workloads with live processes or a cgroup active, even in windows without CPU. */
 static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger *ledger) {
-    for (size_t g = 0; g < c->groups.n; g++) {
-        const struct cpu_group *grp = &c->groups.v[g];
+    for (size_t g = 0; g < c->groups->n; g++) {
+        const struct cpu_group *grp = &c->groups->v[g];
         int r;
 
         if (grp->n_live == 0 && !grp->cgroup)
@@ -309,25 +295,10 @@ static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger
     return 0;
 }
 
-void cpu_accounting_prepare(struct cpu_accounting *c) {
-    cpu_groups_begin(&c->groups);
-    cpu_groups_read(&c->groups);
-    c->prepared = true;
-}
-
-bool cpu_accounting_unchanged(void *userdata, const struct workload_identity *identity,
-                              uint64_t scans_ago) {
-    const struct cpu_accounting *c = userdata;
-
-    /* A job found from the environment may run outside the job's cgroup: always read. */
-    return c->prepared && !identity->slurm.from_environ &&
-           cpu_groups_unchanged(&c->groups, workload_group_key(identity), scans_ago);
-}
-
-int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *processes,
-                        size_t n_processes, const char *stat_text, size_t stat_len,
-                        const struct rapl_reading *readings, size_t n_readings, uint64_t now_ns,
-                        struct ledger *ledger) {
+int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
+                        const struct procfs_process *processes, size_t n_processes,
+                        const char *stat_text, size_t stat_len, const struct rapl_reading *readings,
+                        size_t n_readings, uint64_t now_ns, struct ledger *ledger) {
     struct cpu_times times;
     uint64_t active = 0, total = 0, all_seen_us = 0, node_active_us;
     bool have_window = false;
@@ -346,9 +317,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *p
 
     ledger_cpu_scan(ledger, now_ns);
     c->n_consumers = 0;
-    if (!c->prepared)
-        cpu_accounting_prepare(c);
-    c->prepared = false;
+    c->groups = groups;
     r = collect_processes(c, processes, n_processes, now_ns, ledger, &all_seen_us);
     if (r < 0)
         return r;
@@ -387,6 +356,5 @@ int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *p
         if (r < 0)
             return r;
     }
-    cpu_groups_prune(&c->groups);
     return 0;
 }

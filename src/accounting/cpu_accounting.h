@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "attribution.h"
+#include "cpu_groups.h"
 #include "ledger.h"
 #include "procfs.h"
 #include "rapl.h"
@@ -27,37 +28,24 @@
 
 struct cpu_accounting_options {
     enum idle_policy policy;
-    int proc_fd;           /* <procfs>, for <pid>/cgroup of new workloads; -1: none */
-    int sys_fd;            /* <sysfs>, for fs/cgroup; -1: no cgroup CPU time */
     unsigned long clk_tck; /* ticks per second of /proc time fields (sysconf) */
     bool process_metrics;  /* --cpu-process-metrics: keep per-process series */
 };
 
 struct cpu_accounting;
 
-/* The fds are borrowed and must outlive the accounting. Returns 0, -EINVAL (no clk_tck, a
- * policy other than unattributed, even, share), -ENOMEM. */
+/* Returns 0, -EINVAL (no clk_tck, a policy other than unattributed, even, share), -ENOMEM. */
 int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accounting **ret);
 struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c);
 
 /*
- * Reads the workloads' cgroup CPU usage for the next window; call it right before the
- * process scan, whose reads cpu_accounting_unchanged() can then spare. Without it,
- * cpu_accounting_tick() reads the usage itself.
+ * One window. groups: the workloads' CPU groups, tracked for this scan
+ * (cpu_groups_track(); their seen time is written here); processes: this scan's rows
+ * (procfs_scan); stat_text: <procfs>/stat read now; readings: RAPL read now. Pure: no I/O.
+ * Returns 0 or -ENOMEM; a domain whose delta cannot be split is kept as unattributed
+ * no_data.
  */
-void cpu_accounting_prepare(struct cpu_accounting *c);
-
-/* A procfs_unchanged_fn (userdata: the accounting): true when identity's workload used
- * no CPU through the last scans_ago + 1 prepared reads. */
-bool cpu_accounting_unchanged(void *userdata, const struct workload_identity *identity,
-                              uint64_t scans_ago);
-
-/*
- * One window. processes: this scan's rows (procfs_scan); stat_text: <procfs>/stat read
- * now; readings: RAPL read now. Returns 0 or -ENOMEM; a domain whose delta cannot be
- * split is kept as unattributed no_data.
- */
-int cpu_accounting_tick(struct cpu_accounting *c, const struct procfs_process *processes,
-                        size_t n_processes, const char *stat_text, size_t stat_len,
-                        const struct rapl_reading *readings, size_t n_readings, uint64_t now_ns,
-                        struct ledger *ledger);
+int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
+                        const struct procfs_process *processes, size_t n_processes,
+                        const char *stat_text, size_t stat_len, const struct rapl_reading *readings,
+                        size_t n_readings, uint64_t now_ns, struct ledger *ledger);

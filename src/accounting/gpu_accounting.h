@@ -6,6 +6,7 @@
 
 #include "attribution.h"
 #include "gpu.h"
+#include "identity.h"
 #include "ledger.h"
 
 /*
@@ -13,17 +14,6 @@
  * ledger, following the attribution rule of docs/ATTRIBUTION.md. One window per device
  * and tick: (previous tick, this tick].
  */
-
-/* What the process table knows about a pid; filled by a resolver (procfs scanner). */
-struct process_info {
-    uint64_t start_ticks; /* 0 when unknown */
-    double start_time_seconds;
-    struct snap_identity id;
-};
-
-/* Returns 0 and fills *ret, or -ESRCH when the pid is unknown (the process is then
- * accounted with what NVML says alone). */
-typedef int (*process_resolve_fn)(void *userdata, uint32_t pid, struct process_info *ret);
 
 struct gpu_accounting_options {
     enum idle_policy idle_policy;

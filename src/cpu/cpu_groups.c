@@ -11,6 +11,7 @@
 #include "workload_kind.h"
 #include "log.h"
 #include "macro.h"
+#include "procfs.h"
 
 /* /proc/<pid>/cgroup is one line on v2 and a dozen on v1. */
 #define PID_CGROUP_MAX (64 * 1024)
@@ -151,4 +152,55 @@ void cpu_groups_prune(struct cpu_groups *g) {
         }
         g->n--;
     }
+}
+
+void cpu_groups_prepare(struct cpu_groups *g) {
+    cpu_groups_begin(g);
+    cpu_groups_read(g);
+    g->prepared = true;
+}
+
+int cpu_groups_track(struct cpu_groups *g, const struct procfs_process *rows, size_t n) {
+    if (!g->prepared)
+        cpu_groups_prepare(g);
+    for (size_t i = 0; i < n; i++) {
+        const struct procfs_process *p = &rows[i];
+        uint64_t key = workload_group_key(p->identity);
+        bool is_new = p->flags & PROCFS_PROCESS_NEW;
+        size_t k;
+        int r;
+
+        if (!key)
+            continue; /* no workload: its CPU time is "system" */
+        if (p->flags & PROCFS_PROCESS_EXITED) {
+            k = cpu_groups_find(g, key);
+            if (k != SIZE_MAX && g->v[k].n_live > 0)
+                g->v[k].n_live--;
+            continue;
+        }
+        if (!is_new && p->cpu_ticks_delta == 0)
+            continue;
+        r = cpu_groups_get(g, key, p->pid, p->identity, is_new, &k);
+        if (r < 0)
+            return r;
+        /* Created now for a process first met without its NEW flag (a failed scan lost
+         * it): it is alive all the same. */
+        if (is_new || r > 0)
+            g->v[k].n_live++;
+    }
+    return 0;
+}
+
+void cpu_groups_finish(struct cpu_groups *g) {
+    g->prepared = false;
+    cpu_groups_prune(g);
+}
+
+bool cpu_groups_unchanged_fn(void *userdata, const struct workload_identity *identity,
+                             uint64_t scans_ago) {
+    const struct cpu_groups *g = userdata;
+
+    /* A job found from the environment may run outside the job's cgroup: always read. */
+    return g->prepared && !identity->slurm.from_environ &&
+           cpu_groups_unchanged(g, workload_group_key(identity), scans_ago);
 }

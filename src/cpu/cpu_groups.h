@@ -47,6 +47,7 @@ struct cpu_group {
 
 struct cpu_groups {
     int proc_fd, sys_fd;  /* borrowed; -1: no cgroup reads */
+    bool prepared;        /* cpu_groups_prepare() read the groups for this window */
     struct hashmap index; /* key -> index + 1 */
     struct cpu_group *v;
     size_t n, cap;
@@ -79,3 +80,26 @@ bool cpu_groups_unchanged(const struct cpu_groups *g, uint64_t key, uint64_t rea
 
 /* Drops groups with no live process and no cgroup. */
 void cpu_groups_prune(struct cpu_groups *g);
+
+/*
+ * One process scan, in this order:
+ *   cpu_groups_prepare()  before the scan: a new window (cpu_groups_begin()) and every
+ *                         cgroup's usage (cpu_groups_read()), so the scan can leave out
+ *                         the stat of processes whose workload did not run
+ *                         (cpu_groups_unchanged_fn());
+ *   cpu_groups_track()    after it: a group for each workload that has a new or running
+ *                         process (its cgroup found and opened), live processes counted,
+ *                         exited ones uncounted; prepares first if that was not done;
+ *   ... the CPU split (cpu_accounting_tick()) reads the groups ...
+ *   cpu_groups_finish()   the window is over: prunes groups nobody needs any more.
+ * cpu_groups_track() returns 0 or -ENOMEM.
+ */
+struct procfs_process;
+void cpu_groups_prepare(struct cpu_groups *g);
+int cpu_groups_track(struct cpu_groups *g, const struct procfs_process *rows, size_t n);
+void cpu_groups_finish(struct cpu_groups *g);
+
+/* A procfs_unchanged_fn (userdata: the groups): true when identity's workload used no CPU
+ * through the last scans_ago + 1 prepared reads. */
+bool cpu_groups_unchanged_fn(void *userdata, const struct workload_identity *identity,
+                             uint64_t scans_ago);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counter.h"
+#include "energy_unit.h"
 #include "rapl_units.h"
 
 /*
@@ -15,7 +15,7 @@
  *   perf      <sysfs>/bus/event_source/devices/power      64-bit counts in 2^-32 J that
  *             never wrap in user space (the kernel applies the per-model units);
  *   msr       <dev>/cpu/N/msr                             raw 32-bit counters; units from
- *             MSR_RAPL_POWER_UNIT and the model table in core/rapl_units.h.
+ *             MSR_RAPL_POWER_UNIT and the model table in rapl_units.h.
  * `auto` tries them in that order and takes the first that reads.
  *
  * The source only reads: each sample returns the raw counters with their modulus and unit,

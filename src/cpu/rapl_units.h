@@ -4,8 +4,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "counter.h"
 #include "cpuinfo.h"
+#include "energy_unit.h"
+#include "rapl_domain.h"
 
 /*
  * Which energy unit each RAPL domain counts in, per CPU model. Pure rules, no I/O.
@@ -19,20 +20,6 @@
  *   - Sapphire Rapids / Emerald Rapids (143, 207) count psys in 1 J; their DRAM uses ESU.
  * Broadwell-DE (86) is disputed (powercap: ESU; perf: 2^-16 J), so it is a choice.
  */
-
-enum rapl_domain {
-    RAPL_DOMAIN_PACKAGE, /* whole package (on Intel includes core and uncore) */
-    RAPL_DOMAIN_CORE,    /* PP0: the cores */
-    RAPL_DOMAIN_UNCORE,  /* PP1: client integrated graphics */
-    RAPL_DOMAIN_DRAM,    /* memory attached to the package */
-    RAPL_DOMAIN_PSYS,    /* platform; overlaps everything above */
-    _RAPL_DOMAIN_MAX,
-};
-
-/* "package", "core", "uncore", "dram", "psys"; NULL when out of range. */
-const char *rapl_domain_to_string(enum rapl_domain d);
-/* Returns the domain (>= 0) or -EINVAL. */
-int rapl_domain_from_string(const char *s);
 
 /* How to treat the DRAM unit of Broadwell-DE (model 86), where sources disagree. */
 enum rapl_dram_unit_rule {

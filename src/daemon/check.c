@@ -13,6 +13,7 @@
 #include "pod_allocations.h"
 #include "macro.h"
 #include "rapl.h"
+#include "sampler.h"
 #include "strbuf.h"
 
 static bool check_gpu(const struct config *cfg) {
@@ -138,6 +139,7 @@ int check_run(const struct config *cfg) {
     _cleanup_(closep) int sys_fd = open_root(cfg->sysfs);
     _cleanup_(closep) int dev_fd = open_root(cfg->devfs);
     _cleanup_(closep) int proc_fd = open_root(cfg->procfs);
+    struct kube_labels_options kube;
     bool gpu, rapl = false;
 
     printf("joulestat %s: sources on this node\n\n", JOULESTAT_VERSION);
@@ -157,6 +159,7 @@ int check_run(const struct config *cfg) {
     }
     check_kubelet(cfg);
     pod_allocations_check(cfg);
-    kube_labels_check(cfg);
+    sampler_kube_options(cfg, &kube);
+    kube_labels_check(&kube);
     return gpu || rapl ? 0 : -ENODEV;
 }

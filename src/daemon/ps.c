@@ -13,7 +13,7 @@
 #include "macro.h"
 #include "procfs.h"
 #include "ps_rows.h"
-#include "rapl_units.h"
+#include "rapl_domain.h"
 #include "sampler.h"
 #include "snapshot.h"
 

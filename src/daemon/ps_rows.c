@@ -8,7 +8,7 @@
 
 #include "workload_kind.h"
 #include "macro.h"
-#include "rapl_units.h"
+#include "rapl_domain.h"
 
 static struct ps_row *row_new(struct ps_rows *t, uint32_t pid) {
     struct ps_row *r;

@@ -6,7 +6,7 @@
 
 #include "exposition_internal.h"
 #include "macro.h"
-#include "rapl_units.h"
+#include "rapl_domain.h"
 
 /* ---- RAPL ---------------------------------------------------------------------------- */
 

@@ -26,17 +26,17 @@ struct kube_labels {
 };
 
 /* Where the API server is and who we are; -ENOENT with *ret_why when not configured. */
-static int resolve(const struct config *cfg, struct kube_api_options *o, char *url, size_t url_size,
-                   char *node, size_t node_size, const char **ret_why) {
-    const char *token = cfg->kubernetes_token_file;
+static int resolve(const struct kube_labels_options *opts, struct kube_api_options *o, char *url,
+                   size_t url_size, char *node, size_t node_size, const char **ret_why) {
+    const char *token = opts->token_file;
     const char *env_node = getenv("NODE_NAME");
     bool in_cluster = false;
 
-    *o = (struct kube_api_options){.retention_ns = cfg->metric_retention_ns};
-    if (cfg->kubernetes_api_url && cfg->kubernetes_api_url[0]) {
-        if (strlen(cfg->kubernetes_api_url) >= url_size)
+    *o = (struct kube_api_options){.retention_ns = opts->retention_ns};
+    if (opts->api_url && opts->api_url[0]) {
+        if (strlen(opts->api_url) >= url_size)
             return *ret_why = "--kubernetes-api-url is too long", -ENAMETOOLONG;
-        memcpy(url, cfg->kubernetes_api_url, strlen(cfg->kubernetes_api_url) + 1);
+        memcpy(url, opts->api_url, strlen(opts->api_url) + 1);
     } else if (kube_api_in_cluster_url(url, url_size) >= 0)
         in_cluster = true;
     else
@@ -51,12 +51,11 @@ static int resolve(const struct config *cfg, struct kube_api_options *o, char *u
     if (in_cluster && token && access(token, F_OK) < 0)
         return *ret_why = "no service-account token mounted", -ENOENT;
     o->token_file = token;
-    if (cfg->kubernetes_ca_file && cfg->kubernetes_ca_file[0] &&
-        access(cfg->kubernetes_ca_file, R_OK) == 0)
-        o->ca_file = cfg->kubernetes_ca_file;
+    if (opts->ca_file && opts->ca_file[0] && access(opts->ca_file, R_OK) == 0)
+        o->ca_file = opts->ca_file;
 
-    if (cfg->node_name && cfg->node_name[0])
-        (void)snprintf(node, node_size, "%s", cfg->node_name);
+    if (opts->node_name && opts->node_name[0])
+        (void)snprintf(node, node_size, "%s", opts->node_name);
     else if (env_node && env_node[0])
         (void)snprintf(node, node_size, "%s", env_node);
     else if (gethostname(node, node_size) < 0 || !node[0])
@@ -122,19 +121,19 @@ static void on_report(const struct kube_report *rep, void *userdata) {
         log_failure(k, rep);
 }
 
-int kube_labels_new(const struct config *cfg, struct kube_labels **ret) {
+int kube_labels_new(const struct kube_labels_options *opts, struct kube_labels **ret) {
     struct kube_api_options o;
     struct kube_labels *k;
     const char *why = NULL;
     int r;
 
     *ret = NULL;
-    if (!cfg->kubernetes_enabled)
+    if (!opts->enabled)
         return 0;
     k = calloc(1, sizeof(*k));
     if (!k)
         return -ENOMEM;
-    r = resolve(cfg, &o, k->url, sizeof(k->url), k->node, sizeof(k->node), &why);
+    r = resolve(opts, &o, k->url, sizeof(k->url), k->node, sizeof(k->node), &why);
     if (r < 0) {
         log_info("Kubernetes API not configured (%s); pod names stay empty", why);
         free(k);
@@ -223,18 +222,18 @@ const struct kube_table *kube_labels_table(const struct kube_labels *k) {
     return k ? k->table : NULL;
 }
 
-void kube_labels_check(const struct config *cfg) {
+void kube_labels_check(const struct kube_labels_options *opts) {
     struct kube_api_options o;
     struct kube_report rep;
     char url[512], node[256];
     const char *why = NULL;
     int r;
 
-    if (!cfg->kubernetes_enabled) {
+    if (!opts->enabled) {
         printf("kubeapi off       --kubernetes-enabled=false\n");
         return;
     }
-    if (resolve(cfg, &o, url, sizeof(url), node, sizeof(node), &why) < 0) {
+    if (resolve(opts, &o, url, sizeof(url), node, sizeof(node), &why) < 0) {
         printf("kubeapi absent    %s; pod names stay empty\n"
                "        fix: in a pod, mount the service-account token; elsewhere set "
                "--kubernetes-api-url and --kubernetes-token-file\n",

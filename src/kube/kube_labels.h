@@ -1,21 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include "config.h"
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "kube_table.h"
 #include "ledger.h"
 
 /*
  * Pod, namespace and container names for the ledger, from the Kubernetes API watcher
- * (src/sources/kube_api.h). The sampler calls kube_labels_apply() before each snapshot;
+ * (kube_api.h). The sampler calls kube_labels_apply() before each snapshot;
  * entries whose names are still empty get them from the latest table by pod UID and
  * container id. Logging of API failures (one line per kind, rate-limited) happens here.
  */
 struct kube_labels;
 
-/* Starts the watcher when --kubernetes-enabled and an API server is configured. *ret is
- * NULL (and one info line says why) when it is off or not configured. 0 or -ENOMEM. */
-int kube_labels_new(const struct config *cfg, struct kube_labels **ret);
+/* Where the API server is and who we are (the --kubernetes-* flags; NULL or "": the
+ * in-cluster defaults, $NODE_NAME, the hostname). */
+struct kube_labels_options {
+    bool enabled;
+    const char *api_url;
+    const char *token_file; /* "": no token (kubectl proxy) */
+    const char *ca_file;
+    const char *node_name;
+    uint64_t retention_ns; /* how long deleted pods stay known */
+};
+
+/* Starts the watcher when enabled and an API server is configured. *ret is NULL (and one
+ * info line says why) when it is off or not configured. 0 or -ENOMEM. */
+int kube_labels_new(const struct kube_labels_options *o, struct kube_labels **ret);
 struct kube_labels *kube_labels_free(struct kube_labels *k);
 
 /* Fills empty names in the ledger's processes and workloads. Accepts NULL (no-op). */
@@ -34,4 +47,4 @@ bool kube_labels_health(const struct kube_labels *k, uint64_t *ret_errors);
 const struct kube_table *kube_labels_table(const struct kube_labels *k);
 
 /* `joulestat check`: one synchronous LIST, printed as the "kubeapi" line. */
-void kube_labels_check(const struct config *cfg);
+void kube_labels_check(const struct kube_labels_options *o);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "identity.h"
 
+#include "procfs.h"
+
 int identity_resolve_pid(void *scanner, uint32_t pid, struct process_info *ret) {
     struct procfs_lookup l;
     int r;

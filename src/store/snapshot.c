@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "rapl_units.h"
+#include "rapl_domain.h"
 
 static const char *const reason_names[_UNATTR_MAX] = {
     [UNATTR_IDLE] = "idle",

@@ -8,7 +8,7 @@
 #include "macro.h"
 
 #define FIELD(name, member)                                                                        \
-    {name, offsetof(struct snap_identity, member), sizeof(((struct snap_identity *)0)->member)}
+    { name, offsetof(struct snap_identity, member), sizeof(((struct snap_identity *)0)->member) }
 
 const struct label_field_info label_fields[_LABEL_FIELD_MAX] = {
     [LABEL_PROCESS_NAME] = FIELD("process_name", process_name),
@@ -47,37 +47,40 @@ static uint64_t job_group_key(const struct workload_identity *w) {
 }
 
 const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX] = {
-    [WORKLOAD_CONTAINER] = {
-        .name = "container",
-        .parent = WORKLOAD_POD,
-        .id = LABEL_CONTAINER_ID,
-        .recognise = recognise_container,
-        .labels = {LABEL_NAMESPACE, LABEL_POD, LABEL_CONTAINER, LABEL_CONTAINER_ID},
-        .n_labels = 4,
-        .energy_help = "Energy attributed to the container by component (gpu, cpu), in joules.",
-        .active_help = "1 while the container has processes, 0 during retention.",
-    },
-    [WORKLOAD_POD] = {
-        .name = "pod",
-        .parent = WORKLOAD_KIND_NONE,
-        .id = LABEL_POD_UID,
-        .recognise = recognise_pod,
-        .labels = {LABEL_NAMESPACE, LABEL_POD, LABEL_POD_UID},
-        .n_labels = 3,
-        .energy_help = "Energy attributed to the pod by component (gpu, cpu), in joules.",
-        .active_help = "1 while the pod has processes, 0 during retention.",
-    },
-    [WORKLOAD_JOB] = {
-        .name = "slurm_job",
-        .parent = WORKLOAD_KIND_NONE,
-        .id = LABEL_JOB_ID,
-        .recognise = recognise_job,
-        .group_key = job_group_key,
-        .labels = {LABEL_JOB_ID},
-        .n_labels = 1,
-        .energy_help = "Energy attributed to the SLURM job by component (gpu, cpu), in joules.",
-        .active_help = "1 while the job has processes, 0 during retention.",
-    },
+    [WORKLOAD_CONTAINER] =
+        {
+            .name = "container",
+            .parent = WORKLOAD_POD,
+            .id = LABEL_CONTAINER_ID,
+            .recognise = recognise_container,
+            .labels = {LABEL_NAMESPACE, LABEL_POD, LABEL_CONTAINER, LABEL_CONTAINER_ID},
+            .n_labels = 4,
+            .energy_help = "Energy attributed to the container by component (gpu, cpu), in joules.",
+            .active_help = "1 while the container has processes, 0 during retention.",
+        },
+    [WORKLOAD_POD] =
+        {
+            .name = "pod",
+            .parent = WORKLOAD_KIND_NONE,
+            .id = LABEL_POD_UID,
+            .recognise = recognise_pod,
+            .labels = {LABEL_NAMESPACE, LABEL_POD, LABEL_POD_UID},
+            .n_labels = 3,
+            .energy_help = "Energy attributed to the pod by component (gpu, cpu), in joules.",
+            .active_help = "1 while the pod has processes, 0 during retention.",
+        },
+    [WORKLOAD_JOB] =
+        {
+            .name = "slurm_job",
+            .parent = WORKLOAD_KIND_NONE,
+            .id = LABEL_JOB_ID,
+            .recognise = recognise_job,
+            .group_key = job_group_key,
+            .labels = {LABEL_JOB_ID},
+            .n_labels = 1,
+            .energy_help = "Energy attributed to the SLURM job by component (gpu, cpu), in joules.",
+            .active_help = "1 while the job has processes, 0 during retention.",
+        },
 };
 
 static char *label_slot(struct snap_identity *id, enum label_field f) {

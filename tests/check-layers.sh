@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The source tree's layout rules (docs/ARCHITECTURE.md):
+#   - each folder includes only its own headers and those of the folders below it;
+#   - no two source files under src/ and sim/ share a name;
+#   - no source file is longer than 700 lines.
+set -u
+root=${1:-.}
+cd "$root" || exit 2
+
+# folder -> the folders whose headers it may include (besides its own)
+declare -A may=(
+    [base]=""
+    [parse]="base"
+    [store]="parse base"
+    [gpu]="base"
+    [proc]="store parse base"
+    [cpu]="proc store parse base"
+    [kube]="store parse base"
+    [accounting]="gpu cpu proc kube store parse base"
+    [http]="store parse base"
+    [daemon]="accounting http gpu cpu proc kube store parse base sim"
+    [main]="daemon base"
+    [sim]="gpu base"
+)
+
+# The source files: what git tracks or would track, else everything (a tarball).
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    mapfile -t files < <(git ls-files --cached --others --exclude-standard 'src/*.[ch]' 'sim/*.[ch]')
+else
+    mapfile -t files < <(find src sim -name '*.[ch]' | sort)
+fi
+
+declare -A home dup
+for f in "${files[@]}"; do
+    name=$(basename "$f")
+    dir=$(dirname "$f")
+    folder=${dir##*/}
+    [[ $dir == src ]] && folder=main
+    if [[ -n ${home[$name]:-} ]]; then
+        dup[$name]="${home[$name]} $folder"
+    fi
+    home[$name]=$folder
+done
+
+failed=0
+for name in "${!dup[@]}"; do
+    echo "check-layers: $name exists twice (${dup[$name]})"
+    failed=1
+done
+
+for f in "${files[@]}"; do
+    [[ -f $f ]] || continue
+    dir=$(dirname "$f")
+    folder=${dir##*/}
+    [[ $dir == src ]] && folder=main
+    lines=$(wc -l <"$f")
+    if ((lines > 700)); then
+        echo "check-layers: $f has $lines lines (at most 700)"
+        failed=1
+    fi
+    while IFS= read -r inc; do
+        h=${inc#*\"}
+        h=${h%\"*}
+        owner=${home[$h]:-}
+        [[ -z $owner || $owner == "$folder" ]] && continue
+        if [[ " ${may[$folder]} " != *" $owner "* ]]; then
+            echo "check-layers: $f includes $h from src/$owner, which $folder may not use"
+            failed=1
+        fi
+    done < <(grep -E '^#include "' "$f")
+done
+((failed == 0)) && echo "check-layers: includes point down, names are unique, files are short"
+exit $failed

@@ -4,8 +4,32 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
+
+void *dl_open(const char *library, const char *path, const char *const *sonames, size_t n,
+              int *ret_error) {
+    if (path) {
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+        if (dl)
+            return dl;
+        log_debug("%s: dlopen(%s): %s", library, path, dlerror());
+        /* A bare soname is looked up by the loader: not loadable there means not there. */
+        *ret_error = strchr(path, '/') && access(path, F_OK) == 0 ? -ELIBBAD : -ENOENT;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        void *dl = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+
+        if (dl)
+            return dl;
+        log_debug("%s: dlopen(%s): %s", library, sonames[i], dlerror());
+    }
+    *ret_error = -ENOENT;
+    return NULL;
+}
 
 int dl_resolve(void *dl, const char *library, const struct dl_symbol *symbols, size_t n,
                void *table) {

@@ -6,8 +6,10 @@
 #include <stdint.h>
 
 /*
- * The GPU source: what the sampler gets from NVML each tick. Plain data; the arrays are
- * owned by the source and stay valid until the next gpu_source_sample() or close.
+ * The GPU source: what the sampler gets from the GPUs each tick, whatever the vendor
+ * library behind it (gpu_backend.h: NVML today). Plain data; the arrays are owned by the
+ * source and stay valid until the next gpu_source_sample() or close. The accounting
+ * (src/accounting/gpu_accounting.h) reads struct gpu_device_reading and nothing else.
  *
  * Time: per-process utilisation samples are stamped by the driver in host real-time
  * microseconds. The sampler passes the window end in the same clock (CLOCK_REALTIME, or
@@ -64,14 +66,16 @@ struct gpu_device_reading {
 };
 
 struct gpu_source_options {
-    const char *library_path; /* NULL: libnvidia-ml.so.1, then libnvidia-ml.so */
+    /* NVML's library (--nvml-library); NULL: libnvidia-ml.so.1, then libnvidia-ml.so */
+    const char *library_path;
 };
 
 struct gpu_source;
 
 /*
- * Loads NVML and enumerates devices. Returns 0, or -errno with *ret_reason (static string
- * or NULL) saying why the GPU source is absent (-ENOENT: no library, -ENODEV: no devices,
+ * Opens the first backend whose library loads and finds devices, and lists them. Returns 0,
+ * or -errno with *ret_reason (static string or NULL) saying why the GPU source is absent
+ * (-ENOENT: no library, -ELIBBAD: a library that cannot be used, -ENODEV: no devices,
  * -ENXIO: init failed). ret_source is written only on success.
  */
 int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **ret_source,

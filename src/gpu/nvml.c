@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The GPU source (gpu.h) on top of NVML loaded with dlopen(). */
+/* The NVML backend of the GPU source (gpu_backend.h): NVML loaded with dlopen(). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +9,6 @@
 #include "nvml_internal.h"
 #include "parse_num.h"
 
-/* A lost GPU is retried after 1 s, then at doubling intervals up to one minute. */
-#define NVML_BACKOFF_INITIAL_US (UINT64_C(1) * 1000000)
-#define NVML_BACKOFF_MAX_US (UINT64_C(60) * 1000000)
 #define NVML_MODES_REFRESH_US (UINT64_C(10) * 1000000)
 
 int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t code) {
@@ -68,7 +65,7 @@ static bool driver_has_wide_v3_entries(const char *version) {
     return ma == 535 && mi >= 43 && mi <= 86;
 }
 
-static void choose_process_lists(struct gpu_source *s) {
+static void choose_process_lists(struct nvml_state *s) {
     const struct nvml_api *api = s->api;
     nvml_process_list_fn *v3[_NVML_LIST_MAX] = {api->compute_processes_v3,
                                                 api->graphics_processes_v3, api->mps_processes_v3};
@@ -92,7 +89,7 @@ static void choose_process_lists(struct gpu_source *s) {
                   s->driver_version);
 }
 
-static void init_features(struct gpu_source *s, struct nvml_device *d) {
+static void init_features(struct nvml_state *s, struct nvml_device *d) {
     const struct nvml_api *api = s->api;
     const bool present[_GPU_FEATURE_MAX] = {
         [GPU_FEATURE_ENERGY] = api->device_get_total_energy,
@@ -110,9 +107,9 @@ static void init_features(struct gpu_source *s, struct nvml_device *d) {
 }
 
 /* Gets the handle of device `index` and its identity. */
-static int acquire_device(struct gpu_source *s, size_t index) {
+static int nvml_device_open(void *state, size_t index, struct gpu_device_reading *rd) {
+    struct nvml_state *s = state;
     struct nvml_device *d = &s->devices[index];
-    struct gpu_device_reading *rd = &s->readings[index];
     nvmlDevice_t handle = NULL;
     nvmlReturn_t code;
 
@@ -136,38 +133,19 @@ static int acquire_device(struct gpu_source *s, size_t index) {
             rd->name[0] = '\0';
     }
     d->handle = handle;
-    d->have_handle = true;
     d->modes_read_at_us = 0; /* a reset GPU may come back in other modes */
     return 0;
 }
 
-/* The device is unusable (lost, or no handle): retry later, each time waiting twice as long. */
-static void mark_down(struct nvml_device *d, struct gpu_device_reading *rd, int error,
-                      uint64_t now_us) {
-    d->have_handle = false;
-    d->handle = NULL;
-    d->backoff_us =
-        d->backoff_us ? MIN(d->backoff_us * 2, NVML_BACKOFF_MAX_US) : NVML_BACKOFF_INITIAL_US;
-    d->retry_at_us = now_us + d->backoff_us;
-    rd->up = false;
-    rd->error = error;
-}
+static void nvml_device_close(void *state, size_t index) {
+    struct nvml_state *s = state;
 
-static void clear_reading(struct gpu_device_reading *rd) {
-    rd->energy_valid = false;
-    rd->energy_mj = 0;
-    rd->power_valid = false;
-    rd->power_mw = 0;
-    rd->mig_enabled = false;
-    rd->compute_mode = -1;
-    rd->n_processes = 0;
-    rd->utils_supported = false;
-    rd->n_utils = 0;
+    s->devices[index].handle = NULL;
 }
 
 /* Modes: a transient failure leaves the value unknown for this tick and is retried at the
  * next; an unsupported call is not asked again; a lost GPU fails the tick. */
-static int read_modes(struct gpu_source *s, struct nvml_device *d, uint64_t now_us) {
+static int read_modes(struct nvml_state *s, struct nvml_device *d, uint64_t now_us) {
     bool complete = true;
     int r;
 
@@ -201,7 +179,7 @@ static int read_modes(struct gpu_source *s, struct nvml_device *d, uint64_t now_
 
 /* Energy and power: unsupported means "not valid" from now on; a transient error fails the
  * tick (the counter is cumulative, so the next good tick loses nothing). */
-static int read_meters(struct gpu_source *s, struct nvml_device *d, struct gpu_device_reading *rd) {
+static int read_meters(struct nvml_state *s, struct nvml_device *d, struct gpu_device_reading *rd) {
     int r;
 
     if (nvml_feature_usable(d, GPU_FEATURE_ENERGY)) {
@@ -227,75 +205,19 @@ static int read_meters(struct gpu_source *s, struct nvml_device *d, struct gpu_d
     return 0;
 }
 
-static int read_device(struct gpu_source *s, size_t index, uint64_t now_us) {
+/* Modes first: MIG mode decides whether per-process utilisation exists. */
+static int nvml_read_energy(void *state, size_t index, uint64_t now_us,
+                            struct gpu_device_reading *rd) {
+    struct nvml_state *s = state;
     struct nvml_device *d = &s->devices[index];
-    struct gpu_device_reading *rd = &s->readings[index];
     int r;
 
-    clear_reading(rd);
     r = read_modes(s, d, now_us);
     if (r < 0)
         return r;
     rd->mig_enabled = d->mig_enabled;
     rd->compute_mode = d->compute_mode;
-    r = read_meters(s, d, rd);
-    if (r < 0)
-        return r;
-    r = nvml_read_processes(s, index);
-    if (r < 0)
-        return r;
-    /* Per-process utilisation does not exist in MIG mode (documented); do not ask. */
-    if (rd->mig_enabled)
-        return 0;
-    return nvml_read_utilization(s, index, now_us);
-}
-
-static int sample_device(struct gpu_source *s, size_t index, uint64_t now_us) {
-    struct nvml_device *d = &s->devices[index];
-    struct gpu_device_reading *rd = &s->readings[index];
-    int r;
-
-    if (!d->have_handle) {
-        if (now_us < d->retry_at_us)
-            return 0; /* still waiting; the reading keeps up = false and its error */
-        r = acquire_device(s, index);
-        if (r < 0) {
-            clear_reading(rd);
-            mark_down(d, rd, r, now_us);
-            return 0;
-        }
-    }
-
-    r = read_device(s, index, now_us);
-    if (r == -ENOMEM)
-        return r;
-    if (r == -ENODEV) {
-        log_debug("NVML: GPU %zu lost; retrying with backoff", index);
-        clear_reading(rd);
-        mark_down(d, rd, r, now_us);
-        return 0;
-    }
-    if (r < 0) {
-        rd->up = false;
-        rd->error = r;
-        return 0;
-    }
-    rd->up = true;
-    rd->error = 0;
-    d->backoff_us = 0;
-    return 0;
-}
-
-int gpu_source_sample(struct gpu_source *s, uint64_t now_us,
-                      const struct gpu_device_reading **ret_devices, size_t *ret_n) {
-    for (size_t i = 0; i < s->n_devices; i++) {
-        int r = sample_device(s, i, now_us);
-        if (r < 0)
-            return r;
-    }
-    *ret_devices = s->readings;
-    *ret_n = s->n_devices;
-    return 0;
+    return read_meters(s, d, rd);
 }
 
 static const char *init_failure_reason(nvmlReturn_t code) {
@@ -311,13 +233,32 @@ static const char *init_failure_reason(nvmlReturn_t code) {
     }
 }
 
-static void gpu_source_closep(struct gpu_source **s) {
-    gpu_source_close(*s);
+static void nvml_close(void *state) {
+    struct nvml_state *s = state;
+
+    if (!s)
+        return;
+    for (size_t i = 0; s->devices && i < s->n_devices; i++) {
+        free(s->devices[i].processes);
+        free(s->devices[i].utils);
+    }
+    free(s->devices);
+    free(s->raw_processes);
+    free(s->raw_legacy);
+    free(s->raw_info);
+    if (s->initialized)
+        (void)s->api->shutdown();
+    nvml_api_free(s->api);
+    free(s);
 }
 
-int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **ret_source,
-                    const char **ret_reason) {
-    _cleanup_(gpu_source_closep) struct gpu_source *s = NULL;
+static void nvml_closep(struct nvml_state **s) {
+    nvml_close(*s);
+}
+
+static int nvml_open(const struct gpu_source_options *opts, void **ret_state, size_t *ret_n_devices,
+                     const char **ret_reason) {
+    _cleanup_(nvml_closep) struct nvml_state *s = NULL;
     const char *reason = NULL;
     unsigned count = 0;
     nvmlReturn_t code;
@@ -360,53 +301,43 @@ int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **r
     }
 
     s->devices = calloc(count, sizeof(*s->devices));
-    s->readings = calloc(count, sizeof(*s->readings));
-    if (!s->devices || !s->readings) {
+    if (!s->devices) {
         *ret_reason = "out of memory";
         return -ENOMEM;
     }
     s->n_devices = count;
-
-    for (size_t i = 0; i < count; i++) {
-        struct gpu_device_reading *rd = &s->readings[i];
-        rd->index = (unsigned)i;
-        clear_reading(rd);
+    for (size_t i = 0; i < count; i++)
         init_features(s, &s->devices[i]);
-        r = acquire_device(s, i);
-        rd->up = r >= 0;
-        rd->error = MIN(r, 0); /* retried at the first sample, then with backoff */
-    }
 
-    *ret_source = TAKE_PTR(s);
+    *ret_n_devices = count;
+    *ret_state = TAKE_PTR(s);
     return 0;
 }
 
-struct gpu_source *gpu_source_close(struct gpu_source *s) {
-    if (!s)
-        return NULL;
-    for (size_t i = 0; s->devices && i < s->n_devices; i++) {
-        free(s->devices[i].processes);
-        free(s->devices[i].utils);
-    }
-    free(s->devices);
-    free(s->readings);
-    free(s->raw_processes);
-    free(s->raw_legacy);
-    free(s->raw_info);
-    if (s->initialized)
-        (void)s->api->shutdown();
-    nvml_api_free(s->api);
-    free(s);
-    return NULL;
-}
+const struct gpu_backend gpu_backend_nvml = {
+    .name = "NVML",
+    .open = nvml_open,
+    .close = nvml_close,
+    .device_open = nvml_device_open,
+    .device_close = nvml_device_close,
+    .read_energy = nvml_read_energy,
+    .read_processes = nvml_read_processes,
+    .read_samples = nvml_read_utilization,
+    .describe = nvml_describe,
+    .describe_device = nvml_describe_device,
+};
 
-enum gpu_feature_state gpu_source_feature_state(const struct gpu_source *s, size_t index,
+enum gpu_feature_state gpu_source_feature_state(const struct gpu_source *source, size_t index,
                                                 enum gpu_feature f) {
-    if (index >= s->n_devices || f >= _GPU_FEATURE_MAX)
+    const struct nvml_state *s = gpu_source_backend_state(source, &gpu_backend_nvml);
+
+    if (!s || index >= s->n_devices || f >= _GPU_FEATURE_MAX)
         return GPU_FEATURE_ABSENT;
     return s->devices[index].features[f].state;
 }
 
-const char *gpu_source_driver_version(const struct gpu_source *s) {
-    return s->driver_version;
+const char *gpu_source_driver_version(const struct gpu_source *source) {
+    const struct nvml_state *s = gpu_source_backend_state(source, &gpu_backend_nvml);
+
+    return s ? s->driver_version : "";
 }

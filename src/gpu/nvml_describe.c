@@ -52,10 +52,10 @@ static bool is_utilization(enum gpu_feature f) {
     return f == GPU_FEATURE_UTILIZATION_INFO || f == GPU_FEATURE_UTILIZATION_LEGACY;
 }
 
-static void describe_feature(const struct gpu_source *s, size_t i, enum gpu_feature f,
+static void describe_feature(const struct nvml_state *s, size_t i,
+                             const struct gpu_device_reading *rd, enum gpu_feature f,
                              struct strbuf *out) {
     const struct nvml_feature_status *st = &s->devices[i].features[f];
-    const struct gpu_device_reading *rd = &s->readings[i];
 
     strbuf_printf(out, "GPU %zu: %s: ", i, feature_names[f]);
     if (is_utilization(f) && rd->mig_enabled) {
@@ -88,22 +88,15 @@ static void describe_feature(const struct gpu_source *s, size_t i, enum gpu_feat
     strbuf_putc(out, '\n');
 }
 
-void gpu_source_describe(const struct gpu_source *s, struct strbuf *out) {
+void nvml_describe(const void *state, size_t n_devices, struct strbuf *out) {
+    const struct nvml_state *s = state;
+
     strbuf_printf(out, "NVML: driver %s, %zu GPU(s)\n",
-                  s->driver_version[0] ? s->driver_version : "unknown", s->n_devices);
+                  s->driver_version[0] ? s->driver_version : "unknown", n_devices);
+}
 
-    for (size_t i = 0; i < s->n_devices; i++) {
-        const struct gpu_device_reading *rd = &s->readings[i];
-
-        strbuf_printf(out, "GPU %zu: %s %s: ", i, rd->uuid[0] ? rd->uuid : "(no uuid)",
-                      rd->name[0] ? rd->name : "(no name)");
-        if (!s->devices[i].have_handle || (!rd->up && rd->error < 0)) {
-            strbuf_printf(out, "down (%s); retried with backoff\n",
-                          rd->error < 0 ? strerror(-rd->error) : "no handle");
-            continue;
-        }
-        strbuf_puts(out, "up\n");
-        for (enum gpu_feature f = 0; f < _GPU_FEATURE_MAX; f++)
-            describe_feature(s, i, f, out);
-    }
+void nvml_describe_device(const void *state, size_t index, const struct gpu_device_reading *rd,
+                          struct strbuf *out) {
+    for (enum gpu_feature f = 0; f < _GPU_FEATURE_MAX; f++)
+        describe_feature(state, index, rd, f, out);
 }

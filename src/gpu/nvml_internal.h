@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* Shared between nvml.c (lifecycle, device reads), nvml_processes.c and nvml_describe.c. */
+/* The NVML backend (gpu_backend_nvml): shared between nvml.c (lifecycle, device reads),
+ * nvml_processes.c and nvml_describe.c. */
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "gpu.h"
+#include "gpu_backend.h"
 #include "nvml.h"
 #include "nvml_abi.h"
 #include "nvml_loader.h"
@@ -22,10 +24,7 @@ struct nvml_feature_status {
 };
 
 struct nvml_device {
-    nvmlDevice_t handle;
-    bool have_handle;
-    uint64_t retry_at_us; /* without a handle: next attempt at or after this time */
-    uint64_t backoff_us;  /* current retry interval; 0 while the device is healthy */
+    nvmlDevice_t handle; /* NULL while the source holds none (gpu_backend.h) */
 
     struct nvml_feature_status features[_GPU_FEATURE_MAX];
     uint64_t last_seen_us; /* newest utilisation sample accepted so far */
@@ -43,7 +42,7 @@ struct nvml_device {
     size_t utils_cap;
 };
 
-struct gpu_source {
+struct nvml_state {
     struct nvml_api *api;
     bool initialized;
     char driver_version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
@@ -53,7 +52,6 @@ struct gpu_source {
 
     size_t n_devices;
     struct nvml_device *devices;
-    struct gpu_device_reading *readings;
 
     /* Raw NVML buffers shared by all devices, reused across ticks. */
     unsigned char *raw_processes; /* entries of up to sizeof(nvmlProcessDetail_v1_t) bytes */
@@ -69,10 +67,16 @@ int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t 
 /* Whether f may still be called on d. */
 bool nvml_feature_usable(const struct nvml_device *d, enum gpu_feature f);
 
-/* Fills reading->processes from the compute, graphics and MPS lists, merged by pid. Returns
+/* Fills rd->processes from the compute, graphics and MPS lists, merged by pid. Returns
  * 0, -ENOMEM, or the errno of a list that failed in a way that makes this tick invalid. */
-int nvml_read_processes(struct gpu_source *s, size_t index);
+int nvml_read_processes(void *state, size_t index, struct gpu_device_reading *rd);
 
-/* Fills reading->utils with samples newer than the last accepted one and not after
- * now_us + a little slack. Returns 0, -ENOMEM or -ENODEV (device lost). */
-int nvml_read_utilization(struct gpu_source *s, size_t index, uint64_t now_us);
+/* Fills rd->utils with samples newer than the last accepted one and not after now_us + a
+ * little slack; none in MIG mode. Returns 0, -ENOMEM or -ENODEV (device lost). */
+int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
+                          struct gpu_device_reading *rd);
+
+/* `joulestat check` (nvml_describe.c). */
+void nvml_describe(const void *state, size_t n_devices, struct strbuf *out);
+void nvml_describe_device(const void *state, size_t index, const struct gpu_device_reading *rd,
+                          struct strbuf *out);

@@ -5,11 +5,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "dl_symbols.h"
-#include "log.h"
 #include "macro.h"
 
 /*
@@ -72,33 +69,6 @@ static int resolve_symbols(struct nvml_api *api, const char **ret_reason) {
     return r;
 }
 
-static void *open_library(const char *path, int *ret_error, const char **ret_reason) {
-    if (path) {
-        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (dl)
-            return dl;
-        log_debug("NVML: dlopen(%s): %s", path, dlerror());
-        if (access(path, F_OK) == 0) {
-            *ret_error = -ELIBBAD;
-            *ret_reason = "the configured NVML library exists but cannot be loaded";
-        } else {
-            *ret_error = -ENOENT;
-            *ret_reason = "the configured NVML library does not exist";
-        }
-        return NULL;
-    }
-
-    for (size_t i = 0; i < ARRAY_SIZE(nvml_default_paths); i++) {
-        void *dl = dlopen(nvml_default_paths[i], RTLD_NOW | RTLD_LOCAL);
-        if (dl)
-            return dl;
-        log_debug("NVML: dlopen(%s): %s", nvml_default_paths[i], dlerror());
-    }
-    *ret_error = -ENOENT;
-    *ret_reason = "libnvidia-ml.so.1 not found (no NVIDIA driver installed)";
-    return NULL;
-}
-
 int nvml_api_open(const char *path, struct nvml_api **ret_api, const char **ret_reason) {
     _cleanup_(freep) struct nvml_api *api = NULL;
     const char *reason = NULL;
@@ -110,9 +80,14 @@ int nvml_api_open(const char *path, struct nvml_api **ret_api, const char **ret_
         return -ENOMEM;
     }
 
-    api->dl = open_library(path, &r, &reason);
+    api->dl = dl_open("NVML", path, nvml_default_paths, ARRAY_SIZE(nvml_default_paths), &r);
     if (!api->dl) {
-        *ret_reason = reason;
+        if (!path)
+            *ret_reason = "libnvidia-ml.so.1 not found (no NVIDIA driver installed)";
+        else if (r == -ELIBBAD)
+            *ret_reason = "the configured NVML library exists but cannot be loaded";
+        else
+            *ret_reason = "the configured NVML library does not exist";
         return r;
     }
 

@@ -40,7 +40,7 @@ static size_t with_slack(unsigned needed) {
  * INSUFFICIENT_SIZE grow to the count NVML asked for and retry, a bounded number of times.
  * Returns 0 with *ret_code and *ret_n (entries written), or -ENOMEM.
  */
-static int query_list(struct gpu_source *s, nvml_process_list_fn *fn, nvmlDevice_t handle,
+static int query_list(struct nvml_state *s, nvml_process_list_fn *fn, nvmlDevice_t handle,
                       nvmlReturn_t *ret_code, size_t *ret_n) {
     nvmlReturn_t code = NVML_SUCCESS;
     unsigned count = 0;
@@ -117,9 +117,9 @@ static int append_entries(struct nvml_device *d, size_t *n_out, const unsigned c
     return 0;
 }
 
-int nvml_read_processes(struct gpu_source *s, size_t index) {
+int nvml_read_processes(void *state, size_t index, struct gpu_device_reading *rd) {
+    struct nvml_state *s = state;
     struct nvml_device *d = &s->devices[index];
-    struct gpu_device_reading *rd = &s->readings[index];
     size_t n = 0;
 
     for (size_t l = 0; l < _NVML_LIST_MAX; l++) {
@@ -164,7 +164,7 @@ static void keep_sample(struct nvml_device *d, size_t *n, const struct gpu_util_
 }
 
 /* nvmlDeviceGetProcessesUtilizationInfo. Returns 0 with *ret_code, or -ENOMEM. */
-static int utilization_info(struct gpu_source *s, struct nvml_device *d, uint64_t now_us, size_t *n,
+static int utilization_info(struct nvml_state *s, struct nvml_device *d, uint64_t now_us, size_t *n,
                             uint64_t *newest, nvmlReturn_t *ret_code) {
     nvmlProcessesUtilizationInfo_t info = {0};
     nvmlReturn_t code = NVML_SUCCESS;
@@ -204,7 +204,7 @@ static int utilization_info(struct gpu_source *s, struct nvml_device *d, uint64_
  * with a fixed capacity (typically 100) rather than the number of samples, and some slots of
  * a fill can be garbage; keep_sample() filters those. Returns 0 with *ret_code, or -ENOMEM.
  */
-static int utilization_legacy(struct gpu_source *s, struct nvml_device *d, uint64_t now_us,
+static int utilization_legacy(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
                               size_t *n, uint64_t *newest, nvmlReturn_t *ret_code) {
     nvmlReturn_t code = NVML_SUCCESS;
     unsigned count = 0;
@@ -235,12 +235,13 @@ static int utilization_legacy(struct gpu_source *s, struct nvml_device *d, uint6
     return 0;
 }
 
-typedef int utilization_fn(struct gpu_source *s, struct nvml_device *d, uint64_t now_us, size_t *n,
+typedef int utilization_fn(struct nvml_state *s, struct nvml_device *d, uint64_t now_us, size_t *n,
                            uint64_t *newest, nvmlReturn_t *ret_code);
 
-int nvml_read_utilization(struct gpu_source *s, size_t index, uint64_t now_us) {
+int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
+                          struct gpu_device_reading *rd) {
+    struct nvml_state *s = state;
     struct nvml_device *d = &s->devices[index];
-    struct gpu_device_reading *rd = &s->readings[index];
     /* Newest API first; one that turns out unsupported hands over to the next at once. */
     static const struct {
         enum gpu_feature feature;
@@ -254,6 +255,9 @@ int nvml_read_utilization(struct gpu_source *s, size_t index, uint64_t now_us) {
 
     rd->n_utils = 0;
     rd->utils_supported = false;
+    /* Per-process utilisation does not exist in MIG mode (documented); do not ask. */
+    if (rd->mig_enabled)
+        return 0;
     for (size_t a = 0; a < ARRAY_SIZE(apis); a++) {
         nvmlReturn_t code = NVML_SUCCESS;
         int r;

@@ -6,11 +6,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "dl_symbols.h"
-#include "log.h"
 #include "macro.h"
 
 /* The name as a string if the slot's type is a pointer to the function's type, otherwise a
@@ -45,6 +42,7 @@ static int resolve_symbols(struct curl_api *api, const char **ret_reason) {
 }
 
 int curl_api_open(const char *path, struct curl_api **ret_api, const char **ret_reason) {
+    static const char *const sonames[] = {CURL_LIBRARY_SONAME};
     _cleanup_(freep) struct curl_api *api = NULL;
     const char *reason = NULL;
     int r;
@@ -56,16 +54,11 @@ int curl_api_open(const char *path, struct curl_api **ret_api, const char **ret_
     }
 
     /* RTLD_LOCAL: libcurl's TLS libraries must not resolve symbols of anything loaded later. */
-    api->dl = dlopen(path ? path : CURL_LIBRARY_SONAME, RTLD_NOW | RTLD_LOCAL);
+    api->dl = dl_open("libcurl", path, sonames, ARRAY_SIZE(sonames), &r);
     if (!api->dl) {
-        log_debug("libcurl: dlopen(%s): %s", path ? path : CURL_LIBRARY_SONAME, dlerror());
-        /* A bare soname is looked up by the loader: not loadable there means not installed. */
-        if (path && strchr(path, '/') && access(path, F_OK) == 0) {
-            *ret_reason = "the libcurl library exists but cannot be loaded";
-            return -ELIBBAD;
-        }
-        *ret_reason = CURL_LIBRARY_MISSING;
-        return -ENOENT;
+        *ret_reason = r == -ELIBBAD ? "the libcurl library exists but cannot be loaded"
+                                    : CURL_LIBRARY_MISSING;
+        return r;
     }
 
     r = resolve_symbols(api, &reason);

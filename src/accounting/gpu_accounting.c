@@ -403,13 +403,11 @@ static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
                         (void *)(uintptr_t)(info.start_ticks + 1));
         if (r < 0)
             return r;
-        r = ledger_process_get(ledger, d->index, a->pids[i], info.start_ticks, &p);
+        r = ledger_process_get(ledger, d->index, a->pids[i], info.start_ticks, &info.id, &p);
         if (r < 0)
             return r;
-        if (r > 0) { /* new entry: its identity is fixed for its life */
-            p->id = info.id;
+        if (r > 0) /* new entry: its identity is fixed for its life */
             p->start_time_seconds = info.start_time_seconds;
-        }
         a->procs[i] = p;
     }
     return 0;

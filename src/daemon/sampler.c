@@ -233,6 +233,8 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         sampler_free(s);
         return -ENOMEM;
     }
+    if (s->kube) /* names go on each label set when it is made */
+        ledger_set_labeler(&s->ledger, kube_labels_labeler, s->kube);
     if ((cfg->command == COMMAND_SERVE || cfg->command == COMMAND_PS) &&
         pod_allocations_new(cfg, &s->podres) < 0) {
         sampler_free(s);

@@ -59,8 +59,9 @@ struct gpu_backend {
 GPU_BACKENDS(GPU_BACKEND_DECLARE)
 
 /* gpu_source_open() with one given backend (the registered ones, or a test's). */
-int gpu_source_open_backend(const struct gpu_backend *backend, const struct gpu_source_options *opts,
-                            struct gpu_source **ret_source, const char **ret_reason);
+int gpu_source_open_backend(const struct gpu_backend *backend,
+                            const struct gpu_source_options *opts, struct gpu_source **ret_source,
+                            const char **ret_reason);
 
 /* The state of the source's backend when it is `b`, else NULL (tests, nvml.h queries). */
 const void *gpu_source_backend_state(const struct gpu_source *s, const struct gpu_backend *b);

@@ -149,8 +149,9 @@ static int open_devices(struct gpu_source *s, size_t n, const char **ret_reason)
     return 0;
 }
 
-int gpu_source_open_backend(const struct gpu_backend *backend, const struct gpu_source_options *opts,
-                            struct gpu_source **ret_source, const char **ret_reason) {
+int gpu_source_open_backend(const struct gpu_backend *backend,
+                            const struct gpu_source_options *opts, struct gpu_source **ret_source,
+                            const char **ret_reason) {
     _cleanup_(gpu_source_closep) struct gpu_source *s = NULL;
     size_t n = 0;
     int r;

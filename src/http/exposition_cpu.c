@@ -63,8 +63,8 @@ static void cpu_process_labels(struct render *r, const struct snap_cpu_process *
     series_begin(r);
     strbuf_putc(r->out, '{');
     put_label_u64(r->out, true, "pid", p->pid);
-    PUT_LABEL(r->out, false, "process_name", p->id.process_name);
-    cpu_workload_labels(r->out, &p->id);
+    PUT_LABEL(r->out, false, "process_name", p->id->process_name);
+    cpu_workload_labels(r->out, p->id);
 }
 
 static void put_domain(struct render *r, unsigned d) {
@@ -104,7 +104,7 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
              * the domain instead. */
             put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
             if (!labels_ready) {
-                cpu_workload_labels(labels_begin(r), &w->id);
+                cpu_workload_labels(labels_begin(r), w->id);
                 labels_ready = true;
             }
             labels_put(r);
@@ -123,7 +123,7 @@ static void workload_labels(struct strbuf *sb, const struct snap_workload *w) {
     for (size_t i = 0; i < info->n_labels; i++) {
         enum label_field f = info->labels[i];
 
-        put_label(sb, i == 0, label_fields[f].label, label_value(&w->id, f), label_fields[f].size);
+        put_label(sb, i == 0, label_fields[f].label, label_value(w->id, f), label_fields[f].size);
     }
 }
 

@@ -11,10 +11,12 @@
 #include "clock.h"
 #include "kube_api.h"
 #include "log.h"
+#include "macro.h"
 
 struct kube_labels {
     struct kube_api *api;
     struct kube_table *table; /* sampler thread: the table of the last apply */
+    bool refill;              /* the last fill ran out of memory: fill again at the next */
     char url[512];
     char node[256];
     /* Watcher thread only (report callback). */
@@ -182,33 +184,58 @@ static bool fill(const struct kube_table *t, struct snap_identity *id) {
     return filled;
 }
 
-void kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l) {
+/* A new label set for *slot when t names more of it. Returns 1 when replaced, 0 when
+ * nothing new, -ENOMEM. */
+static int fill_slot(const struct kube_table *t, const struct snap_identity **slot) {
+    struct snap_identity named = **slot;
+    int r;
+
+    if (!fill(t, &named))
+        return 0;
+    r = ledger_labels_replace(slot, &named);
+    return r < 0 ? r : 1;
+}
+
+int kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l) {
     void *value;
+    int r, ret = 0;
 
     for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &value);) {
         struct ledger_process *p = value;
 
-        if (fill(t, &p->id))
+        r = fill_slot(t, &p->id);
+        if (r > 0)
             p->wl_fresh = false; /* its workloads take the names at the next booking */
+        ret = MIN(ret, r);
     }
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &value);)
-        fill(t, &((struct ledger_workload *)value)->id);
+        ret = MIN(ret, fill_slot(t, &((struct ledger_workload *)value)->id));
     for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, NULL, &value);)
-        fill(t, &((struct ledger_cpu_process *)value)->id);
+        ret = MIN(ret, fill_slot(t, &((struct ledger_cpu_process *)value)->id));
+    return ret;
+}
+
+void kube_labels_labeler(void *userdata, struct snap_identity *id) {
+    const struct kube_labels *k = userdata;
+
+    if (k && k->table)
+        (void)fill(k->table, id);
 }
 
 void kube_labels_apply(struct kube_labels *k, struct ledger *l) {
     struct kube_table *t;
+    bool changed;
 
     if (!k)
         return;
     t = kube_api_get_table(k->api);
-    if (t) {
-        (void)kube_table_unref(k->table);
-        k->table = t;
-    }
-    if (k->table)
-        kube_labels_fill_ledger(k->table, l);
+    if (!t)
+        return;
+    changed = !k->table || kube_table_generation(t) != kube_table_generation(k->table);
+    (void)kube_table_unref(k->table);
+    k->table = t;
+    if (changed || k->refill)
+        k->refill = kube_labels_fill_ledger(k->table, l) < 0;
 }
 
 bool kube_labels_health(const struct kube_labels *k, uint64_t *ret_errors) {

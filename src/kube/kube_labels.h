@@ -9,9 +9,12 @@
 
 /*
  * Pod, namespace and container names for the ledger, from the Kubernetes API watcher
- * (kube_api.h). The sampler calls kube_labels_apply() before each snapshot;
- * entries whose names are still empty get them from the latest table by pod UID and
- * container id. Logging of API failures (one line per kind, rate-limited) happens here.
+ * (kube_api.h), by pod UID and container id. Names are attached once: to a new entry's
+ * labels when the ledger makes them (kube_labels_labeler(), the ledger's labeler), and to
+ * the entries that still lack them when the watcher publishes a new table (checked by
+ * kube_labels_apply() before each snapshot; nothing is walked while the table stays the
+ * same). Names already set are kept. Logging of API failures (one line per kind,
+ * rate-limited) happens here.
  */
 struct kube_labels;
 
@@ -31,12 +34,18 @@ struct kube_labels_options {
 int kube_labels_new(const struct kube_labels_options *o, struct kube_labels **ret);
 struct kube_labels *kube_labels_free(struct kube_labels *k);
 
-/* Fills empty names in the ledger's processes and workloads. Accepts NULL (no-op). */
+/* Takes the watcher's latest table; when it is new, fills the empty names of the ledger's
+ * entries from it. Accepts NULL (no-op). */
 void kube_labels_apply(struct kube_labels *k, struct ledger *l);
 
-/* The fill itself: GPU processes, CPU processes and workloads with empty names get them
- * from t by pod UID and container id; names already set are kept. */
-void kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l);
+/* A ledger_labeler_fn (userdata: struct kube_labels): empty names of id from the table of
+ * the last apply. */
+void kube_labels_labeler(void *userdata, struct snap_identity *id);
+
+/* The fill of one table: GPU processes, CPU processes and workloads with empty names get
+ * them from t, each as a new label set. Returns 0, or -ENOMEM when some entry could not
+ * get its names (it keeps its old labels). */
+int kube_labels_fill_ledger(const struct kube_table *t, struct ledger *l);
 
 /* For joulestat_source_up{source="kubernetes_api"}: whether the last LIST/WATCH attempt
  * worked, and the failed attempts so far in *ret_errors. False for NULL (off). */

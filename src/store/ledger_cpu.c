@@ -21,6 +21,13 @@ static uint64_t cpu_process_key(uint32_t pid, const struct snap_identity *id) {
     return h;
 }
 
+void ledger_cpu_process_free(void *value) {
+    struct ledger_cpu_process *p = value;
+
+    labels_unref(p->id);
+    free(p);
+}
+
 int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start_ticks,
                                   const struct snap_identity *id, unsigned domain, uint64_t uj,
                                   uint64_t now_ns) {
@@ -36,10 +43,10 @@ int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start
         p = calloc(1, sizeof(*p));
         if (!p)
             return -ENOMEM;
-        *p = (struct ledger_cpu_process){.key = key, .pid = pid, .id = *id};
-        r = hashmap_put(&l->cpu_processes, key, p);
+        *p = (struct ledger_cpu_process){.key = key, .pid = pid, .id = ledger_labels_new(l, id)};
+        r = p->id ? hashmap_put(&l->cpu_processes, key, p) : -ENOMEM;
         if (r < 0) {
-            free(p);
+            ledger_cpu_process_free(p);
             return r;
         }
     }
@@ -78,5 +85,5 @@ void ledger_sweep_cpu_processes(struct ledger *l, uint64_t now_ns, uint64_t rete
             l->sweep_keys[n++] = key;
     }
     for (size_t i = 0; i < n; i++)
-        free(hashmap_remove(&l->cpu_processes, l->sweep_keys[i]));
+        ledger_cpu_process_free(hashmap_remove(&l->cpu_processes, l->sweep_keys[i]));
 }

@@ -11,15 +11,17 @@
 /*
  * An immutable picture of everything exported, built by the sampler after each tick and
  * published with a reference count. The HTTP side renders from it and never samples.
- * Energies are integer microjoules (rendered as joules with six decimals).
+ * Energies are integer microjoules (rendered as joules with six decimals). Each process
+ * and workload entry holds a reference to the ledger's label set (labels.h): the labels
+ * are shared, not copied, and are released with the snapshot.
  */
 
 struct snap_gpu_process {
     uint32_t pid;
     unsigned gpu;
-    struct snap_identity id;
-    uint64_t energy_measured_uj;  /* exclusive windows */
-    uint64_t energy_estimated_uj; /* shared windows */
+    const struct snap_identity *id; /* a reference (labels.h) */
+    uint64_t energy_measured_uj;    /* exclusive windows */
+    uint64_t energy_estimated_uj;   /* shared windows */
     bool util_valid;
     double sm_util_ratio;
     double mem_util_ratio;
@@ -36,7 +38,7 @@ struct snap_gpu_process {
 
 struct snap_cpu_process {
     uint32_t pid;
-    struct snap_identity id;
+    const struct snap_identity *id; /* a reference (labels.h) */
     uint64_t energy_uj[SNAP_CPU_DOMAINS];
     bool active;
 };
@@ -76,7 +78,7 @@ struct snap_rapl {
 /* Energy per workload (a kind of workload_kind.h), by component. */
 struct snap_workload {
     enum workload_kind kind;
-    struct snap_identity id;
+    const struct snap_identity *id; /* a reference (labels.h): the kind's fields */
     uint64_t gpu_energy_uj;
     uint64_t cpu_energy_uj;
     /* CPU energy of the workload's cgroup CPU time that no process scan saw (processes

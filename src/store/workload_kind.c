@@ -166,20 +166,3 @@ bool workload_labels_equal(enum workload_kind k, const struct snap_identity *src
             return false;
     return true;
 }
-
-int workload_labels_compare(enum workload_kind k, const struct snap_identity *a,
-                            const struct snap_identity *b) {
-    enum workload_kind chain[_WORKLOAD_KIND_MAX];
-    size_t n = 0;
-
-    for (enum workload_kind p = k; p != WORKLOAD_KIND_NONE && n < _WORKLOAD_KIND_MAX;
-         p = workload_kinds[p].parent)
-        chain[n++] = p;
-    while (n-- > 0) {
-        int c = strcmp(workload_id(chain[n], a), workload_id(chain[n], b));
-
-        if (c != 0)
-            return c;
-    }
-    return 0;
-}

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cgroup_path.h"
 
@@ -71,7 +72,8 @@ struct workload_kind_info {
      * joulestat_<name>_energy_joules_total and joulestat_<name>_active. */
     const char *name;
     /* The kind a workload of this kind lies in and whose labels it carries too (a
-     * container in a pod), or WORKLOAD_KIND_NONE. A kind comes before its parent. */
+     * container in a pod), or WORKLOAD_KIND_NONE. A kind comes before its parent, and a
+     * parent has no parent of its own. */
     enum workload_kind parent;
     /* The label that names one workload of the kind ("" when a process is in none). */
     enum label_field id;
@@ -118,6 +120,19 @@ void workload_labels_copy(enum workload_kind k, const struct snap_identity *src,
 bool workload_labels_equal(enum workload_kind k, const struct snap_identity *src,
                            const struct snap_identity *dst);
 
-/* Orders workloads of one kind: by the ids of its parents, outermost first, then its own. */
-int workload_labels_compare(enum workload_kind k, const struct snap_identity *a,
-                            const struct snap_identity *b);
+/* Orders workloads of one kind: by its parent's id, then by its own (inline: it is the
+ * comparison of the snapshot's sort). */
+static inline int workload_labels_compare(enum workload_kind k, const struct snap_identity *a,
+                                          const struct snap_identity *b) {
+    const struct workload_kind_info *info = &workload_kinds[k];
+    int c;
+
+    if (info->parent != WORKLOAD_KIND_NONE) {
+        enum label_field p = workload_kinds[info->parent].id;
+
+        c = strcmp(label_value(a, p), label_value(b, p));
+        if (c != 0)
+            return c;
+    }
+    return strcmp(label_value(a, info->id), label_value(b, info->id));
+}

@@ -136,6 +136,8 @@ static void test_table(void **state) {
         assert_true(info->id > LABEL_PROCESS_NAME && info->id < _LABEL_FIELD_MAX);
         assert_true(info->n_labels >= 1 && info->n_labels <= WORKLOAD_LABELS_MAX);
         assert_true(info->parent == WORKLOAD_KIND_NONE || info->parent > k);
+        if (info->parent != WORKLOAD_KIND_NONE) /* one level: a parent has none */
+            assert_int_equal(workload_kinds[info->parent].parent, WORKLOAD_KIND_NONE);
         for (size_t j = 0; j < k; j++)
             assert_string_not_equal(workload_kinds[j].name, info->name);
     }

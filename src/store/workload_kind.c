@@ -18,6 +18,7 @@ const struct label_field_info label_fields[_LABEL_FIELD_MAX] = {
     [LABEL_POD_UID] = FIELD("pod_uid", pod_uid),
     [LABEL_CONTAINER_ID] = FIELD("container_id", container_id),
     [LABEL_JOB_ID] = FIELD("job_id", slurm_job),
+    [LABEL_UNIT] = FIELD("unit", systemd_unit),
 };
 
 static void recognise_container(const struct workload_identity *w, char *buf, size_t size) {
@@ -44,6 +45,19 @@ static uint64_t job_group_key(const struct workload_identity *w) {
     if (w->slurm.sluid[0])
         return hash_bytes(w->slurm.sluid, strlen(w->slurm.sluid), 4);
     return 0;
+}
+
+/* A host process outside any container, pod or job, run by a systemd service: the unit
+ * from its cgroup path ("0::/system.slice/foo.service"). Scopes (sessions, runtimes'
+ * containers) are not services. */
+static void recognise_service(const struct workload_identity *w, char *buf, size_t size) {
+    size_t n = strlen(w->systemd_unit), suffix = strlen(".service");
+
+    if (w->kind == IDENTITY_NONE && n > suffix &&
+        strcmp(w->systemd_unit + n - suffix, ".service") == 0)
+        copy_cut(buf, size, w->systemd_unit);
+    else
+        copy_cut(buf, size, "");
 }
 
 const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX] = {
@@ -80,6 +94,18 @@ const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX] = {
             .n_labels = 1,
             .energy_help = "Energy attributed to the SLURM job by component (gpu, cpu), in joules.",
             .active_help = "1 while the job has processes, 0 during retention.",
+        },
+    [WORKLOAD_SYSTEMD_SERVICE] =
+        {
+            .name = "systemd_service",
+            .parent = WORKLOAD_KIND_NONE,
+            .id = LABEL_UNIT,
+            .recognise = recognise_service,
+            .labels = {LABEL_UNIT},
+            .n_labels = 1,
+            .energy_help = "Energy attributed to the systemd service (host processes outside "
+                           "containers) by component (gpu, cpu), in joules.",
+            .active_help = "1 while the service has processes, 0 during retention.",
         },
 };
 

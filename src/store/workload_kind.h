@@ -28,9 +28,10 @@ struct snap_identity {
     char pod[SNAP_LABEL_MAX];
     char namespace_[64]; /* Kubernetes namespace and container names are DNS labels: <= 63 */
     char container[64];
-    char pod_uid[40];      /* 36 with dashes, 32 hex for static pods */
-    char container_id[72]; /* 64 hex */
-    char slurm_job[32];    /* decimal job id or a 14-character SLUID */
+    char pod_uid[40];                    /* 36 with dashes, 32 hex for static pods */
+    char container_id[72];               /* 64 hex */
+    char slurm_job[32];                  /* decimal job id or a 14-character SLUID */
+    char systemd_unit[SYSTEMD_UNIT_MAX]; /* a service outside any container: "foo.service" */
 };
 
 /* The fields of struct snap_identity, in the order the CPU series print them. */
@@ -42,6 +43,7 @@ enum label_field {
     LABEL_POD_UID,
     LABEL_CONTAINER_ID,
     LABEL_JOB_ID,
+    LABEL_UNIT,
     _LABEL_FIELD_MAX,
 };
 
@@ -61,6 +63,7 @@ enum workload_kind {
     WORKLOAD_CONTAINER,
     WORKLOAD_POD,
     WORKLOAD_JOB,
+    WORKLOAD_SYSTEMD_SERVICE,
     _WORKLOAD_KIND_MAX,
 };
 

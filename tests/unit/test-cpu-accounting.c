@@ -322,24 +322,27 @@ static void test_render(void **state) {
     assert_non_null(snap);
     strbuf_init(&out);
     ASSERT_OK(exposition_render(snap, NULL, &out));
+    assert_non_null(
+        strstr(out.buf,
+               "joulestat_cpu_process_energy_joules_total{pid=\"101\",process_name=\"python3\","
+               "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A "\",container_id=\"" CID_A
+               "\",job_id=\"\",unit=\"\",domain=\"package\"} 0.200000\n"));
     assert_non_null(strstr(
-        out.buf, "joulestat_cpu_process_energy_joules_total{pid=\"101\",process_name=\"python3\","
-                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
-                 "\",container_id=\"" CID_A "\",job_id=\"\",domain=\"package\"} 0.200000\n"));
-    assert_non_null(strstr(
-        out.buf, "joulestat_cpu_process_energy_joules_total{pid=\"201\",process_name=\"lmp\",pod="
-                 "\"\",namespace=\"\",container=\"\",pod_uid=\"\",container_id=\"\",job_id=\"77\","
-                 "domain=\"dram\"} 0.015000\n"));
+        out.buf,
+        "joulestat_cpu_process_energy_joules_total{pid=\"201\",process_name=\"lmp\",pod="
+        "\"\",namespace=\"\",container=\"\",pod_uid=\"\",container_id=\"\",job_id=\"77\",unit=\"\","
+        "domain=\"dram\"} 0.015000\n"));
     assert_non_null(strstr(out.buf, "joulestat_cpu_process_active{pid=\"201\",process_name=\"lmp\","
                                     "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                    "container_id=\"\",job_id=\"77\"} 1\n"));
+                                    "container_id=\"\",job_id=\"77\",unit=\"\"} 1\n"));
     /* The container's unseen part: 300 000 us of 1 000 000 busy us -> 0.3 J of package. */
-    assert_non_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
-                                    "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
-                                    "\",container_id=\"" CID_A "\",job_id=\"\"} 0.300000\n"));
+    assert_non_null(strstr(out.buf,
+                           "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
+                           "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
+                           "\",container_id=\"" CID_A "\",job_id=\"\",unit=\"\"} 0.300000\n"));
     assert_non_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"dram\","
                                     "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                    "container_id=\"\",job_id=\"77\"} 0.000000\n"));
+                                    "container_id=\"\",job_id=\"77\",unit=\"\"} 0.000000\n"));
     /* The pod is not a CPU group of its own (its container is): no unseen series. */
     assert_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
                                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A

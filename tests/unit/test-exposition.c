@@ -408,20 +408,21 @@ static void test_cpu_domains(void **state) {
     text = render(s, NULL, NULL);
     proc = lines_with(text, "joulestat_cpu_process_energy_joules_total{");
     unseen = lines_with(text, "joulestat_cpu_unseen_energy_joules_total{");
-    assert_string_equal(proc, "joulestat_cpu_process_energy_joules_total{pid=\"7\","
-                              "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
-                              "pod_uid=\"\",container_id=\"\",job_id=\"\",domain=\"package\"} "
-                              "1.000000\n"
-                              "joulestat_cpu_process_energy_joules_total{pid=\"7\","
-                              "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
-                              "pod_uid=\"\",container_id=\"\",job_id=\"\",domain=\"dram\"} "
-                              "0.004000\n");
+    assert_string_equal(proc,
+                        "joulestat_cpu_process_energy_joules_total{pid=\"7\","
+                        "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
+                        "pod_uid=\"\",container_id=\"\",job_id=\"\",unit=\"\",domain=\"package\"} "
+                        "1.000000\n"
+                        "joulestat_cpu_process_energy_joules_total{pid=\"7\","
+                        "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
+                        "pod_uid=\"\",container_id=\"\",job_id=\"\",unit=\"\",domain=\"dram\"} "
+                        "0.004000\n");
     assert_string_equal(unseen, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
                                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                "container_id=\"\",job_id=\"42\"} 1.500000\n"
+                                "container_id=\"\",job_id=\"42\",unit=\"\"} 1.500000\n"
                                 "joulestat_cpu_unseen_energy_joules_total{domain=\"dram\","
                                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                "container_id=\"\",job_id=\"42\"} 0.250000\n");
+                                "container_id=\"\",job_id=\"42\",unit=\"\"} 0.250000\n");
     snapshot_unref(s);
 }
 

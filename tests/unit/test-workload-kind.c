@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "cgroup_path.h"
+#include "exposition.h"
 #include "hashmap.h"
+#include "ledger.h"
+#include "strbuf.h"
 #include "testutil.h"
 #include "workload_kind.h"
 
@@ -73,6 +76,65 @@ static void test_no_workload(void **state) {
     assert_int_equal(workload_kind_outermost(&id), WORKLOAD_KIND_NONE);
     assert_int_equal(workload_kind_innermost(&id), WORKLOAD_KIND_NONE);
     assert_int_equal(workload_group_key(&w), 0);
+}
+
+/* A host process run by a service is a systemd_service workload; a scope, or a service's
+ * process inside a container or job, is not. */
+static void test_systemd_service(void **state) {
+    struct workload_identity w = parse("0::/system.slice/foo.service\n");
+    struct snap_identity id;
+
+    identity_to_labels(&w, "foo", &id);
+    assert_string_equal(id.systemd_unit, "foo.service");
+    assert_int_equal(workload_kind_outermost(&id), WORKLOAD_SYSTEMD_SERVICE);
+    assert_int_equal(workload_kind_innermost(&id), WORKLOAD_SYSTEMD_SERVICE);
+    assert_int_equal(workload_group_key(&w), hash_bytes("foo.service", 11, 4));
+
+    w = parse("0::/user.slice/user-1000.slice/user@1000.service/app.slice/bar.service\n");
+    identity_to_labels(&w, "bar", &id);
+    assert_string_equal(id.systemd_unit, "bar.service");
+
+    w = parse("0::/init.scope\n");
+    identity_to_labels(&w, "systemd", &id);
+    assert_string_equal(id.systemd_unit, "");
+    assert_int_equal(workload_kind_outermost(&id), WORKLOAD_KIND_NONE);
+
+    w = parse("0::/system.slice/docker-" CTR ".scope\n");
+    identity_to_labels(&w, "app", &id);
+    assert_string_equal(id.systemd_unit, "");
+    w = parse("0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n");
+    identity_to_labels(&w, "lmp", &id);
+    assert_string_equal(id.systemd_unit, "");
+}
+
+/* Its energy reaches its own families, labelled by unit, through the ledger. */
+static void test_systemd_service_exposition(void **state) {
+    struct workload_identity w = parse("0::/system.slice/llm-server.service\n");
+    struct snap_identity id;
+    struct ledger_process *p;
+    struct snapshot *snap;
+    struct strbuf out;
+    struct ledger l;
+
+    identity_to_labels(&w, "llm-server", &id);
+    ledger_init(&l);
+    assert_int_equal(ledger_process_get(&l, 0, 4242, 7, &id, &p), 1);
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 2500000, false, 1));
+    ASSERT_OK(ledger_add_cpu_energy(&l, &id, 1000, 1));
+    snap = ledger_snapshot(&l, NULL);
+    assert_non_null(snap);
+    strbuf_init(&out);
+    ASSERT_OK(exposition_render(snap, NULL, &out));
+    assert_non_null(strstr(out.buf, "# TYPE joulestat_systemd_service_energy_joules_total counter\n"
+                                    "joulestat_systemd_service_energy_joules_total{unit=\""
+                                    "llm-server.service\",component=\"gpu\"} 2.500000\n"
+                                    "joulestat_systemd_service_energy_joules_total{unit=\""
+                                    "llm-server.service\",component=\"cpu\"} 0.001000\n"));
+    assert_non_null(
+        strstr(out.buf, "joulestat_systemd_service_active{unit=\"llm-server.service\"} 1\n"));
+    strbuf_done(&out);
+    assert_null(snapshot_unref(snap));
+    ledger_done(&l);
 }
 
 /* A container keeps its own labels and its pod's; a pod only its own. */
@@ -148,6 +210,8 @@ int main(void) {
         cmocka_unit_test(test_recognised_from_cgroup),
         cmocka_unit_test(test_slurm_jobs),
         cmocka_unit_test(test_no_workload),
+        cmocka_unit_test(test_systemd_service),
+        cmocka_unit_test(test_systemd_service_exposition),
         cmocka_unit_test(test_labels_copy),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_table),

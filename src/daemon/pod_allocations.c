@@ -171,7 +171,7 @@ void pod_allocations_check(const struct config *cfg) {
                podres_error_hint(r));
     } else {
         printf("podres  ok        List on %s: %zu pod(s), %zu GPU allocation(s)",
-               cfg->pod_resources_socket, list->n_pods, t->n);
+               cfg->pod_resources_socket, list->response->n_pod_resources, t->n);
         if (t->n_unplaced_mig)
             printf(", %zu MIG allocation(s) without a parent GPU in the id (not charged)",
                    t->n_unplaced_mig);

@@ -114,8 +114,8 @@ static int compare_alloc(const void *a, const void *b) {
 }
 
 /* Adds one id to the table, merging replicas of a device the container already holds. */
-static int add_id(struct gpu_alloc_table *t, size_t *cap, const struct podres_pod *pod,
-                  const struct podres_container *c, const char *id) {
+static int add_id(struct gpu_alloc_table *t, size_t *cap, const V1__PodResources *pod,
+                  const V1__ContainerResources *c, const char *id) {
     struct podres_gpu_id g;
     struct gpu_alloc a = {.replicas = 1};
     int r;
@@ -161,19 +161,19 @@ int gpu_alloc_table_build(const struct podres_list *l, struct gpu_alloc_table **
 
     if (!t)
         return -ENOMEM;
-    for (size_t i = 0; l && i < l->n_pods && r >= 0; i++) {
-        const struct podres_pod *pod = &l->pods[i];
+    for (size_t i = 0; l && i < l->response->n_pod_resources && r >= 0; i++) {
+        const V1__PodResources *pod = l->response->pod_resources[i];
 
         for (size_t j = 0; j < pod->n_containers && r >= 0; j++) {
-            const struct podres_container *c = &pod->containers[j];
+            const V1__ContainerResources *c = pod->containers[j];
 
             for (size_t k = 0; k < c->n_devices && r >= 0; k++) {
-                const struct podres_devices *d = &c->devices[k];
+                const V1__ContainerDevices *d = c->devices[k];
 
                 if (!podres_is_gpu_resource(d->resource_name))
                     continue;
-                for (size_t m = 0; m < d->n_ids && r >= 0; m++)
-                    r = add_id(t, &cap, pod, c, d->ids[m]);
+                for (size_t m = 0; m < d->n_device_ids && r >= 0; m++)
+                    r = add_id(t, &cap, pod, c, d->device_ids[m]);
             }
         }
     }

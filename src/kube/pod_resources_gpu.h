@@ -18,6 +18,9 @@
  * nvidia.com/mig-<profile>.
  */
 
+/* Upper bound on table entries. */
+#define PODRES_MAX_ITEMS (1U << 18)
+
 #define PODRES_NAMESPACE_MAX 64 /* DNS label: 63 + NUL */
 #define PODRES_POD_MAX 254      /* DNS subdomain: 253 + NUL */
 #define PODRES_CONTAINER_MAX 64

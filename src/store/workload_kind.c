@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "workload_kind.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "hashmap.h"
@@ -31,10 +30,18 @@ static void recognise_pod(const struct workload_identity *w, char *buf, size_t s
 
 /* The job id from the cgroup path or SLURM_JOB_ID, else the SLUID of the job directory. */
 static void recognise_job(const struct workload_identity *w, char *buf, size_t size) {
-    if (w->slurm.job_id_valid)
-        (void)snprintf(buf, size, "%u", w->slurm.job_id);
-    else
+    char digits[16], *p = digits + sizeof(digits);
+    uint32_t v = w->slurm.job_id;
+
+    if (!w->slurm.job_id_valid) {
         copy_cut(buf, size, w->slurm.sluid);
+        return;
+    }
+    *--p = '\0';
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    copy_cut(buf, size, p);
 }
 
 /* A numeric job id is its own key (a SLUID and the id it maps to are the same job only

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The source tree's layout rules (docs/ARCHITECTURE.md):
 #   - each folder includes only its own headers and those of the folders below it;
+#   - a folder with an interface header named after it (src/cpu/cpu.h) is used from
+#     outside through that header and the headers it includes, never its internals;
 #   - no two source files under src/ and sim/ share a name;
 #   - no source file is longer than 700 lines.
 set -u
@@ -30,6 +32,9 @@ else
     mapfile -t files < <(find src sim -name '*.[ch]' | sort)
 fi
 
+# Headers of a folder that other folders may include besides its interface header's.
+declare -A extra_public=([gpu]="nvml_abi.h")
+
 declare -A home dup
 for f in "${files[@]}"; do
     name=$(basename "$f")
@@ -40,6 +45,18 @@ for f in "${files[@]}"; do
         dup[$name]="${home[$name]} $folder"
     fi
     home[$name]=$folder
+done
+
+# folder -> " header header ... " that other folders may include
+declare -A public
+for folder in "${!may[@]}"; do
+    iface=src/$folder/$folder.h
+    [[ -f $iface ]] || continue
+    public[$folder]=" $folder.h ${extra_public[$folder]:-} "
+    while IFS= read -r inc; do
+        h=${inc#*\"}
+        public[$folder]+="${h%\"*} "
+    done < <(grep -E '^#include "' "$iface")
 done
 
 failed=0
@@ -66,8 +83,12 @@ for f in "${files[@]}"; do
         if [[ " ${may[$folder]} " != *" $owner "* ]]; then
             echo "check-layers: $f includes $h from src/$owner, which $folder may not use"
             failed=1
+        elif [[ -n ${public[$owner]:-} && ${public[$owner]} != *" $h "* ]]; then
+            echo "check-layers: $f includes $h, internal to src/$owner (use $owner.h)"
+            failed=1
         fi
     done < <(grep -E '^#include "' "$f")
 done
-((failed == 0)) && echo "check-layers: includes point down, names are unique, files are short"
+((failed == 0)) && echo "check-layers: includes point down through interfaces, names are unique," \
+    "files are short"
 exit $failed

@@ -6,10 +6,17 @@
 #include <stdint.h>
 
 /*
- * The GPU source: what the sampler gets from the GPUs each tick, whatever the vendor
- * library behind it (gpu_backend.h: NVML today). Plain data; the arrays are owned by the
- * source and stay valid until the next gpu_source_sample() or close. The accounting
- * (src/accounting/gpu_accounting.h) reads struct gpu_device_reading and nothing else.
+ * src/gpu, the GPU source: what the sampler gets from the GPUs each tick, whatever the
+ * vendor library behind it (gpu_backend.h: NVML today, nvml.c). Plain data; the arrays
+ * are owned by the source and stay valid until the next gpu_source_sample() or close.
+ * The accounting (src/accounting/gpu_accounting.h) reads struct gpu_device_reading and
+ * nothing else.
+ *
+ * Contract: the vendor library is loaded with dlopen() (dl_symbols.h), so joulestat runs
+ * without it; a lost GPU is reported down and retried with backoff, never an error of the
+ * whole source; a feature a device lacks is a validity bit, never a zero; the source
+ * never logs above debug. Other folders include this header only (the simulated node
+ * also nvml_abi.h, the ABI it implements).
  *
  * Time: per-process utilisation samples are stamped by the driver in host real-time
  * microseconds. The sampler passes the window end in the same clock (CLOCK_REALTIME, or

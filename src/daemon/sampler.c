@@ -9,17 +9,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accounting.h"
 #include "clock.h"
-#include "cpu_accounting.h"
+#include "cpu.h"
 #include "fileio.h"
-#include "identity.h"
-#include "kube_labels.h"
-#include "pod_allocations.h"
-#include "ledger.h"
+#include "gpu.h"
+#include "kube.h"
 #include "log.h"
 #include "macro.h"
-#include "rapl.h"
+#include "pod_allocations.h"
+#include "proc.h"
 #include "stopper.h"
+#include "store.h"
 
 enum source_id { SOURCE_NVML, SOURCE_RAPL, _SOURCE_MAX };
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The source tree's layout rules (docs/ARCHITECTURE.md):
+# The source tree's layout rules (docs/ARCHITECTURE.md, whose folder table must say the
+# same as `may` below):
 #   - each folder includes only its own headers and those of the folders below it;
 #   - a folder with an interface header named after it (src/cpu/cpu.h) is used from
 #     outside through that header and the headers it includes, never its internals;
@@ -89,6 +90,34 @@ for f in "${files[@]}"; do
         fi
     done < <(grep -E '^#include "' "$f")
 done
+# docs/ARCHITECTURE.md: one row per folder whose last column names what it may include.
+doc=docs/ARCHITECTURE.md
+for folder in "${!may[@]}"; do
+    [[ $folder == daemon ]] && continue # "everything"
+    case $folder in
+    main) key='`src/main.c`' ;;
+    sim) key='`sim/`' ;;
+    *) key="\`src/$folder\`" ;;
+    esac
+    row=$(grep -F "| $key |" "$doc" | head -1)
+    if [[ -z $row ]]; then
+        echo "check-layers: $doc has no row for $key"
+        failed=1
+        continue
+    fi
+    last=${row%|}
+    last=${last##*|}
+    said=$(for w in $last; do
+        w=${w//[^a-z]/}
+        [[ -n ${may[$w]+x} ]] && echo "$w"
+    done | sort -u | tr '\n' ' ')
+    want=$(printf '%s\n' ${may[$folder]} | grep -v '^$' | sort -u | tr '\n' ' ')
+    if [[ $said != "$want" ]]; then
+        echo "check-layers: $doc says $key may include '$said', the rule is '$want'"
+        failed=1
+    fi
+done
+
 ((failed == 0)) && echo "check-layers: includes point down through interfaces, names are unique," \
     "files are short"
 exit $failed

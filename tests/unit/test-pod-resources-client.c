@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The gRPC client against a pod-resources peer on the real gRPC stack (grpcio serving
- * tests/kube/podresources/api.proto, started per test), plus hand-made broken peers:
+ * src/kube/pod_resources.proto, started per test), plus hand-made broken peers:
  * nothing listening, not a socket, a silent server, a server that is not HTTP/2.
  */
 #include "testutil.h"

@@ -5,7 +5,7 @@
  * docs/PERFORMANCE.md):
  *
  *   dir+stat   openat(root, "<pid>", O_DIRECTORY|O_NOFOLLOW), openat(dir, "stat"), read,
- *              two closes (what src/sources/procfs.c does today)
+ *              two closes (what src/proc/procfs.c does today)
  *   path       openat(root, "<pid>/stat"), read, close
  *   kept-open  pread() on a stat fd kept open from the previous pass (valid on a real
  *              /proc, where the fd follows the live process; a fake tree rewritten by

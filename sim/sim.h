@@ -18,7 +18,7 @@
 #include "macro.h"
 #include "model.h"
 #include "nvml_abi.h"
-#include "procfs.h"
+#include "sim_procfs.h"
 #include "scenario.h"
 
 #define SIM_ENV_SCENARIO "JOULESTAT_SIM_SCENARIO"

@@ -5,7 +5,7 @@ set(_fake_nvml_targets "")
 function(joulestat_fake_nvml variant)
   set(name fake_nvml_${variant})
   add_library(${name} SHARED ${CMAKE_SOURCE_DIR}/tests/fakes/fake_nvml.c)
-  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src/sources
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src/gpu
                              ${CMAKE_SOURCE_DIR}/tests/fakes)
   target_compile_definitions(${name} PRIVATE ${ARGN})
   set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${_fake_nvml_dir}
@@ -30,7 +30,7 @@ endforeach()
 if(TARGET joulestat_sim_nvml)
   add_executable(test-nvml-sim ${CMAKE_SOURCE_DIR}/tests/nvml/test-nvml-sim.c)
   target_include_directories(test-nvml-sim PRIVATE ${CMAKE_SOURCE_DIR}/sim)
-  target_link_libraries(test-nvml-sim PRIVATE js_testutil js_sources)
+  target_link_libraries(test-nvml-sim PRIVATE js_testutil js_gpu)
   add_dependencies(test-nvml-sim joulestat_sim_nvml)
   joulestat_warnings(test-nvml-sim)
   add_test(NAME test-nvml-sim COMMAND test-nvml-sim)

@@ -15,11 +15,11 @@ set_tests_properties(podres-encode PROPERTIES FIXTURES_SETUP podres-pb LABELS un
 set_tests_properties(test-pod-resources PROPERTIES FIXTURES_REQUIRED podres-pb)
 
 set(_podres_fuzz_dir ${CMAKE_SOURCE_DIR}/tests/fuzz)
-set(_podres_parse_dir ${CMAKE_SOURCE_DIR}/src/parse)
+set(_podres_parse_dir ${CMAKE_SOURCE_DIR}/src/kube)
 add_executable(fuzz-replay-pod-resources ${_podres_fuzz_dir}/fuzz-pod-resources.c
                ${_podres_fuzz_dir}/fuzz-main.c)
 target_include_directories(fuzz-replay-pod-resources PRIVATE ${_podres_fuzz_dir})
-target_link_libraries(fuzz-replay-pod-resources PRIVATE js_parse js_base)
+target_link_libraries(fuzz-replay-pod-resources PRIVATE js_kube js_base)
 joulestat_warnings(fuzz-replay-pod-resources)
 add_test(NAME fuzz-replay-pod-resources
          COMMAND fuzz-replay-pod-resources ${_podres_fuzz_dir}/corpus/pod-resources)
@@ -42,10 +42,16 @@ if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT DEFINED JOULESTAT_HAVE_LIBFUZZER)
 endif()
 if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND JOULESTAT_HAVE_LIBFUZZER)
   set(_podres_fuzz_flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+  # The decoder and the generated protobuf-c code are compiled in, for their coverage.
   add_executable(fuzz-pod-resources ${_podres_fuzz_dir}/fuzz-pod-resources.c
-                 ${_podres_parse_dir}/pod_resources.c ${_podres_parse_dir}/pod_resources_gpu.c)
-  target_include_directories(fuzz-pod-resources PRIVATE ${_podres_fuzz_dir} ${_podres_parse_dir})
-  target_link_libraries(fuzz-pod-resources PRIVATE js_base)
+                 ${_podres_parse_dir}/pod_resources_decode.c ${_podres_parse_dir}/pod_resources_gpu.c
+                 ${JOULESTAT_PODRES_PB}.c)
+  set_source_files_properties(${JOULESTAT_PODRES_PB}.c TARGET_DIRECTORY fuzz-pod-resources
+                              PROPERTIES GENERATED TRUE COMPILE_OPTIONS -w)
+  add_dependencies(fuzz-pod-resources js_kube)
+  target_include_directories(fuzz-pod-resources PRIVATE ${_podres_fuzz_dir} ${_podres_parse_dir}
+                             ${CMAKE_BINARY_DIR}/src/kube)
+  target_link_libraries(fuzz-pod-resources PRIVATE js_base PkgConfig::PROTOBUF_C)
   target_compile_options(fuzz-pod-resources PRIVATE ${_podres_fuzz_flags})
   target_link_options(fuzz-pod-resources PRIVATE ${_podres_fuzz_flags})
   joulestat_warnings(fuzz-pod-resources)

@@ -2,7 +2,7 @@
 # unit tests, and script tests.
 add_library(js_rapl_fixture STATIC ${CMAKE_CURRENT_LIST_DIR}/rapl/fixture.c)
 target_include_directories(js_rapl_fixture PUBLIC ${CMAKE_CURRENT_LIST_DIR}/rapl)
-target_link_libraries(js_rapl_fixture PUBLIC js_testutil js_sources)
+target_link_libraries(js_rapl_fixture PUBLIC js_testutil js_cpu)
 joulestat_warnings(js_rapl_fixture)
 
 file(GLOB _rapl_unit_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/unit/test-rapl*.c
@@ -14,7 +14,7 @@ endforeach()
 
 # rapl-probe: prints what the RAPL source chooses and reads (script tests, real nodes).
 add_executable(rapl-probe ${CMAKE_CURRENT_LIST_DIR}/rapl/rapl-probe.c)
-target_link_libraries(rapl-probe PRIVATE js_sources)
+target_link_libraries(rapl-probe PRIVATE js_cpu)
 joulestat_warnings(rapl-probe)
 
 add_test(NAME rapl-permission

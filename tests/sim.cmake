@@ -6,7 +6,7 @@ if(TARGET joulestat_sim_nvml)
   foreach(src IN LISTS _sim_tests)
     get_filename_component(name ${src} NAME_WE)
     add_dependencies(${name} joulestat_sim_nvml)
-    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/sim ${CMAKE_SOURCE_DIR}/src/sources)
+    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/sim ${CMAKE_SOURCE_DIR}/src/gpu)
     set(_sim_env "JOULESTAT_SIM_LIBRARY=$<TARGET_FILE:joulestat_sim_nvml>")
     if(JOULESTAT_SANITIZE)
       # the CPU-cost bound of test-sim-cost is for optimised builds

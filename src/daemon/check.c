@@ -83,6 +83,7 @@ int check_run(const struct config *cfg) {
     _cleanup_(closep) int sys_fd = open_root(cfg->sysfs);
     _cleanup_(closep) int dev_fd = open_root(cfg->devfs);
     _cleanup_(closep) int proc_fd = open_root(cfg->procfs);
+    struct kube_labels_options kube;
     bool gpu, rapl = false;
 
     printf("joulestat %s: sources on this node\n\n", JOULESTAT_VERSION);
@@ -103,6 +104,7 @@ int check_run(const struct config *cfg) {
     }
     check_kubelet(cfg);
     pod_allocations_check(cfg);
-    kube_labels_check(cfg);
+    sampler_kube_options(cfg, &kube);
+    kube_labels_check(&kube);
     return gpu || rapl ? 0 : -ENODEV;
 }

@@ -171,7 +171,7 @@ void pod_allocations_check(const struct config *cfg) {
                podres_error_hint(r));
     } else {
         printf("podres  ok        List on %s: %zu pod(s), %zu GPU allocation(s)",
-               cfg->pod_resources_socket, list->n_pods, t->n);
+               cfg->pod_resources_socket, list->response->n_pod_resources, t->n);
         if (t->n_unplaced_mig)
             printf(", %zu MIG allocation(s) without a parent GPU in the id (not charged)",
                    t->n_unplaced_mig);
@@ -185,13 +185,13 @@ void pod_allocations_check(const struct config *cfg) {
  * pod's name (the API server fills names; pod-resources knows names only). */
 static bool same_pod(const struct snap_gpu_process *p, const struct snap_gpu_allocation *a,
                      bool *ret_comparable) {
-    if (p->id.pod_uid[0] && a->pod_uid[0]) {
+    if (p->id->pod_uid[0] && a->pod_uid[0]) {
         *ret_comparable = true;
-        return strcmp(p->id.pod_uid, a->pod_uid) == 0;
+        return strcmp(p->id->pod_uid, a->pod_uid) == 0;
     }
-    if (p->id.pod[0] && a->pod[0]) {
+    if (p->id->pod[0] && a->pod[0]) {
         *ret_comparable = true;
-        return strcmp(p->id.pod, a->pod) == 0 && strcmp(p->id.namespace_, a->namespace_) == 0;
+        return strcmp(p->id->pod, a->pod) == 0 && strcmp(p->id->namespace_, a->namespace_) == 0;
     }
     *ret_comparable = false;
     return false;

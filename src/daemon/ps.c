@@ -13,7 +13,7 @@
 #include "macro.h"
 #include "procfs.h"
 #include "ps_rows.h"
-#include "rapl_units.h"
+#include "rapl_domain.h"
 #include "sampler.h"
 #include "snapshot.h"
 
@@ -39,6 +39,13 @@ static void print_json_field(const char *key, const char *value) {
 
 static const char *or_dash(const char *s) {
     return s[0] ? s : "-";
+}
+
+/* What a process is: the outermost workload it is in (workload_kind.h), else "none". */
+static const char *kind_name(const struct ps_row *r) {
+    enum workload_kind k = workload_kind_outermost(&r->id);
+
+    return k == WORKLOAD_KIND_NONE ? "none" : workload_kinds[k].name;
 }
 
 /* How the job was found: from the cgroup path, or from SLURM_JOB_ID in environ. */
@@ -72,9 +79,8 @@ static void print_all_table(const struct ps_rows *t) {
         format_gpus(r, gpus, sizeof(gpus));
         printf("%-8u %-16.16s %-9s %-14.12s %-36s %-24.24s %-10s %-5s %12.6f %12.6f\n", r->pid,
                r->id.process_name[0] ? r->id.process_name : "?",
-               r->kernel_thread ? "kernel" : identity_kind_to_string(r->w.kind),
-               or_dash(r->id.container_id), or_dash(r->id.pod_uid), or_dash(r->id.pod),
-               or_dash(r->id.slurm_job), or_dash(gpus),
+               r->kernel_thread ? "kernel" : kind_name(r), or_dash(r->id.container_id),
+               or_dash(r->id.pod_uid), or_dash(r->id.pod), or_dash(r->id.slurm_job), or_dash(gpus),
                (double)(r->gpu_measured_uj + r->gpu_estimated_uj) / 1e6,
                (double)ps_row_cpu_uj(r) / 1e6);
     }
@@ -91,7 +97,7 @@ static void print_all_json(const struct ps_rows *t, unsigned domains) {
         print_json_field("state", state);
         printf(", \"live\": %s, \"kernel_thread\": %s", r->live ? "true" : "false",
                r->kernel_thread ? "true" : "false");
-        print_json_field("kind", identity_kind_to_string(r->w.kind));
+        print_json_field("kind", kind_name(r));
         print_json_field("runtime", container_runtime_to_string(r->w.runtime));
         print_json_field("container_id", r->id.container_id);
         print_json_field("container", r->id.container);

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "identity.h"
+#include "workload_kind.h"
 #include "macro.h"
-#include "rapl_units.h"
+#include "rapl_domain.h"
 
 static struct ps_row *row_new(struct ps_rows *t, uint32_t pid) {
     struct ps_row *r;
@@ -77,11 +77,11 @@ int ps_rows_add_gpu(struct ps_rows *t, const struct snapshot *snap) {
             r = row_new(t, g->pid);
             if (!r)
                 return -ENOMEM;
-            r->id = g->id;
+            r->id = *g->id;
         }
-        copy_name(r->id.pod, g->id.pod, sizeof(r->id.pod));
-        copy_name(r->id.namespace_, g->id.namespace_, sizeof(r->id.namespace_));
-        copy_name(r->id.container, g->id.container, sizeof(r->id.container));
+        copy_name(r->id.pod, g->id->pod, sizeof(r->id.pod));
+        copy_name(r->id.namespace_, g->id->namespace_, sizeof(r->id.namespace_));
+        copy_name(r->id.container, g->id->container, sizeof(r->id.container));
         r->gpu_measured_uj += g->energy_measured_uj;
         r->gpu_estimated_uj += g->energy_estimated_uj;
         if (r->n_gpus < PS_GPUS_MAX)
@@ -99,11 +99,11 @@ int ps_rows_add_cpu(struct ps_rows *t, const struct snapshot *snap) {
             r = row_new(t, c->pid);
             if (!r)
                 return -ENOMEM;
-            r->id = c->id;
+            r->id = *c->id;
         }
-        copy_name(r->id.pod, c->id.pod, sizeof(r->id.pod));
-        copy_name(r->id.namespace_, c->id.namespace_, sizeof(r->id.namespace_));
-        copy_name(r->id.container, c->id.container, sizeof(r->id.container));
+        copy_name(r->id.pod, c->id->pod, sizeof(r->id.pod));
+        copy_name(r->id.namespace_, c->id->namespace_, sizeof(r->id.namespace_));
+        copy_name(r->id.container, c->id->container, sizeof(r->id.container));
         for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
             r->cpu_uj[d] += c->energy_uj[d];
     }

@@ -9,17 +9,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accounting.h"
 #include "clock.h"
-#include "cpu_accounting.h"
+#include "cpu.h"
 #include "fileio.h"
-#include "identity.h"
-#include "kube_labels.h"
-#include "pod_allocations.h"
-#include "ledger.h"
+#include "gpu.h"
+#include "kube.h"
 #include "log.h"
 #include "macro.h"
-#include "rapl.h"
+#include "pod_allocations.h"
+#include "proc.h"
 #include "stopper.h"
+#include "store.h"
 
 enum source_id { SOURCE_NVML, SOURCE_RAPL, _SOURCE_MAX };
 
@@ -52,6 +53,7 @@ struct sampler {
     struct complaint procfs_complaint;
     struct rapl *rapl;
     struct cpu_accounting *cpu_accounting;
+    struct cpu_groups cpu_groups;   /* the workloads' cgroup CPU time, for the CPU split */
     struct kube_labels *kube;       /* pod names from the API server; NULL when off */
     struct pod_allocations *podres; /* kubelet pod-resources; NULL when off */
     char *stat_buf;
@@ -130,7 +132,7 @@ static int open_procfs(struct sampler *s, uint64_t now_ns) {
     if (complain_release(&s->procfs_complaint))
         log_info("procfs: '%s' works now", s->cfg->procfs);
     sampler_set_resolver(s, identity_resolve_pid, s->procfs);
-    procfs_set_unchanged(s->procfs, cpu_accounting_unchanged, s->cpu_accounting);
+    procfs_set_unchanged(s->procfs, cpu_groups_unchanged_fn, &s->cpu_groups);
     return 0;
 }
 
@@ -160,7 +162,19 @@ static void open_rapl(struct sampler *s) {
     s->health[SOURCE_RAPL].up = true;
 }
 
+void sampler_kube_options(const struct config *cfg, struct kube_labels_options *ret) {
+    *ret = (struct kube_labels_options){
+        .enabled = cfg->kubernetes_enabled,
+        .api_url = cfg->kubernetes_api_url,
+        .token_file = cfg->kubernetes_token_file,
+        .ca_file = cfg->kubernetes_ca_file,
+        .node_name = cfg->node_name,
+        .retention_ns = cfg->metric_retention_ns,
+    };
+}
+
 int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sampler **ret) {
+    struct kube_labels_options ko;
     struct gpu_accounting_options go = {
         .idle_policy = cfg->gpu_idle_policy,
         .idle_power_watts = cfg->gpu_idle_power_watts,
@@ -184,13 +198,14 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->sys_fd = open_root(cfg->sysfs);
     s->dev_fd = open_root(cfg->devfs);
     s->proc_fd = open_root(cfg->procfs);
+    /* Borrows proc_fd and sys_fd: done before they are closed. */
+    cpu_groups_init(&s->cpu_groups, s->proc_fd, s->sys_fd);
     {
-        /* Borrows proc_fd and sys_fd: freed before they are closed. */
+        long tck = sysconf(_SC_CLK_TCK);
         struct cpu_accounting_options co = {
             .policy = cfg->cpu_idle_policy,
-            .proc_fd = s->proc_fd,
-            .sys_fd = s->sys_fd,
             .process_metrics = cfg->cpu_process_metrics,
+            .clk_tck = tck > 0 ? (unsigned long)tck : 100, /* USER_HZ is 100 everywhere */
         };
 
         r = cpu_accounting_new(&co, &s->cpu_accounting);
@@ -215,10 +230,13 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     /* powercap and perf need only sysfs; the MSR interface needs --path.dev too and says so. */
     if (s->sys_fd >= 0)
         open_rapl(s);
-    if (cfg->command == COMMAND_SERVE && kube_labels_new(cfg, &s->kube) < 0) {
+    sampler_kube_options(cfg, &ko);
+    if (cfg->command == COMMAND_SERVE && kube_labels_new(&ko, &s->kube) < 0) {
         sampler_free(s);
         return -ENOMEM;
     }
+    if (s->kube) /* names go on each label set when it is made */
+        ledger_set_labeler(&s->ledger, kube_labels_labeler, s->kube);
     if ((cfg->command == COMMAND_SERVE || cfg->command == COMMAND_PS) &&
         pod_allocations_new(cfg, &s->podres) < 0) {
         sampler_free(s);
@@ -236,6 +254,7 @@ struct sampler *sampler_free(struct sampler *s) {
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);
     s->cpu_accounting = cpu_accounting_free(s->cpu_accounting);
+    cpu_groups_done(&s->cpu_groups);
     s->kube = kube_labels_free(s->kube);
     s->podres = pod_allocations_free(s->podres);
     free(s->stat_buf);
@@ -321,7 +340,7 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     int n_rows = 0, r;
 
     if (s->procfs) {
-        cpu_accounting_prepare(s->cpu_accounting);
+        cpu_groups_prepare(&s->cpu_groups);
         n_rows = procfs_scan(s->procfs, &rows);
         if (n_rows == -ENOMEM)
             return n_rows;
@@ -343,9 +362,13 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
         return 0;
     }
     source_ok(s, SOURCE_RAPL);
-    return cpu_accounting_tick(s->cpu_accounting, rows, (size_t)n_rows,
-                               have_stat ? s->stat_buf : NULL, stat_len, readings, n_readings,
-                               t->mono_ns, &s->ledger);
+    r = cpu_groups_track(&s->cpu_groups, rows, (size_t)n_rows);
+    if (r >= 0)
+        r = cpu_accounting_tick(s->cpu_accounting, &s->cpu_groups, rows, (size_t)n_rows,
+                                have_stat ? s->stat_buf : NULL, stat_len, readings, n_readings,
+                                t->mono_ns, &s->ledger);
+    cpu_groups_finish(&s->cpu_groups);
+    return r;
 }
 
 static void put_source(struct snapshot *snap, const char *name, bool up, uint64_t errors) {

@@ -44,5 +44,9 @@ void sampler_stop(struct sampler *s);
 /* Overrides the process resolver (tests, replay). */
 void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userdata);
 
+/* The Kubernetes API options of the config (the watcher, `check`). */
+struct kube_labels_options;
+void sampler_kube_options(const struct config *cfg, struct kube_labels_options *ret);
+
 /* True when the last tick is recent (for /healthz). */
 bool sampler_healthy(struct sampler *s);

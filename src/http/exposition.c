@@ -23,19 +23,19 @@
 static void put_process_labels(struct strbuf *sb, const struct snap_gpu_process *p, bool compat) {
     put_label_u64(sb, true, "pid", p->pid);
     put_label_u64(sb, false, "gpu", p->gpu);
-    PUT_LABEL(sb, false, "process_name", p->id.process_name);
+    PUT_LABEL(sb, false, "process_name", p->id->process_name);
     if (compat) {
         /* my-gpu-exporter's exporter.go: exported_ names (the DCGM convention), no pod_uid. */
-        PUT_LABEL(sb, false, "exported_pod", p->id.pod);
-        PUT_LABEL(sb, false, "exported_namespace", p->id.namespace_);
-        PUT_LABEL(sb, false, "exported_container", p->id.container);
+        PUT_LABEL(sb, false, "exported_pod", p->id->pod);
+        PUT_LABEL(sb, false, "exported_namespace", p->id->namespace_);
+        PUT_LABEL(sb, false, "exported_container", p->id->container);
     } else {
-        PUT_LABEL(sb, false, "pod", p->id.pod);
-        PUT_LABEL(sb, false, "namespace", p->id.namespace_);
-        PUT_LABEL(sb, false, "container", p->id.container);
-        PUT_LABEL(sb, false, "pod_uid", p->id.pod_uid);
+        PUT_LABEL(sb, false, "pod", p->id->pod);
+        PUT_LABEL(sb, false, "namespace", p->id->namespace_);
+        PUT_LABEL(sb, false, "container", p->id->container);
+        PUT_LABEL(sb, false, "pod_uid", p->id->pod_uid);
     }
-    PUT_LABEL(sb, false, "container_id", p->id.container_id);
+    PUT_LABEL(sb, false, "container_id", p->id->container_id);
 }
 
 enum process_value {

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The CPU side of the exposition: RAPL domains, CPU energy per process and unseen per
- * workload, and the container / pod / SLURM job families (GPU and CPU components). */
+ * workload, and the families of each workload kind (GPU and CPU components). */
 #include <stdint.h>
 #include <string.h>
 
 #include "exposition_internal.h"
-#include "rapl_units.h"
+#include "macro.h"
+#include "rapl_domain.h"
 
 /* ---- RAPL ---------------------------------------------------------------------------- */
 
@@ -52,21 +53,18 @@ static const struct family cpu_unseen_energy = {
     "RAPL energy of a workload's cgroup CPU time that no process scan saw (short-lived "
     "processes), per domain, in joules."};
 
+/* Every workload label (each kind's), in the order of enum label_field. */
 static void cpu_workload_labels(struct strbuf *sb, const struct snap_identity *id) {
-    PUT_LABEL(sb, false, "pod", id->pod);
-    PUT_LABEL(sb, false, "namespace", id->namespace_);
-    PUT_LABEL(sb, false, "container", id->container);
-    PUT_LABEL(sb, false, "pod_uid", id->pod_uid);
-    PUT_LABEL(sb, false, "container_id", id->container_id);
-    PUT_LABEL(sb, false, "job_id", id->slurm_job);
+    for (enum label_field f = LABEL_PROCESS_NAME + 1; f < _LABEL_FIELD_MAX; f++)
+        put_label(sb, false, label_fields[f].label, label_value(id, f), label_fields[f].size);
 }
 
 static void cpu_process_labels(struct render *r, const struct snap_cpu_process *p) {
     series_begin(r);
     strbuf_putc(r->out, '{');
     put_label_u64(r->out, true, "pid", p->pid);
-    PUT_LABEL(r->out, false, "process_name", p->id.process_name);
-    cpu_workload_labels(r->out, &p->id);
+    PUT_LABEL(r->out, false, "process_name", p->id->process_name);
+    cpu_workload_labels(r->out, p->id);
 }
 
 static void put_domain(struct render *r, unsigned d) {
@@ -106,7 +104,7 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
              * the domain instead. */
             put_label(r->out, true, "domain", rapl_domain_to_string((enum rapl_domain)d), SIZE_MAX);
             if (!labels_ready) {
-                cpu_workload_labels(labels_begin(r), &w->id);
+                cpu_workload_labels(labels_begin(r), w->id);
                 labels_ready = true;
             }
             labels_put(r);
@@ -115,52 +113,29 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
     }
 }
 
-/* ---- containers, pods, SLURM jobs ---------------------------------------------------- */
-
-static const struct {
-    struct family energy;
-    struct family active;
-} workload_families[_WORKLOAD_KIND_MAX] = {
-    [WORKLOAD_CONTAINER] = {{"joulestat_", "container_energy_joules_total", "counter",
-                             "Energy attributed to the container by component (gpu, cpu), "
-                             "in joules."},
-                            {"joulestat_", "container_active", "gauge",
-                             "1 while the container has processes, 0 during retention."}},
-    [WORKLOAD_POD] = {{"joulestat_", "pod_energy_joules_total", "counter",
-                       "Energy attributed to the pod by component (gpu, cpu), in joules."},
-                      {"joulestat_", "pod_active", "gauge",
-                       "1 while the pod has processes, 0 during retention."}},
-    [WORKLOAD_JOB] = {{"joulestat_", "slurm_job_energy_joules_total", "counter",
-                       "Energy attributed to the SLURM job by component (gpu, cpu), in joules."},
-                      {"joulestat_", "slurm_job_active", "gauge",
-                       "1 while the job has processes, 0 during retention."}},
-};
+/* ---- workloads: one pair of families per kind (workload_kind.h) -------------------- */
 
 /* '{' and the workload's labels (no closing brace). */
 static void workload_labels(struct strbuf *sb, const struct snap_workload *w) {
+    const struct workload_kind_info *info = &workload_kinds[w->kind];
+
     strbuf_putc(sb, '{');
-    switch (w->kind) {
-    case WORKLOAD_CONTAINER:
-        PUT_LABEL(sb, true, "namespace", w->id.namespace_);
-        PUT_LABEL(sb, false, "pod", w->id.pod);
-        PUT_LABEL(sb, false, "container", w->id.container);
-        PUT_LABEL(sb, false, "container_id", w->id.container_id);
-        break;
-    case WORKLOAD_POD:
-        PUT_LABEL(sb, true, "namespace", w->id.namespace_);
-        PUT_LABEL(sb, false, "pod", w->id.pod);
-        PUT_LABEL(sb, false, "pod_uid", w->id.pod_uid);
-        break;
-    case WORKLOAD_JOB:
-    default:
-        PUT_LABEL(sb, true, "job_id", w->id.slurm_job);
-        break;
+    for (size_t i = 0; i < info->n_labels; i++) {
+        enum label_field f = info->labels[i];
+
+        put_label(sb, i == 0, label_fields[f].label, label_value(w->id, f), label_fields[f].size);
     }
 }
 
 void exposition_render_workloads(struct render *r, const struct snapshot *s) {
     for (unsigned kind = 0; kind < _WORKLOAD_KIND_MAX; kind++) {
-        family_begin(r, &workload_families[kind].energy);
+        const struct workload_kind_info *info = &workload_kinds[kind];
+        char stem[64] = "joulestat_";
+        struct family energy = {stem, "_energy_joules_total", "counter", info->energy_help};
+        struct family active = {stem, "_active", "gauge", info->active_help};
+
+        copy_cut(stem + strlen(stem), sizeof(stem) - strlen(stem), info->name);
+        family_begin(r, &energy);
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
@@ -176,7 +151,7 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
             strbuf_puts(r->out, ",component=\"cpu\"");
             end_micro(r, w->cpu_energy_uj);
         }
-        family_begin(r, &workload_families[kind].active);
+        family_begin(r, &active);
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 

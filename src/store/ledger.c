@@ -18,22 +18,62 @@ void ledger_init(struct ledger *l) {
     l->process_gen = 1;
 }
 
-static void free_values(struct hashmap *m) {
+static void free_process(void *value) {
+    struct ledger_process *p = value;
+
+    labels_unref(p->id);
+    free(p);
+}
+
+static void free_workload(void *value) {
+    struct ledger_workload *w = value;
+
+    labels_unref(w->id);
+    free(w);
+}
+
+static void free_values(struct hashmap *m, void (*free_one)(void *)) {
     void *value;
 
     for (size_t i = 0; hashmap_next(m, &i, NULL, &value);)
-        free(value);
+        free_one(value);
     hashmap_done(m);
 }
 
 void ledger_done(struct ledger *l) {
-    free_values(&l->processes);
-    free_values(&l->workloads);
-    free_values(&l->cpu_processes);
-    free_values(&l->allocations);
+    free_values(&l->processes, free_process);
+    free_values(&l->workloads, free_workload);
+    free_values(&l->cpu_processes, ledger_cpu_process_free);
+    free_values(&l->allocations, free);
     free(l->rapl);
     free(l->sweep_keys);
     *l = (struct ledger){0};
+}
+
+void ledger_set_labeler(struct ledger *l, ledger_labeler_fn fn, void *userdata) {
+    l->labeler = fn;
+    l->labeler_userdata = userdata;
+}
+
+const struct snap_identity *ledger_labels_new(const struct ledger *l,
+                                              const struct snap_identity *id) {
+    struct snap_identity named;
+
+    if (!l->labeler)
+        return labels_new(id);
+    named = *id;
+    l->labeler(l->labeler_userdata, &named);
+    return labels_new(&named);
+}
+
+int ledger_labels_replace(const struct snap_identity **slot, const struct snap_identity *id) {
+    const struct snap_identity *fresh = labels_new(id);
+
+    if (!fresh)
+        return -ENOMEM;
+    labels_unref(*slot);
+    *slot = fresh;
+    return 0;
 }
 
 uint64_t ledger_process_key(unsigned gpu, uint32_t pid, uint64_t start_ticks) {
@@ -41,7 +81,7 @@ uint64_t ledger_process_key(unsigned gpu, uint32_t pid, uint64_t start_ticks) {
 }
 
 int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t start_ticks,
-                       struct ledger_process **ret) {
+                       const struct snap_identity *id, struct ledger_process **ret) {
     uint64_t key = ledger_process_key(gpu, pid, start_ticks);
     struct ledger_process *p = hashmap_get(&l->processes, key);
     int r;
@@ -54,11 +94,14 @@ int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t st
         p = calloc(1, sizeof(*p));
         if (!p)
             return -ENOMEM;
-        *p =
-            (struct ledger_process){.key = key, .gpu = gpu, .pid = pid, .start_ticks = start_ticks};
-        r = hashmap_put(&l->processes, key, p);
+        *p = (struct ledger_process){.key = key,
+                                     .gpu = gpu,
+                                     .pid = pid,
+                                     .start_ticks = start_ticks,
+                                     .id = ledger_labels_new(l, id)};
+        r = p->id ? hashmap_put(&l->processes, key, p) : -ENOMEM;
         if (r < 0) {
-            free(p);
+            free_process(p);
             return r;
         }
     }
@@ -70,70 +113,24 @@ static uint64_t workload_key(enum workload_kind kind, const char *id) {
     return hash_bytes(id, strlen(id), (uint64_t)kind + 1);
 }
 
-/* Copies the identity fields that describe a workload of this kind. */
-static void workload_identity(enum workload_kind kind, const struct snap_identity *src,
-                              struct snap_identity *dst) {
-    *dst = (struct snap_identity){0};
-    switch (kind) {
-    case WORKLOAD_CONTAINER:
-        memcpy(dst->container, src->container, sizeof(dst->container));
-        memcpy(dst->container_id, src->container_id, sizeof(dst->container_id));
-        /* fallthrough: a container also names its pod */
-        __attribute__((fallthrough));
-    case WORKLOAD_POD:
-        memcpy(dst->pod, src->pod, sizeof(dst->pod));
-        memcpy(dst->namespace_, src->namespace_, sizeof(dst->namespace_));
-        memcpy(dst->pod_uid, src->pod_uid, sizeof(dst->pod_uid));
-        break;
-    case WORKLOAD_JOB:
-        memcpy(dst->slurm_job, src->slurm_job, sizeof(dst->slurm_job));
-        break;
-    case _WORKLOAD_KIND_MAX:
-        break;
-    }
-}
-
-/* The id a workload of this kind is keyed by ("" when the identity has none). */
-static const char *workload_name(enum workload_kind kind, const struct snap_identity *id) {
-    return kind == WORKLOAD_CONTAINER ? id->container_id
-           : kind == WORKLOAD_POD     ? id->pod_uid
-                                      : id->slurm_job;
-}
-
-/* Whether dst already holds the fields workload_identity() would copy from src. */
-static bool workload_identity_equal(enum workload_kind kind, const struct snap_identity *src,
-                                    const struct snap_identity *dst) {
-    switch (kind) {
-    case WORKLOAD_CONTAINER:
-        if (strcmp(dst->container, src->container) != 0 ||
-            strcmp(dst->container_id, src->container_id) != 0)
-            return false;
-        /* fallthrough: a container also names its pod */
-        __attribute__((fallthrough));
-    case WORKLOAD_POD:
-        return strcmp(dst->pod, src->pod) == 0 && strcmp(dst->namespace_, src->namespace_) == 0 &&
-               strcmp(dst->pod_uid, src->pod_uid) == 0;
-    case WORKLOAD_JOB:
-        return strcmp(dst->slurm_job, src->slurm_job) == 0;
-    case _WORKLOAD_KIND_MAX:
-        break;
-    }
-    return true;
-}
-
 /* Marks a workload seen. Names (pod, namespace, container) may arrive later than the ids:
- * keep them fresh, copying only when they differ. */
+ * keep them fresh, with a new label set only when they differ. Out of memory, the old
+ * names stay until the next booking. */
 static void workload_refresh(struct ledger_workload *w, enum workload_kind kind,
                              const struct snap_identity *id, uint64_t now_ns) {
-    if (!workload_identity_equal(kind, id, &w->id))
-        workload_identity(kind, id, &w->id);
+    if (!workload_labels_equal(kind, id, w->id)) {
+        struct snap_identity fresh;
+
+        workload_labels_copy(kind, id, &fresh);
+        (void)ledger_labels_replace(&w->id, &fresh);
+    }
     w->active = true;
     w->last_seen_ns = now_ns;
 }
 
 static int workload_touch(struct ledger *l, enum workload_kind kind, const struct snap_identity *id,
                           uint64_t now_ns, struct ledger_workload **ret) {
-    const char *name = workload_name(kind, id);
+    const char *name = workload_id(kind, id);
     struct ledger_workload *w;
     uint64_t key;
     int r;
@@ -145,14 +142,18 @@ static int workload_touch(struct ledger *l, enum workload_kind kind, const struc
     key = workload_key(kind, name);
     w = hashmap_get(&l->workloads, key);
     if (!w) {
+        struct snap_identity labels;
+
         w = calloc(1, sizeof(*w));
         if (!w)
             return -ENOMEM;
         w->key = key;
         w->kind = kind;
-        r = hashmap_put(&l->workloads, key, w);
+        workload_labels_copy(kind, id, &labels);
+        w->id = ledger_labels_new(l, &labels);
+        r = w->id ? hashmap_put(&l->workloads, key, w) : -ENOMEM;
         if (r < 0) {
-            free(w);
+            free_workload(w);
             return r;
         }
     }
@@ -208,13 +209,13 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
     }
     for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++) {
         struct ledger_workload *w = cached ? p->wl[k] : NULL;
-        const char *name = workload_name(k, &p->id);
+        const char *name = workload_id(k, p->id);
         int r;
 
-        if (w && w->kind == k && strcmp(workload_name(k, &w->id), name) == 0)
-            workload_refresh(w, k, &p->id, now_ns);
+        if (w && w->kind == k && strcmp(workload_id(k, w->id), name) == 0)
+            workload_refresh(w, k, p->id, now_ns);
         else if (!cached || w || name[0] != '\0') {
-            r = workload_touch(l, k, &p->id, now_ns, &w);
+            r = workload_touch(l, k, p->id, now_ns, &w);
             if (r < 0) {
                 p->wl_gen = 0;
                 return r;
@@ -245,13 +246,11 @@ void ledger_cpu_scan(struct ledger *l, uint64_t now_ns) {
 
 int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsigned domain,
                           uint64_t uj, uint64_t now_ns) {
-    enum workload_kind kind = id->container_id[0] ? WORKLOAD_CONTAINER
-                              : id->pod_uid[0]    ? WORKLOAD_POD
-                                                  : WORKLOAD_JOB;
+    enum workload_kind kind = workload_kind_innermost(id);
     struct ledger_workload *w;
     int r;
 
-    if (domain >= SNAP_CPU_DOMAINS)
+    if (domain >= SNAP_CPU_DOMAINS || kind == WORKLOAD_KIND_NONE)
         return -EINVAL;
     r = workload_touch(l, kind, id, now_ns, &w);
     if (r < 0)
@@ -312,8 +311,14 @@ static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint6
         if (!active && now_ns - last > retention_ns)
             l->sweep_keys[n++] = key;
     }
-    for (size_t i = 0; i < n; i++)
-        free(hashmap_remove(m, l->sweep_keys[i]));
+    for (size_t i = 0; i < n; i++) {
+        void *gone = hashmap_remove(m, l->sweep_keys[i]);
+
+        if (processes)
+            free_process(gone);
+        else
+            free_workload(gone);
+    }
     if (n > 0 && processes)
         l->process_gen++; /* cached process pointers (gpu_accounting) may dangle now */
     else if (n > 0)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "hashmap.h"
+#include "labels.h"
 #include "snapshot.h"
 
 /*
@@ -15,6 +16,10 @@
  * dropped; a workload's retention starts when its last process is gone, so a job's energy
  * survives the processes that made it.
  *
+ * Every entry holds its labels as a shared, immutable set (labels.h) that snapshots
+ * reference instead of copying. A set is made once, when the entry is created (with the
+ * names the labeler attaches, see ledger_set_labeler()) or when its names change.
+ *
  * Single-threaded: owned by the sampler thread. Readers get snapshots (snapshot.h).
  */
 
@@ -22,8 +27,8 @@ struct ledger_process {
     uint64_t key;
     unsigned gpu;
     uint32_t pid;
-    uint64_t start_ticks; /* field 22 of /proc/<pid>/stat; 0 when unknown */
-    struct snap_identity id;
+    uint64_t start_ticks;           /* field 22 of /proc/<pid>/stat; 0 when unknown */
+    const struct snap_identity *id; /* shared labels (labels.h) */
     double start_time_seconds;
     uint64_t measured_uj;
     uint64_t estimated_uj;
@@ -39,7 +44,7 @@ struct ledger_process {
      * dropped; entries never move). id's ids are checked against them on every use. */
     struct ledger_workload *wl[_WORKLOAD_KIND_MAX];
     uint64_t wl_gen;
-    /* The wl entries were refreshed from id as it is now; whoever changes id (the
+    /* The wl entries were refreshed from id as it is now; whoever replaces id (the
      * Kubernetes name fill) clears it, so the next booking copies names again. */
     bool wl_fresh;
 };
@@ -47,7 +52,7 @@ struct ledger_process {
 struct ledger_workload {
     uint64_t key;
     enum workload_kind kind;
-    struct snap_identity id;
+    const struct snap_identity *id; /* shared labels: the kind's fields only */
     uint64_t gpu_uj;
     uint64_t cpu_uj;
     bool cpu_unseen_valid;
@@ -61,8 +66,8 @@ struct ledger_workload {
 struct ledger_cpu_process {
     uint64_t key;
     uint32_t pid;
-    uint64_t start_ticks; /* of the latest process behind the series */
-    struct snap_identity id;
+    uint64_t start_ticks;           /* of the latest process behind the series */
+    const struct snap_identity *id; /* shared labels */
     uint64_t energy_uj[SNAP_CPU_DOMAINS];
     bool active; /* until the scan that reports the process exited */
     uint64_t last_seen_ns;
@@ -106,6 +111,9 @@ struct ledger_allocation {
     uint64_t last_seen_ns;
 };
 
+/* Fills in what it knows of id's empty names (pod, namespace, container). */
+typedef void (*ledger_labeler_fn)(void *userdata, struct snap_identity *id);
+
 struct ledger {
     struct hashmap processes;     /* key -> struct ledger_process */
     struct hashmap workloads;     /* key -> struct ledger_workload */
@@ -120,18 +128,32 @@ struct ledger {
     struct hashmap allocations; /* key -> struct ledger_allocation (ledger_alloc.c) */
     uint64_t workload_gen;      /* >= 1; bumped whenever workload entries are freed */
     uint64_t process_gen;       /* >= 1; bumped whenever GPU process entries are freed */
+    ledger_labeler_fn labeler;  /* attaches names to new entries' labels; NULL: none */
+    void *labeler_userdata;
 };
 
 void ledger_init(struct ledger *l);
 void ledger_done(struct ledger *l);
 
+/* The labeler every new label set goes through once (the Kubernetes API's names). */
+void ledger_set_labeler(struct ledger *l, ledger_labeler_fn fn, void *userdata);
+
+/* A new label set from id, through the labeler. NULL on ENOMEM. */
+const struct snap_identity *ledger_labels_new(const struct ledger *l,
+                                              const struct snap_identity *id);
+
+/* Replaces *slot (an entry's labels) by a new set with id's values: 0, or -ENOMEM with
+ * *slot unchanged. Used when names arrive for an existing entry. */
+int ledger_labels_replace(const struct snap_identity **slot, const struct snap_identity *id);
+
 /* The ledger key of a process on a GPU: (gpu, pid, start time) so a reused pid is new. */
 uint64_t ledger_process_key(unsigned gpu, uint32_t pid, uint64_t start_ticks);
 
-/* Finds or creates the entry; a new entry starts with zero energy. Returns 1 when it was
- * created, 0 when it existed, or -ENOMEM. */
+/* Finds or creates the entry; a new entry starts with zero energy and the labels id (an
+ * existing one keeps its own). Returns 1 when it was created, 0 when it existed, or
+ * -ENOMEM. */
 int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t start_ticks,
-                       struct ledger_process **ret);
+                       const struct snap_identity *id, struct ledger_process **ret);
 
 /* Adds GPU energy to a process and to its container, pod and job. Returns 0/-ENOMEM. */
 int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t uj, bool estimated,
@@ -152,6 +174,8 @@ int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint
  * ledger_add_cpu_energy). Return 0, -EINVAL (domain out of range, no workload) or -ENOMEM.
  */
 void ledger_cpu_scan(struct ledger *l, uint64_t now_ns);
+/* Frees one struct ledger_cpu_process and its labels' reference. */
+void ledger_cpu_process_free(void *value);
 /* Part of ledger_sweep(): drops CPU process series inactive for longer than retention. */
 void ledger_sweep_cpu_processes(struct ledger *l, uint64_t now_ns, uint64_t retention_ns);
 int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start_ticks,

@@ -11,13 +11,21 @@
  * processes with equal pid and labels must share a series (or the exposition would carry
  * a duplicate). */
 static uint64_t cpu_process_key(uint32_t pid, const struct snap_identity *id) {
-    const char *fields[] = {id->process_name, id->pod,          id->namespace_, id->container,
-                            id->pod_uid,      id->container_id, id->slurm_job};
     uint64_t h = hash_u64(0x6370750000000000ULL | pid);
 
-    for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-        h = hash_bytes(fields[i], strnlen(fields[i], SNAP_LABEL_MAX), h + i);
+    for (size_t f = 0; f < _LABEL_FIELD_MAX; f++) {
+        const char *v = label_value(id, f);
+
+        h = hash_bytes(v, strnlen(v, SNAP_LABEL_MAX), h + f);
+    }
     return h;
+}
+
+void ledger_cpu_process_free(void *value) {
+    struct ledger_cpu_process *p = value;
+
+    labels_unref(p->id);
+    free(p);
 }
 
 int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start_ticks,
@@ -35,10 +43,10 @@ int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start
         p = calloc(1, sizeof(*p));
         if (!p)
             return -ENOMEM;
-        *p = (struct ledger_cpu_process){.key = key, .pid = pid, .id = *id};
-        r = hashmap_put(&l->cpu_processes, key, p);
+        *p = (struct ledger_cpu_process){.key = key, .pid = pid, .id = ledger_labels_new(l, id)};
+        r = p->id ? hashmap_put(&l->cpu_processes, key, p) : -ENOMEM;
         if (r < 0) {
-            free(p);
+            ledger_cpu_process_free(p);
             return r;
         }
     }
@@ -77,5 +85,5 @@ void ledger_sweep_cpu_processes(struct ledger *l, uint64_t now_ns, uint64_t rete
             l->sweep_keys[n++] = key;
     }
     for (size_t i = 0; i < n; i++)
-        free(hashmap_remove(&l->cpu_processes, l->sweep_keys[i]));
+        ledger_cpu_process_free(hashmap_remove(&l->cpu_processes, l->sweep_keys[i]));
 }

@@ -19,17 +19,10 @@ static int compare_gpu_process(const void *a, const void *b) {
 
 static int compare_workload(const void *a, const void *b) {
     const struct snap_workload *x = a, *y = b;
-    int c;
 
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
-    c = strcmp(x->id.pod_uid, y->id.pod_uid);
-    if (c != 0)
-        return c;
-    c = strcmp(x->id.container_id, y->id.container_id);
-    if (c != 0)
-        return c;
-    return strcmp(x->id.slurm_job, y->id.slurm_job);
+    return workload_labels_compare(x->kind, x->id, y->id);
 }
 
 static int compare_cpu_process(const void *a, const void *b) {
@@ -38,14 +31,10 @@ static int compare_cpu_process(const void *a, const void *b) {
 
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
-    c = strcmp(x->id.process_name, y->id.process_name);
-    if (c != 0)
-        return c;
-    c = strcmp(x->id.container_id, y->id.container_id);
-    if (c != 0)
-        return c;
-    c = strcmp(x->id.pod_uid, y->id.pod_uid);
-    return c != 0 ? c : strcmp(x->id.slurm_job, y->id.slurm_job);
+    c = strcmp(x->id->process_name, y->id->process_name);
+    for (enum workload_kind k = 0; c == 0 && k < _WORKLOAD_KIND_MAX; k++)
+        c = strcmp(workload_id(k, x->id), workload_id(k, y->id));
+    return c;
 }
 
 static int copy_cpu_processes(const struct ledger *l, struct snapshot *s) {
@@ -58,14 +47,15 @@ static int copy_cpu_processes(const struct ledger *l, struct snapshot *s) {
         const struct ledger_cpu_process *p = value;
         struct snap_cpu_process *d = &s->cpu_processes[s->n_cpu_processes++];
 
-        *d = (struct snap_cpu_process){.pid = p->pid, .id = p->id, .active = p->active};
+        *d = (struct snap_cpu_process){.pid = p->pid, .id = labels_ref(p->id), .active = p->active};
         memcpy(d->energy_uj, p->energy_uj, sizeof(d->energy_uj));
     }
     qsort(s->cpu_processes, s->n_cpu_processes, sizeof(*s->cpu_processes), compare_cpu_process);
     return 0;
 }
 
-/* A stable order makes scrapes diffable and tests deterministic. */
+/* A stable order makes scrapes diffable and tests deterministic. Entries share the
+ * ledger's label sets (a reference each) rather than copying ~470 bytes of labels. */
 struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycled) {
     struct snapshot *s = recycled ? recycled : snapshot_new();
     size_t n_gpus = 0;
@@ -91,7 +81,7 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
         s->gpu_processes[s->n_gpu_processes++] = (struct snap_gpu_process){
             .pid = p->pid,
             .gpu = p->gpu,
-            .id = p->id,
+            .id = labels_ref(p->id),
             .energy_measured_uj = p->measured_uj,
             .energy_estimated_uj = p->estimated_uj,
             .util_valid = p->util_valid,
@@ -110,7 +100,7 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
 
         s->workloads[s->n_workloads++] = (struct snap_workload){
             .kind = w->kind,
-            .id = w->id,
+            .id = labels_ref(w->id),
             .gpu_energy_uj = w->gpu_uj,
             .cpu_energy_uj = w->cpu_uj,
             .cpu_unseen_valid = w->cpu_unseen_valid,

@@ -5,7 +5,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "rapl_units.h"
+#include "labels.h"
+#include "rapl_domain.h"
 
 static const char *const reason_names[_UNATTR_MAX] = {
     [UNATTR_IDLE] = "idle",
@@ -45,7 +46,18 @@ struct snapshot *snapshot_ref(struct snapshot *s) {
     return s;
 }
 
+/* Drops the label references of every entry. */
+static void release_labels(struct snapshot *s) {
+    for (size_t i = 0; i < s->n_gpu_processes; i++)
+        labels_unref(s->gpu_processes[i].id);
+    for (size_t i = 0; i < s->n_workloads; i++)
+        labels_unref(s->workloads[i].id);
+    for (size_t i = 0; i < s->n_cpu_processes; i++)
+        labels_unref(s->cpu_processes[i].id);
+}
+
 static void snapshot_free(struct snapshot *s) {
+    release_labels(s);
     free(s->gpu_processes);
     free(s->gpus);
     free(s->rapl);
@@ -68,7 +80,10 @@ struct snapshot *snapshot_unref(struct snapshot *s) {
 }
 
 void snapshot_recycle(struct snapshot *s) {
-    struct snapshot kept = *s;
+    struct snapshot kept;
+
+    release_labels(s);
+    kept = *s;
 
     *s = (struct snapshot){
         .gpu_processes = kept.gpu_processes,

@@ -6,33 +6,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "workload_kind.h"
+
 /*
  * An immutable picture of everything exported, built by the sampler after each tick and
  * published with a reference count. The HTTP side renders from it and never samples.
- * Energies are integer microjoules (rendered as joules with six decimals).
+ * Energies are integer microjoules (rendered as joules with six decimals). Each process
+ * and workload entry holds a reference to the ledger's label set (labels.h): the labels
+ * are shared, not copied, and are released with the snapshot.
  */
-
-#define SNAP_LABEL_MAX 128
-#define SNAP_ID_MAX 80
-
-/* A process's or workload's labels. It is copied into every ledger and snapshot entry, so
- * each slot is sized by what can fill it: longer values are cut, never overflow. */
-struct snap_identity {
-    char process_name[64]; /* comm: 15 characters, kernel threads' full names up to 63 */
-    char pod[SNAP_LABEL_MAX];
-    char namespace_[64]; /* Kubernetes namespace and container names are DNS labels: <= 63 */
-    char container[64];
-    char pod_uid[40];      /* 36 with dashes, 32 hex for static pods */
-    char container_id[72]; /* 64 hex */
-    char slurm_job[32];    /* decimal job id or a 14-character SLUID */
-};
 
 struct snap_gpu_process {
     uint32_t pid;
     unsigned gpu;
-    struct snap_identity id;
-    uint64_t energy_measured_uj;  /* exclusive windows */
-    uint64_t energy_estimated_uj; /* shared windows */
+    const struct snap_identity *id; /* a reference (labels.h) */
+    uint64_t energy_measured_uj;    /* exclusive windows */
+    uint64_t energy_estimated_uj;   /* shared windows */
     bool util_valid;
     double sm_util_ratio;
     double mem_util_ratio;
@@ -49,7 +38,7 @@ struct snap_gpu_process {
 
 struct snap_cpu_process {
     uint32_t pid;
-    struct snap_identity id;
+    const struct snap_identity *id; /* a reference (labels.h) */
     uint64_t energy_uj[SNAP_CPU_DOMAINS];
     bool active;
 };
@@ -86,12 +75,10 @@ struct snap_rapl {
     uint64_t unattributed_uj[_UNATTR_MAX];
 };
 
-/* Energy per workload (container, pod, SLURM job), by component. */
-enum workload_kind { WORKLOAD_CONTAINER, WORKLOAD_POD, WORKLOAD_JOB, _WORKLOAD_KIND_MAX };
-
+/* Energy per workload (a kind of workload_kind.h), by component. */
 struct snap_workload {
     enum workload_kind kind;
-    struct snap_identity id;
+    const struct snap_identity *id; /* a reference (labels.h): the kind's fields */
     uint64_t gpu_energy_uj;
     uint64_t cpu_energy_uj;
     /* CPU energy of the workload's cgroup CPU time that no process scan saw (processes

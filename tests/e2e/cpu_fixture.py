@@ -24,6 +24,7 @@ from fake_cpu_node import (ACTIVE_KEYS, FAILS, MODULUS, check, stat_line, write_
 POD_A = "2fc932ce-fdcc-454b-97bd-aadfdeb4c340"
 POD_B = "3cae2e45-052c-4b11-80d3-4d7b2d2d3464"
 JOB = "4242"
+SERVICE = "sshd.service"
 
 
 def kubepods(uid, cid):
@@ -38,7 +39,7 @@ CID_B1 = "99f3a16ea25b7724cb56a4f0c0df1113ad9474fbf5545bead97fd5c7f61c13f4"
 # pid -> (comm, flags, starttime, cgroup, workload or None, container count key)
 PROCS = {
     2: ("kthreadd", 0x208040, 1, "0::/\n", None),
-    1200: ("sshd", 0x400140, 900, "0::/system.slice/sshd.service\n", None),
+    1200: ("sshd", 0x400140, 900, "0::/system.slice/sshd.service\n", ("service", SERVICE)),
     2001: ("python3", 0x400100, 41000, kubepods(POD_A, CID_A1), ("pod", POD_A)),
     2002: ("envoy", 0x400100, 41010, kubepods(POD_A, CID_A2), ("pod", POD_A)),
     2101: ("nginx", 0x400100, 42000, kubepods(POD_B, CID_B1), ("pod", POD_B)),
@@ -148,6 +149,8 @@ def scrape(url):
             m[("cpu", ("pod", labels["pod_uid"]))] = v
         elif name == "joulestat_slurm_job_energy_joules_total" and labels["component"] == "cpu":
             m[("cpu", ("job", labels["job_id"]))] = v
+        elif name == "joulestat_systemd_service_energy_joules_total" and labels["component"] == "cpu":
+            m[("cpu", ("service", labels["unit"]))] = v
         elif name == "joulestat_container_energy_joules_total" and labels["component"] == "cpu":
             m[("container", labels["container_id"])] = v
     return m, text
@@ -172,7 +175,8 @@ def uj(d):
 
 
 def conservation(m, where):
-    """Per domain: pods + jobs + every unattributed reason == RAPL. Returns the sums."""
+    """Per domain: pods + jobs + services + every unattributed reason == RAPL. Returns the
+    sums."""
     for domain in ("package", "dram"):
         reasons = sum(v for (d, r), v in m.items()
                       if d == domain and r != "rapl" and not r.startswith("_"))
@@ -213,7 +217,7 @@ def drive(root, url):
             check(abs(d_sys - e["system"]) < 1, "%s %s: system %d uJ, want %s" %
                   (step["name"], domain, d_sys, float(e["system"])))
             print("  %-7s rapl %9d  idle %8d  system %8d uJ" % (domain, d_rapl, d_idle, d_sys))
-        for w in [("pod", POD_A), ("pod", POD_B), ("job", JOB)]:
+        for w in [("pod", POD_A), ("pod", POD_B), ("job", JOB), ("service", SERVICE)]:
             got = uj(m.get(("cpu", w), 0) - prev.get(("cpu", w), 0))
             want = sum(exp[d].get(w, 0) for d in ("package", "dram"))
             tol = 2 * ncont.get(w, 0)  # largest remainder: < 1 uJ per container and domain

@@ -54,7 +54,8 @@ WORKLOADS = {
 # process name -> (pid, comm, flags, starttime, cgroup line, workload or None)
 PROCS = {
     "kthreadd": (2, "kthreadd", 0x208040, 1, "0::/\n", None),
-    "sshd": (1200, "sshd", 0x400140, 900, "0::/system.slice/sshd.service\n", None),
+    # a systemd service: a workload of its own, read without a cgroup (no unseen part)
+    "sshd": (1200, "sshd", 0x400140, 900, "0::/system.slice/sshd.service\n", "service"),
     "python": (2001, "python3", 0x400100, 41000, "0::/%s\n" % scope(POD_A, CID_A1), CID_A1),
     "envoy": (2002, "envoy", 0x400100, 41010, "0::/%s\n" % scope(POD_A, CID_A2), CID_A2),
     "worker": (2003, "worker", 0x400100, 46000, "0::/%s\n" % scope(POD_A, CID_A1), CID_A1),
@@ -134,7 +135,7 @@ def advance(state, step):
     seen = seen_ticks(step, state)
     for name, t in seen.items():
         w = PROCS[name][5]
-        if w:
+        if w in s["cg"]:
             s["cg"][w] += t * USEC_PER_TICK
     for w, us in step.get("short", {}).items():
         s["cg"][w] += us
@@ -213,7 +214,7 @@ def uj(d):
 def view(series):
     """The numbers the checks need, in uJ."""
     v = {"rapl": {}, "unattr": {}, "proc": {}, "unseen": {}, "active": {}, "pod": {},
-         "job": {}, "container": {}}
+         "job": {}, "container": {}, "service": {}}
     for name, lb, val in series:
         dom = "package" if lb.get("domain", "").startswith("package") else lb.get("domain")
         if name == "joulestat_rapl_energy_joules_total":
@@ -233,11 +234,15 @@ def view(series):
             v["job"][lb["job_id"]] = uj(val)
         elif name == "joulestat_container_energy_joules_total" and lb["component"] == "cpu":
             v["container"][lb["container_id"]] = uj(val)
+        elif name == "joulestat_systemd_service_energy_joules_total" and lb["component"] == "cpu":
+            v["service"][lb["unit"]] = uj(val)
     return v
 
 
 def proc_key(name):
     pid, comm, _, _, _, w = PROCS[name]
+    if w == "service":
+        return (str(pid), comm, "", "", "")
     _, pod, job = WORKLOADS[w]
     return (str(pid), comm, w if w != "job" else "", pod, job)
 
@@ -270,6 +275,10 @@ def identities(v, where):
     for job, val in v["job"].items():
         got = parts(lambda c, p, j: j == job)
         check(val == got, "%s: job %s cpu %d != processes + unseen %d" % (where, job, val, got))
+    # The service's processes are the only series naming no container, pod or job.
+    for unit, val in v["service"].items():
+        got = parts(lambda c, p, j: not c and not p and not j)
+        check(val == got, "%s: service %s cpu %d != processes %d" % (where, unit, val, got))
     check(all(x >= 0 for part in ("proc", "unseen", "unattr") for x in v[part].values()),
           "%s: negative energy" % where)
 

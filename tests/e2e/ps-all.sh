@@ -40,7 +40,7 @@ def has(pid, **want):
 has(3001, name="lmp_mpi", kind="slurm_job", slurm_job="77", slurm_step="0", slurm_job_source="environ")
 has(3002, kind="slurm_job", slurm_job="78", slurm_step="", slurm_job_source="environ",
     systemd_unit="slurmd.service")
-has(3003, kind="none", slurm_job="", systemd_unit="sshd.service")
+has(3003, kind="systemd_service", slurm_job="", systemd_unit="sshd.service")
 has(3007, kind="none", kernel_thread=True, name="kworker/0:1")
 has(3008, kind="slurm_job", slurm_job="4824887", slurm_step="0", slurm_job_source="cgroup")
 has(3010, kind="none", slurm_job="", systemd_unit="slurmstepd.scope")

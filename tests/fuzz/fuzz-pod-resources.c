@@ -3,14 +3,14 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "pod_resources.h"
+#include "pod_resources_decode.h"
 #include "pod_resources_gpu.h"
 
 /* Whatever the bytes: no crash, a known error, and a GPU table that holds together. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct podres_list *l = NULL;
     struct gpu_alloc_table *t = NULL;
-    size_t items = 0;
+    size_t bytes = 0;
     int r;
 
     r = podres_list_decode(data, size, &l);
@@ -19,17 +19,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(l == NULL);
         return 0;
     }
-    for (size_t i = 0; i < l->n_pods; i++) {
-        items += 1 + l->pods[i].n_containers;
-        for (size_t j = 0; j < l->pods[i].n_containers; j++) {
-            const struct podres_container *c = &l->pods[i].containers[j];
+    /* Every string is NUL-terminated and every array as long as it says. */
+    for (size_t i = 0; i < l->response->n_pod_resources; i++) {
+        const V1__PodResources *p = l->response->pod_resources[i];
 
-            items += c->n_devices + c->n_cpu_ids + c->n_memory + c->n_dynamic;
+        bytes += strlen(p->name) + strlen(p->namespace_);
+        for (size_t j = 0; j < p->n_containers; j++) {
+            const V1__ContainerResources *c = p->containers[j];
+
+            bytes += strlen(c->name) + c->n_cpu_ids * sizeof(*c->cpu_ids);
             for (size_t k = 0; k < c->n_devices; k++)
-                items += c->devices[k].n_ids;
+                for (size_t m = 0; m < c->devices[k]->n_device_ids; m++)
+                    bytes += strlen(c->devices[k]->device_ids[m]);
         }
     }
-    FUZZ_CHECK(items <= PODRES_MAX_ITEMS);
+    FUZZ_CHECK(bytes <= PODRES_MAX_DECODED);
 
     r = gpu_alloc_table_build(l, &t);
     FUZZ_CHECK(r == 0 || r == -ENOMEM);

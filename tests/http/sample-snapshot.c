@@ -4,16 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labels.h"
+
 #define SET(field, value) (void)strncpy(field, value, sizeof(field) - 1)
 
-static void identity(struct snap_identity *id, const char *name, const char *ns, const char *pod,
-                     const char *container, const char *pod_uid, const char *container_id) {
-    SET(id->process_name, name);
-    SET(id->namespace_, ns);
-    SET(id->pod, pod);
-    SET(id->container, container);
-    SET(id->pod_uid, pod_uid);
-    SET(id->container_id, container_id);
+/* A label set, as the ledger shares it with snapshots (the snapshot drops it). */
+static const struct snap_identity *identity(const char *name, const char *ns, const char *pod,
+                                            const char *container, const char *pod_uid,
+                                            const char *container_id, const char *job) {
+    struct snap_identity id = {0};
+
+    SET(id.process_name, name);
+    SET(id.namespace_, ns);
+    SET(id.pod, pod);
+    SET(id.container, container);
+    SET(id.pod_uid, pod_uid);
+    SET(id.container_id, container_id);
+    SET(id.slurm_job, job);
+    return labels_new(&id);
 }
 
 struct snapshot *sample_snapshot_new(void) {
@@ -57,8 +65,8 @@ struct snapshot *sample_snapshot_new(void) {
                                      .memory_used_bytes = 8589934592,
                                      .start_time_seconds = 1699999000,
                                      .active = true};
-    identity(&p[0].id, "python", "ml", "train-a", "trainer", "7f1c6a52-0c1e-4a4e-9d1b-1f2e3d4c5b6a",
-             "containerd://0a1b2c3d");
+    p[0].id = identity("python", "ml", "train-a", "trainer", "7f1c6a52-0c1e-4a4e-9d1b-1f2e3d4c5b6a",
+                       "containerd://0a1b2c3d", "");
     p[1] = (struct snap_gpu_process){.pid = 4343,
                                      .gpu = 0,
                                      .energy_measured_uj = 0,
@@ -71,8 +79,8 @@ struct snapshot *sample_snapshot_new(void) {
                                      .start_time_seconds = 1699999100.5,
                                      .active = true};
     /* A process name with a quote, a backslash, a newline and an invalid UTF-8 byte. */
-    identity(&p[1].id, "we\"ird\\na\nme\xff", "ml", "train-b", "trainer",
-             "8e2d7b63-1d2f-4b5f-8e2c-2a3f4e5d6c7b", "containerd://1b2c3d4e");
+    p[1].id = identity("we\"ird\\na\nme\xff", "ml", "train-b", "trainer",
+                       "8e2d7b63-1d2f-4b5f-8e2c-2a3f4e5d6c7b", "containerd://1b2c3d4e", "");
     p[2] = (struct snap_gpu_process){.pid = 4444,
                                      .gpu = 0,
                                      .energy_measured_uj = 0,
@@ -81,7 +89,7 @@ struct snapshot *sample_snapshot_new(void) {
                                      .memory_valid = false,
                                      .start_time_seconds = 0,
                                      .active = false};
-    identity(&p[2].id, "idle-ñ", "", "", "", "", "");
+    p[2].id = identity("idle-ñ", "", "", "", "", "", "");
     /* GPU 1: one process alone on it, so all its energy is measured. */
     p[3] = (struct snap_gpu_process){.pid = 5151,
                                      .gpu = 1,
@@ -94,8 +102,7 @@ struct snapshot *sample_snapshot_new(void) {
                                      .memory_used_bytes = 123,
                                      .start_time_seconds = 1699999200,
                                      .active = true};
-    identity(&p[3].id, "bench", "", "", "", "", "");
-    SET(p[3].id.slurm_job, "1001");
+    p[3].id = identity("bench", "", "", "", "", "", "1001");
 
     g[0] = (struct snap_gpu){.index = 0,
                              .up = true,
@@ -130,21 +137,21 @@ struct snapshot *sample_snapshot_new(void) {
                                   .gpu_energy_uj = 1979249999,
                                   .cpu_energy_uj = 3000000,
                                   .active = true};
-    identity(&w[0].id, "", "ml", "train-a", "", "7f1c6a52-0c1e-4a4e-9d1b-1f2e3d4c5b6a", "");
+    w[0].id = identity("", "ml", "train-a", "", "7f1c6a52-0c1e-4a4e-9d1b-1f2e3d4c5b6a", "", "");
     w[1] = (struct snap_workload){
         .kind = WORKLOAD_POD, .gpu_energy_uj = 40000000, .cpu_energy_uj = 0, .active = true};
-    identity(&w[1].id, "", "ml", "train-b", "", "8e2d7b63-1d2f-4b5f-8e2c-2a3f4e5d6c7b", "");
+    w[1].id = identity("", "ml", "train-b", "", "8e2d7b63-1d2f-4b5f-8e2c-2a3f4e5d6c7b", "", "");
     w[2] = (struct snap_workload){.kind = WORKLOAD_CONTAINER,
                                   .gpu_energy_uj = 1979249999,
                                   .cpu_energy_uj = 3000000,
                                   .active = true};
-    identity(&w[2].id, "", "ml", "train-a", "trainer", "", "containerd://0a1b2c3d");
+    w[2].id = identity("", "ml", "train-a", "trainer", "", "containerd://0a1b2c3d", "");
     w[3] = (struct snap_workload){
         .kind = WORKLOAD_CONTAINER, .gpu_energy_uj = 40000000, .cpu_energy_uj = 0, .active = false};
-    identity(&w[3].id, "", "ml", "train-b", "trainer", "", "containerd://1b2c3d4e");
+    w[3].id = identity("", "ml", "train-b", "trainer", "", "containerd://1b2c3d4e", "");
     w[4] = (struct snap_workload){
         .kind = WORKLOAD_JOB, .gpu_energy_uj = 99999999, .cpu_energy_uj = 1500000, .active = true};
-    SET(w[4].id.slurm_job, "1001");
+    w[4].id = identity("", "", "", "", "", "", "1001");
 
     src[0] = (struct snap_source){.up = true, .errors = 0};
     SET(src[0].name, "nvml");

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "httpclient.h"
+#include "labels.h"
 #include "server.h"
 
 #define PROCESSES 1420 /* 7 series each, plus per-GPU and self-metrics: ~10 000 */
@@ -42,12 +43,15 @@ static struct snapshot *big_snapshot(void) {
                                        .memory_used_bytes = 1ull << 30,
                                        .start_time_seconds = 1700000000 + i,
                                        .active = true};
-        (void)snprintf(p->id.process_name, sizeof(p->id.process_name), "python3");
-        (void)snprintf(p->id.pod, sizeof(p->id.pod), "train-job-%u-abcde", i);
-        (void)snprintf(p->id.namespace_, sizeof(p->id.namespace_), "ml-team");
-        (void)snprintf(p->id.container, sizeof(p->id.container), "trainer");
-        (void)snprintf(p->id.pod_uid, sizeof(p->id.pod_uid), "7f1c6a52-0c1e-4a4e-9d1b-%012u", i);
-        (void)snprintf(p->id.container_id, sizeof(p->id.container_id), "%064x", i);
+        struct snap_identity id = {0};
+
+        (void)snprintf(id.process_name, sizeof(id.process_name), "python3");
+        (void)snprintf(id.pod, sizeof(id.pod), "train-job-%u-abcde", i);
+        (void)snprintf(id.namespace_, sizeof(id.namespace_), "ml-team");
+        (void)snprintf(id.container, sizeof(id.container), "trainer");
+        (void)snprintf(id.pod_uid, sizeof(id.pod_uid), "7f1c6a52-0c1e-4a4e-9d1b-%012u", i);
+        (void)snprintf(id.container_id, sizeof(id.container_id), "%064x", i);
+        p->id = labels_new(&id);
     }
     for (unsigned g = 0; g < 8; g++)
         s->gpus[g] = (struct snap_gpu){.index = g,

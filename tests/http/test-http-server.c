@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "exposition.h"
 #include "httpclient.h"
+#include "labels.h"
 #include "listen.h"
 #include "sample-snapshot.h"
 #include "server.h"
@@ -171,20 +172,25 @@ static void publish_large(struct fixture *f) {
     size_t n = 3000;
 
     assert_non_null(s);
+    for (size_t i = 0; i < s->n_workloads; i++)
+        labels_unref(s->workloads[i].id);
     free(s->workloads);
     s->workloads = calloc(n, sizeof(*s->workloads));
     assert_non_null(s->workloads);
     s->n_workloads = s->cap_workloads = n;
     for (size_t i = 0; i < n; i++) {
         struct snap_workload *w = &s->workloads[i];
+        struct snap_identity id = {0};
 
         w->kind = WORKLOAD_CONTAINER;
         w->gpu_energy_uj = 1000 * i;
         w->cpu_energy_uj = 7 * i;
-        (void)snprintf(w->id.namespace_, sizeof(w->id.namespace_), "ns-%zu", i % 13);
-        (void)snprintf(w->id.pod, sizeof(w->id.pod), "pod-%zu", i / 2);
-        (void)snprintf(w->id.container, sizeof(w->id.container), "c-%zu", i);
-        (void)snprintf(w->id.container_id, sizeof(w->id.container_id), "%064zx", i * 7919);
+        (void)snprintf(id.namespace_, sizeof(id.namespace_), "ns-%zu", i % 13);
+        (void)snprintf(id.pod, sizeof(id.pod), "pod-%zu", i / 2);
+        (void)snprintf(id.container, sizeof(id.container), "c-%zu", i);
+        (void)snprintf(id.container_id, sizeof(id.container_id), "%064zx", i * 7919);
+        w->id = labels_new(&id);
+        assert_non_null(w->id);
     }
     s->timestamp_seconds = now_s();
     snapshot_slot_publish(f->slot, s);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# libcurl is loaded only when the Kubernetes API is configured (src/sources/curl_loader.c):
+# libcurl is loaded only when the Kubernetes API is configured (src/kube/curl_loader.c):
 #   - the binary does not link it (ldd);
 #   - `serve` with --kubernetes-enabled=false, and with default flags and no in-cluster
 #     environment, has no libcurl (nor libssl/libcrypto, unless ldd shows the binary links

@@ -29,6 +29,7 @@ struct fx {
     int proc_fd, sys_fd;
     struct workload_identity id_a, id_job, id_none;
     struct cpu_accounting *acc;
+    struct cpu_groups groups;
     struct ledger ledger;
     struct procfs_process rows[8];
     size_t n_rows;
@@ -62,8 +63,7 @@ static int setup(void **state) {
     f->sys_fd = open_root(path);
     if (f->proc_fd < 0 || f->sys_fd < 0)
         return -1;
-    o.proc_fd = f->proc_fd;
-    o.sys_fd = f->sys_fd;
+    cpu_groups_init(&f->groups, f->proc_fd, f->sys_fd);
     ASSERT_OK(cpu_accounting_new(&o, &f->acc));
     ledger_init(&f->ledger);
 
@@ -88,6 +88,7 @@ static int teardown(void **state) {
     struct fx *f = *state;
 
     assert_null(cpu_accounting_free(f->acc));
+    cpu_groups_done(&f->groups);
     ledger_done(&f->ledger);
     (void)close(f->proc_fd);
     (void)close(f->sys_fd);
@@ -117,8 +118,10 @@ static void scan(struct fx *f, unsigned n, uint64_t active, uint64_t idle, uint6
 
     f->rapl[0].raw = pkg;
     f->rapl[1].raw = dram;
-    ASSERT_OK(cpu_accounting_tick(f->acc, f->rows, f->n_rows, stat, (size_t)len, f->rapl, 2, NOW(n),
-                                  &f->ledger));
+    ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
+    ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, f->rows, f->n_rows, stat, (size_t)len,
+                                  f->rapl, 2, NOW(n), &f->ledger));
+    cpu_groups_finish(&f->groups);
     ledger_sweep(&f->ledger, NOW(n), NOW(n), 300 * 1000000000ULL);
     f->n_rows = 0;
 }
@@ -282,11 +285,12 @@ static void test_processes_unseen_clamp_reuse_exit(void **state) {
 /* Without --cpu-process-metrics no process series exist, workloads get the same energy. */
 static void test_no_process_metrics(void **state) {
     struct fx *f = *state;
-    struct cpu_accounting_options o = {
-        .policy = IDLE_POLICY_UNATTRIBUTED, .proc_fd = -1, .sys_fd = -1, .clk_tck = 100};
+    struct cpu_accounting_options o = {.policy = IDLE_POLICY_UNATTRIBUTED, .clk_tck = 100};
 
     assert_null(cpu_accounting_free(f->acc));
     ASSERT_OK(cpu_accounting_new(&o, &f->acc));
+    cpu_groups_done(&f->groups);
+    cpu_groups_init(&f->groups, -1, -1); /* no cgroup reads */
     row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_NEW);
     scan(f, 1, 100, 100, 0, 0);
     /* 60 busy of 80 ticks; the container used 40 ticks: 3/4 of 600 000 uJ active =
@@ -318,24 +322,27 @@ static void test_render(void **state) {
     assert_non_null(snap);
     strbuf_init(&out);
     ASSERT_OK(exposition_render(snap, NULL, &out));
+    assert_non_null(
+        strstr(out.buf,
+               "joulestat_cpu_process_energy_joules_total{pid=\"101\",process_name=\"python3\","
+               "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A "\",container_id=\"" CID_A
+               "\",job_id=\"\",unit=\"\",domain=\"package\"} 0.200000\n"));
     assert_non_null(strstr(
-        out.buf, "joulestat_cpu_process_energy_joules_total{pid=\"101\",process_name=\"python3\","
-                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
-                 "\",container_id=\"" CID_A "\",job_id=\"\",domain=\"package\"} 0.200000\n"));
-    assert_non_null(strstr(
-        out.buf, "joulestat_cpu_process_energy_joules_total{pid=\"201\",process_name=\"lmp\",pod="
-                 "\"\",namespace=\"\",container=\"\",pod_uid=\"\",container_id=\"\",job_id=\"77\","
-                 "domain=\"dram\"} 0.015000\n"));
+        out.buf,
+        "joulestat_cpu_process_energy_joules_total{pid=\"201\",process_name=\"lmp\",pod="
+        "\"\",namespace=\"\",container=\"\",pod_uid=\"\",container_id=\"\",job_id=\"77\",unit=\"\","
+        "domain=\"dram\"} 0.015000\n"));
     assert_non_null(strstr(out.buf, "joulestat_cpu_process_active{pid=\"201\",process_name=\"lmp\","
                                     "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                    "container_id=\"\",job_id=\"77\"} 1\n"));
+                                    "container_id=\"\",job_id=\"77\",unit=\"\"} 1\n"));
     /* The container's unseen part: 300 000 us of 1 000 000 busy us -> 0.3 J of package. */
-    assert_non_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
-                                    "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
-                                    "\",container_id=\"" CID_A "\",job_id=\"\"} 0.300000\n"));
+    assert_non_null(strstr(out.buf,
+                           "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
+                           "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
+                           "\",container_id=\"" CID_A "\",job_id=\"\",unit=\"\"} 0.300000\n"));
     assert_non_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"dram\","
                                     "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                    "container_id=\"\",job_id=\"77\"} 0.000000\n"));
+                                    "container_id=\"\",job_id=\"77\",unit=\"\"} 0.000000\n"));
     /* The pod is not a CPU group of its own (its container is): no unseen series. */
     assert_null(strstr(out.buf, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
                                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"" POD_A
@@ -347,12 +354,12 @@ static void test_render(void **state) {
 /* One scan of pid 101 (workload A), prepared (cgroups read first) when asked. */
 static void scan_a(struct fx *f, unsigned n, bool prepare) {
     if (prepare)
-        cpu_accounting_prepare(f->acc);
+        cpu_groups_prepare(&f->groups);
     row(f, 101, 5000, "python3", &f->id_a, 0, n == 1 ? PROCFS_PROCESS_NEW : 0);
     scan(f, n, 1000 + 100 * n, 1000 + 100 * n, 1000000 + 1000 * n, 500000 + 100 * n);
 }
 
-/* What the scanner is told of a workload (cpu_accounting_unchanged): unchanged only once
+/* What the scanner is told of a workload (cpu_groups_unchanged_fn): unchanged only once
  * two reads made before scans found the same usage (the baseline taken when the workload
  * is first met comes after the processes were read, so it does not count), for as many
  * scans as the reads agree; a moved usage, a workload with no group or no cgroup left,
@@ -361,53 +368,56 @@ static void test_unchanged_workloads(void **state) {
     struct fx *f = *state;
     char path[1024];
 
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* no group yet */
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1)); /* no group yet */
     scan_a(f, 1, true); /* creates A with its baseline (2 000 000 us) */
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* not prepared */
-    cpu_accounting_prepare(f->acc);
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* only the baseline before */
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1)); /* not prepared */
+    cpu_groups_prepare(&f->groups);
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1)); /* only the baseline before */
     scan_a(f, 2, false);
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1)); /* window over */
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1)); /* window over */
 
-    cpu_accounting_prepare(f->acc);
-    assert_true(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 2));
+    cpu_groups_prepare(&f->groups);
+    assert_true(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1));
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 2));
     {
         /* Same group, but its job found from the environment: may run outside it. */
         struct workload_identity env = f->id_a;
 
         env.slurm.from_environ = true;
-        assert_false(cpu_accounting_unchanged(f->acc, &env, 1));
+        assert_false(cpu_groups_unchanged_fn(&f->groups, &env, 1));
     }
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_job, 1)); /* no group */
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_none, 1));
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_job, 1)); /* no group */
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_none, 1));
     scan_a(f, 3, false);
-    cpu_accounting_prepare(f->acc);
-    assert_true(cpu_accounting_unchanged(f->acc, &f->id_a, 2));
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 3));
+    cpu_groups_prepare(&f->groups);
+    assert_true(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 2));
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 3));
     scan_a(f, 4, false);
 
     write_usage(f, SCOPE_A, 2500000);
-    cpu_accounting_prepare(f->acc);
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
+    cpu_groups_prepare(&f->groups);
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1));
     scan_a(f, 5, false);
     /* 500 000 us that no process was seen using: A's unseen part, from the prepared read,
      * half the node's active time -> half of the 500 uJ active package energy. */
     assert_int_equal(workload(f, WORKLOAD_CONTAINER)->cpu_unseen_uj[PKG], 250);
-    cpu_accounting_prepare(f->acc);
-    assert_true(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
+    cpu_groups_prepare(&f->groups);
+    assert_true(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1));
     scan_a(f, 6, false);
 
     (void)snprintf(path, sizeof(path), "%s/sys/fs/cgroup/%s", f->root, SCOPE_A);
     test_rm_rf(path); /* the container ended */
-    cpu_accounting_prepare(f->acc);
-    assert_false(cpu_accounting_unchanged(f->acc, &f->id_a, 1));
+    cpu_groups_prepare(&f->groups);
+    assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1));
 }
 
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
-    struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .proc_fd = -1, .sys_fd = -1};
+    struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
 
+    ASSERT_ERRNO(cpu_accounting_new(&o, &c), EINVAL);
+    /* The tick length comes from the caller (sysconf): accounting reads no system state. */
+    o = (struct cpu_accounting_options){.policy = IDLE_POLICY_UNATTRIBUTED};
     ASSERT_ERRNO(cpu_accounting_new(&o, &c), EINVAL);
     ASSERT_ERRNO(cpu_accounting_new(NULL, &c), EINVAL);
     assert_null(c);

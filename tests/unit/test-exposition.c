@@ -10,6 +10,7 @@
 #include "exposition.h"
 #include "fileio.h"
 #include "http/sample-snapshot.h"
+#include "labels.h"
 #include "promtext.h"
 #include "rapl_units.h"
 
@@ -396,31 +397,32 @@ static void test_cpu_domains(void **state) {
 
     s->cpu_processes[0] =
         (struct snap_cpu_process){.pid = 7, .energy_uj = {1000000, 2, 3, 4000, 5}, .active = true};
-    strcpy(s->cpu_processes[0].id.process_name, "worker");
+    s->cpu_processes[0].id = labels_new(&(struct snap_identity){.process_name = "worker"});
     s->n_cpu_processes = 1;
     s->workloads[0] = (struct snap_workload){.kind = WORKLOAD_JOB,
                                              .cpu_unseen_valid = true,
                                              .cpu_unseen_uj = {1500000, 6, 7, 250000, 8}};
-    strcpy(s->workloads[0].id.slurm_job, "42");
+    s->workloads[0].id = labels_new(&(struct snap_identity){.slurm_job = "42"});
     s->n_workloads = 1;
 
     text = render(s, NULL, NULL);
     proc = lines_with(text, "joulestat_cpu_process_energy_joules_total{");
     unseen = lines_with(text, "joulestat_cpu_unseen_energy_joules_total{");
-    assert_string_equal(proc, "joulestat_cpu_process_energy_joules_total{pid=\"7\","
-                              "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
-                              "pod_uid=\"\",container_id=\"\",job_id=\"\",domain=\"package\"} "
-                              "1.000000\n"
-                              "joulestat_cpu_process_energy_joules_total{pid=\"7\","
-                              "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
-                              "pod_uid=\"\",container_id=\"\",job_id=\"\",domain=\"dram\"} "
-                              "0.004000\n");
+    assert_string_equal(proc,
+                        "joulestat_cpu_process_energy_joules_total{pid=\"7\","
+                        "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
+                        "pod_uid=\"\",container_id=\"\",job_id=\"\",unit=\"\",domain=\"package\"} "
+                        "1.000000\n"
+                        "joulestat_cpu_process_energy_joules_total{pid=\"7\","
+                        "process_name=\"worker\",pod=\"\",namespace=\"\",container=\"\","
+                        "pod_uid=\"\",container_id=\"\",job_id=\"\",unit=\"\",domain=\"dram\"} "
+                        "0.004000\n");
     assert_string_equal(unseen, "joulestat_cpu_unseen_energy_joules_total{domain=\"package\","
                                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                "container_id=\"\",job_id=\"42\"} 1.500000\n"
+                                "container_id=\"\",job_id=\"42\",unit=\"\"} 1.500000\n"
                                 "joulestat_cpu_unseen_energy_joules_total{domain=\"dram\","
                                 "pod=\"\",namespace=\"\",container=\"\",pod_uid=\"\","
-                                "container_id=\"\",job_id=\"42\"} 0.250000\n");
+                                "container_id=\"\",job_id=\"42\",unit=\"\"} 0.250000\n");
     snapshot_unref(s);
 }
 
@@ -439,6 +441,7 @@ static struct snapshot *workloads_snapshot_new(size_t n) {
     s->n_rapl = 2;
     for (size_t i = 0; i < 3 * n; i++) {
         struct snap_workload *w = &s->workloads[i];
+        struct snap_identity id = {0};
 
         w->kind = (enum workload_kind)(i % 3);
         w->active = i % 2;
@@ -447,12 +450,14 @@ static struct snapshot *workloads_snapshot_new(size_t n) {
         w->cpu_unseen_valid = i % 5 != 0;
         w->cpu_unseen_uj[RAPL_DOMAIN_PACKAGE] = 11 * i;
         w->cpu_unseen_uj[RAPL_DOMAIN_DRAM] = 13 * i;
-        (void)snprintf(w->id.namespace_, sizeof(w->id.namespace_), "ns-%zu", i % 7);
-        (void)snprintf(w->id.pod, sizeof(w->id.pod), "pod-\"%zu\"", i);
-        (void)snprintf(w->id.container, sizeof(w->id.container), "c%zu", i);
-        (void)snprintf(w->id.pod_uid, sizeof(w->id.pod_uid), "uid-%zu", i / 3);
-        (void)snprintf(w->id.container_id, sizeof(w->id.container_id), "%064zx", i * 977);
-        (void)snprintf(w->id.slurm_job, sizeof(w->id.slurm_job), "%zu", 1000 + i);
+        (void)snprintf(id.namespace_, sizeof(id.namespace_), "ns-%zu", i % 7);
+        (void)snprintf(id.pod, sizeof(id.pod), "pod-\"%zu\"", i);
+        (void)snprintf(id.container, sizeof(id.container), "c%zu", i);
+        (void)snprintf(id.pod_uid, sizeof(id.pod_uid), "uid-%zu", i / 3);
+        (void)snprintf(id.container_id, sizeof(id.container_id), "%064zx", i * 977);
+        (void)snprintf(id.slurm_job, sizeof(id.slurm_job), "%zu", 1000 + i);
+        w->id = labels_new(&id);
+        assert_non_null(w->id);
     }
     s->n_workloads = 3 * n;
     return s;

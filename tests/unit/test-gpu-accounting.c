@@ -63,7 +63,7 @@ static uint64_t process_total(struct fixture *f, uint32_t pid, uint64_t *measure
                               uint64_t *estimated) {
     struct ledger_process *p;
 
-    ASSERT_OK(ledger_process_get(&f->ledger, 0, pid, 0, &p));
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, pid, 0, &(struct snap_identity){0}, &p));
     if (measured)
         *measured = p->measured_uj;
     if (estimated)
@@ -265,8 +265,10 @@ static void test_pid_reuse_is_a_new_process(void **state _unused_) {
     f->dev.energy_mj = 170000;
     ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 4, resolve_with_start, &start,
                                   &f->ledger, NULL));
-    assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 1000, &first), 0);
-    assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 5000, &second), 0);
+    assert_int_equal(
+        ledger_process_get(&f->ledger, 0, 100, 1000, &(struct snap_identity){0}, &first), 0);
+    assert_int_equal(
+        ledger_process_get(&f->ledger, 0, 100, 5000, &(struct snap_identity){0}, &second), 0);
     assert_int_equal(first->measured_uj, 100000000);
     assert_int_equal(second->measured_uj, 50000000);
     fixture_free(f);
@@ -312,7 +314,7 @@ static void test_retention_keeps_then_drops(void **state _unused_) {
     tick(f, 110000);
     ledger_sweep(&f->ledger, f->now_us * 1000, f->now_us * 1000, retention);
     assert_int_equal(f->ledger.processes.size, 1);
-    assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 0, &p), 0);
+    assert_int_equal(ledger_process_get(&f->ledger, 0, 100, 0, &(struct snap_identity){0}, &p), 0);
     assert_false(p->active);
     assert_int_equal(p->measured_uj, 100000000);
     f->now_us += 301 * USEC_PER_SEC;

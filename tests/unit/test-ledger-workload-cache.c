@@ -20,9 +20,9 @@ static struct ledger_workload *find(struct ledger *l, enum workload_kind kind, c
 
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
         struct ledger_workload *w = v;
-        const char *id = kind == WORKLOAD_CONTAINER ? w->id.container_id
-                         : kind == WORKLOAD_POD     ? w->id.pod_uid
-                                                    : w->id.slurm_job;
+        const char *id = kind == WORKLOAD_CONTAINER ? w->id->container_id
+                         : kind == WORKLOAD_POD     ? w->id->pod_uid
+                                                    : w->id->slurm_job;
 
         if (w->kind == kind && strcmp(id, name) == 0)
             return w;
@@ -33,12 +33,33 @@ static struct ledger_workload *find(struct ledger *l, enum workload_kind kind, c
 static struct ledger_process *gpu_process(struct ledger *l, uint32_t pid) {
     struct ledger_process *p;
 
-    assert_int_equal(ledger_process_get(l, 0, pid, 77, &p), 1);
-    strcpy(p->id.process_name, "python");
-    strcpy(p->id.pod_uid, POD_UID);
-    strcpy(p->id.container_id, CTR_A);
-    strcpy(p->id.slurm_job, "4242");
+    struct snap_identity id = {0};
+
+    strcpy(id.process_name, "python");
+    strcpy(id.pod_uid, POD_UID);
+    strcpy(id.container_id, CTR_A);
+    strcpy(id.slurm_job, "4242");
+    assert_int_equal(ledger_process_get(l, 0, pid, 77, &id, &p), 1);
     return p;
+}
+
+/* New labels for a process, as kube_labels_fill_ledger() makes them: a new set replaces
+ * the shared one, which is never changed in place. */
+static void relabel(struct ledger_process *p, const char *pod, const char *ns,
+                    const char *container, const char *container_id, const char *job) {
+    struct snap_identity id = *p->id;
+
+    if (pod)
+        strcpy(id.pod, pod);
+    if (ns)
+        strcpy(id.namespace_, ns);
+    if (container)
+        strcpy(id.container, container);
+    if (container_id)
+        strcpy(id.container_id, container_id);
+    if (job)
+        strcpy(id.slurm_job, job);
+    ASSERT_OK(ledger_labels_replace(&p->id, &id));
 }
 
 static void test_cached_entries(void **state) {
@@ -67,23 +88,21 @@ static void test_cached_entries(void **state) {
     assert_int_equal(p->estimated_uj, 250);
 
     /* Names filled in later (kube labels) reach the workloads on the next booking. */
-    strcpy(p->id.pod, "trainer");
-    strcpy(p->id.namespace_, "ml");
-    strcpy(p->id.container, "pytorch");
+    relabel(p, "trainer", "ml", "pytorch", NULL, NULL);
     /* Unannounced, the change is not looked at: the cached entries are only booked to. */
     ASSERT_OK(ledger_add_gpu_energy(&l, p, 0, false, 3 * SEC));
-    assert_string_equal(c->id.pod, "");
+    assert_string_equal(c->id->pod, "");
     p->wl_fresh = false; /* as kube_labels_fill_ledger() does after filling names */
     ASSERT_OK(ledger_add_gpu_energy(&l, p, 5, false, 3 * SEC));
-    assert_string_equal(c->id.pod, "trainer");
-    assert_string_equal(c->id.container, "pytorch");
-    assert_string_equal(pod->id.namespace_, "ml");
-    assert_string_equal(pod->id.container, ""); /* a pod names no container */
-    assert_string_equal(job->id.pod, "");       /* a job names no pod */
+    assert_string_equal(c->id->pod, "trainer");
+    assert_string_equal(c->id->container, "pytorch");
+    assert_string_equal(pod->id->namespace_, "ml");
+    assert_string_equal(pod->id->container, ""); /* a pod names no container */
+    assert_string_equal(job->id->pod, "");       /* a job names no pod */
     assert_int_equal(pod->gpu_uj, 1255);
 
     /* A changed id books to its own workload, not the cached one. */
-    strcpy(p->id.container_id, CTR_B);
+    relabel(p, NULL, NULL, NULL, CTR_B, NULL);
     p->wl_fresh = false;
     ASSERT_OK(ledger_add_gpu_energy(&l, p, 7, false, 4 * SEC));
     assert_int_equal(c->gpu_uj, 1255);
@@ -133,14 +152,14 @@ static void test_no_workload(void **state) {
 
     (void)state;
     ledger_init(&l);
-    assert_int_equal(ledger_process_get(&l, 1, 300, 5, &p), 1);
-    strcpy(p->id.process_name, "sshd");
+    assert_int_equal(
+        ledger_process_get(&l, 1, 300, 5, &(struct snap_identity){.process_name = "sshd"}, &p), 1);
     for (int i = 0; i < 3; i++)
         ASSERT_OK(ledger_add_gpu_energy(&l, p, 10, false, (uint64_t)(i + 1) * SEC));
     assert_int_equal(l.workloads.size, 0);
     assert_int_equal(p->measured_uj, 30);
     /* A job id that shows up later is booked from then on. */
-    strcpy(p->id.slurm_job, "17");
+    relabel(p, NULL, NULL, NULL, NULL, "17");
     p->wl_fresh = false;
     ASSERT_OK(ledger_add_gpu_energy(&l, p, 10, false, 4 * SEC));
     assert_int_equal(find(&l, WORKLOAD_JOB, "17")->gpu_uj, 10);

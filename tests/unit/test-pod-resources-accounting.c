@@ -118,7 +118,7 @@ static uint64_t allocation_uj(struct fixture *f, const char *pod, const char *ui
 static uint64_t process_uj(struct fixture *f, uint32_t pid) {
     struct ledger_process *p;
 
-    ASSERT_OK(ledger_process_get(&f->ledger, 0, pid, 0, &p));
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, pid, 0, &(struct snap_identity){0}, &p));
     return p->measured_uj + p->estimated_uj;
 }
 
@@ -146,7 +146,7 @@ static void test_idle_to_holders(void **state) {
     {
         struct ledger_process *p;
 
-        ASSERT_OK(ledger_process_get(&f->ledger, 0, 100, 0, &p));
+        ASSERT_OK(ledger_process_get(&f->ledger, 0, 100, 0, &(struct snap_identity){0}, &p));
         assert_int_equal(p->estimated_uj, 150000000); /* the idle cut is an estimate */
     }
     assert_int_equal(allocation_uj(f, "notebook", ""), 27500000);
@@ -162,8 +162,8 @@ static void test_idle_to_holders(void **state) {
         if (((struct ledger_workload *)v)->kind == WORKLOAD_POD)
             w = v;
     assert_non_null(w);
-    assert_string_equal(w->id.pod, "train-a");
-    assert_string_equal(w->id.namespace_, "ml");
+    assert_string_equal(w->id->pod, "train-a");
+    assert_string_equal(w->id->namespace_, "ml");
     assert_int_equal(w->gpu_uj, 82500000);
     assert_true(f->lookups >= 4);
     fixture_free(f);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The gRPC client against a pod-resources peer on the real gRPC stack (grpcio serving
- * tests/kube/podresources/api.proto, started per test), plus hand-made broken peers:
+ * src/kube/pod_resources.proto, started per test), plus hand-made broken peers:
  * nothing listening, not a socket, a silent server, a server that is not HTTP/2.
  */
 #include "testutil.h"
@@ -121,9 +121,10 @@ static void test_list_from_grpc_peer(void **state) {
         podres_call_list(p.sock, 2000 * MS, PODRES_MAX_RESPONSE, &msg, &len, err, sizeof(err)));
     assert_string_equal(err, "");
     ASSERT_OK(podres_list_decode(msg, len, &l));
-    assert_int_equal(l->n_pods, 6);
-    assert_string_equal(l->pods[0].name, "train-a");
-    assert_string_equal(l->pods[0].containers[0].devices[0].ids[1], GPU0 "::1");
+    assert_int_equal(l->response->n_pod_resources, 6);
+    assert_string_equal(l->response->pod_resources[0]->name, "train-a");
+    assert_string_equal(l->response->pod_resources[0]->containers[0]->devices[0]->device_ids[1],
+                        GPU0 "::1");
     podres_list_free(l);
     free(msg);
 

@@ -16,7 +16,7 @@ static void add_processes(struct ledger *l, uint32_t first_pid, unsigned n) {
     for (unsigned i = 0; i < n; i++) {
         struct ledger_process *p;
 
-        ASSERT_OK(ledger_process_get(l, 0, first_pid + i, 1, &p));
+        ASSERT_OK(ledger_process_get(l, 0, first_pid + i, 1, &(struct snap_identity){0}, &p));
         p->measured_uj = first_pid + i;
     }
 }

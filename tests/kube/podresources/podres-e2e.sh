@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # End to end: joulestat serve on the simulated GPU node (scenarios/podres-allocation.scn)
 # with --gpu-idle-policy=allocation, and a kubelet pod-resources peer on the real gRPC stack
-# (peer.py: grpcio serving api.proto on a unix socket). Checks:
+# (peer.py: grpcio serving src/kube/pod_resources.proto on a unix socket). Checks:
 #   - an allocated-but-idle pod (idle-holder, GPU 1) gets the GPU's energy;
 #   - per GPU, processes + allocations + unattributed == GPU energy, exactly, every scrape;
 #   - the peer going away (and answering grpc-status 14 when back) loses nothing: every

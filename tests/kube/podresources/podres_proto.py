@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Compiles api.proto with grpc_tools.protoc into a temporary directory and imports it.
+"""Compiles src/kube/pod_resources.proto (the one joulestat builds its decoder from) with
+grpc_tools.protoc into a temporary directory and imports it.
 
 Used by the fixture encoder and the gRPC peer, so both speak the real protobuf and gRPC
 stacks (Debian python3-grpcio / python3-grpc-tools; run with /usr/bin/python3).
@@ -12,6 +13,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PROTO_DIR = os.path.join(HERE, "..", "..", "..", "src", "kube")
 
 
 def load():
@@ -19,12 +21,13 @@ def load():
 
     out = tempfile.mkdtemp(prefix="podres-stubs-")
     atexit.register(shutil.rmtree, out, True)
-    rc = protoc.main(["protoc", "-I" + HERE, "--python_out=" + out,
-                      "--grpc_python_out=" + out, os.path.join(HERE, "api.proto")])
+    rc = protoc.main(["protoc", "-I" + PROTO_DIR, "--python_out=" + out,
+                      "--grpc_python_out=" + out, os.path.join(PROTO_DIR, "pod_resources.proto")])
     if rc != 0:
         raise RuntimeError("protoc failed with %d" % rc)
     sys.path.insert(0, out)
-    return importlib.import_module("api_pb2"), importlib.import_module("api_pb2_grpc")
+    return (importlib.import_module("pod_resources_pb2"),
+            importlib.import_module("pod_resources_pb2_grpc"))
 
 
 def response_from_json(pb2, path):

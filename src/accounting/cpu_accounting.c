@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+#include "cpu_accounting.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counter.h"
+#include "cpu_groups.h"
+#include "cpu_split.h"
+#include "cpu_unseen.h"
+#include "workload_kind.h"
+#include "macro.h"
+#include "proc_cpu_stat.h"
+
+#define CPU_MAX_COUNTERS 64
+#define USEC_PER_SEC_U64 1000000ULL
+
+_Static_assert(_RAPL_DOMAIN_MAX == SNAP_CPU_DOMAINS, "one ledger slot per RAPL domain");
+
+/* Who a consumer of the split is: a process row, or the unseen part of a group. */
+struct consumer {
+    uint32_t row;   /* index in the scan's rows; UINT32_MAX for an unseen consumer */
+    uint32_t group; /* index in groups */
+};
+
+struct cpu_accounting {
+    enum idle_policy policy;
+    bool process_metrics;
+    unsigned long clk_tck;
+    struct energy_counter counters[CPU_MAX_COUNTERS];
+    bool have_times;
+    struct cpu_times last_times;
+    struct cpu_groups *groups; /* borrowed for the length of one tick */
+
+    /* Scratch reused every window: no allocation per tick once warm. */
+    size_t n_consumers, consumers_cap;
+    struct consumer *consumers;
+    uint64_t *keys, *weights, *parts;
+    size_t unseen_cap;
+    struct cpu_unseen_group *unseen;
+    uint64_t *group_uj, *group_unseen_uj;
+    struct split_scratch split;
+};
+
+int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accounting **ret) {
+    struct cpu_accounting *c;
+
+    if (!o || o->clk_tck == 0 ||
+        (o->policy != IDLE_POLICY_UNATTRIBUTED && o->policy != IDLE_POLICY_EVEN &&
+         o->policy != IDLE_POLICY_SHARE))
+        return -EINVAL;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->policy = o->policy;
+    c->process_metrics = o->process_metrics;
+    c->clk_tck = o->clk_tck;
+    *ret = c;
+    return 0;
+}
+
+struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c) {
+    if (!c)
+        return NULL;
+    free(c->consumers);
+    free(c->keys);
+    free(c->weights);
+    free(c->parts);
+    free(c->unseen);
+    free(c->group_uj);
+    free(c->group_unseen_uj);
+    split_scratch_done(&c->split);
+    free(c);
+    return NULL;
+}
+
+static uint64_t ticks_to_us(const struct cpu_accounting *c, uint64_t ticks) {
+    return (uint64_t)((unsigned __int128)ticks * USEC_PER_SEC_U64 / c->clk_tck);
+}
+
+/* Makes room for n consumers (and the split's extra slot). */
+static int reserve_consumers(struct cpu_accounting *c, size_t n) {
+    size_t cap;
+    int r;
+
+    if (n <= c->consumers_cap)
+        return 0;
+    n = MAX(n, 2 * c->consumers_cap);
+    cap = c->consumers_cap;
+    r = grow_array(&c->consumers, &cap, n, sizeof(*c->consumers));
+    if (r >= 0) {
+        cap = c->consumers_cap;
+        r = grow_array(&c->keys, &cap, n, sizeof(*c->keys));
+    }
+    if (r >= 0) {
+        cap = c->consumers_cap;
+        r = grow_array(&c->weights, &cap, n, sizeof(*c->weights));
+    }
+    if (r >= 0) {
+        cap = c->consumers_cap;
+        r = grow_array(&c->parts, &cap, n, sizeof(*c->parts));
+    }
+    if (r < 0)
+        return r;
+    c->consumers_cap = cap;
+    return split_scratch_reserve(&c->split, n + 1);
+}
+
+static int add_consumer(struct cpu_accounting *c, uint32_t row, uint32_t group, uint64_t key,
+                        uint64_t weight) {
+    int r = reserve_consumers(c, c->n_consumers + 1);
+
+    if (r < 0)
+        return r;
+    c->consumers[c->n_consumers] = (struct consumer){.row = row, .group = group};
+    c->keys[c->n_consumers] = key;
+    c->weights[c->n_consumers] = weight;
+    c->n_consumers++;
+    return 0;
+}
+
+/* A process's key in the split: (pid, start time), so a reused pid is someone else. */
+static uint64_t process_key(const struct procfs_process *p) {
+    return hash_u64(hash_u64(p->pid) ^ p->starttime);
+}
+
+/* The process consumers, and the exited processes' CPU series. The groups of their
+ * workloads exist already (cpu_groups_track()). */
+static int collect_processes(struct cpu_accounting *c, const struct procfs_process *rows,
+                             size_t n_rows, uint64_t now_ns, struct ledger *ledger,
+                             uint64_t *ret_all_seen_us) {
+    uint64_t all_seen = 0;
+    int r;
+
+    for (size_t i = 0; i < n_rows && i < UINT32_MAX; i++) {
+        const struct procfs_process *p = &rows[i];
+        uint64_t key = workload_group_key(p->identity), us;
+        size_t g;
+
+        if (p->flags & PROCFS_PROCESS_EXITED) {
+            if (key && c->process_metrics) {
+                struct snap_identity id;
+
+                identity_to_labels(p->identity, p->comm, &id);
+                ledger_cpu_process_exited(ledger, p->pid, p->starttime, &id, now_ns);
+            }
+            continue;
+        }
+        if (p->cpu_ticks_delta == 0)
+            continue;
+        us = ticks_to_us(c, p->cpu_ticks_delta);
+        all_seen += us;
+        g = key ? cpu_groups_find(c->groups, key) : SIZE_MAX;
+        if (g == SIZE_MAX)
+            continue; /* no workload: its CPU time is "system" */
+        c->groups->v[g].seen_us += us;
+        r = add_consumer(c, (uint32_t)i, (uint32_t)g, process_key(p), us);
+        if (r < 0)
+            return r;
+    }
+    *ret_all_seen_us = all_seen;
+    return 0;
+}
+
+/* The unseen consumers: cgroup CPU time beyond the seen processes', clamped. */
+static int collect_unseen(struct cpu_accounting *c, uint64_t node_active_us, uint64_t all_seen_us) {
+    size_t n = c->groups->n, cap = c->unseen_cap;
+    int r;
+
+    if (n > c->unseen_cap) {
+        r = grow_array(&c->unseen, &cap, n, sizeof(*c->unseen));
+        if (r >= 0) {
+            cap = c->unseen_cap;
+            r = grow_array(&c->group_uj, &cap, n, sizeof(*c->group_uj));
+        }
+        if (r >= 0) {
+            cap = c->unseen_cap;
+            r = grow_array(&c->group_unseen_uj, &cap, n, sizeof(*c->group_unseen_uj));
+        }
+        if (r < 0)
+            return r;
+        c->unseen_cap = cap;
+    }
+    for (size_t g = 0; g < n; g++)
+        c->unseen[g] = (struct cpu_unseen_group){
+            .seen_us = c->groups->v[g].seen_us,
+            .cgroup_delta_us = c->groups->v[g].cgroup_delta_us,
+            .cgroup_valid = c->groups->v[g].cgroup_valid,
+        };
+    (void)cpu_unseen_compute(c->unseen, n, node_active_us, all_seen_us);
+    for (size_t g = 0; g < n; g++) {
+        if (c->unseen[g].unseen_us == 0)
+            continue;
+        r = add_consumer(c, UINT32_MAX, (uint32_t)g,
+                         hash_u64(c->groups->v[g].key ^ 0x756e7365656eULL), c->unseen[g].unseen_us);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* The domains whose sum is a workload's component="cpu": they do not overlap. */
+static bool counts_as_cpu(enum rapl_domain d) {
+    return d == RAPL_DOMAIN_PACKAGE || d == RAPL_DOMAIN_DRAM;
+}
+
+/* Books the parts of one domain: processes, unseen parts and their workloads. */
+static int book_domain(struct cpu_accounting *c, const struct procfs_process *rows,
+                       enum rapl_domain domain, uint64_t now_ns, struct ledger *ledger) {
+    unsigned d = (unsigned)domain;
+    int r;
+
+    for (size_t g = 0; g < c->groups->n; g++)
+        c->group_uj[g] = c->group_unseen_uj[g] = 0;
+    for (size_t i = 0; i < c->n_consumers; i++) {
+        const struct consumer *k = &c->consumers[i];
+        const struct procfs_process *p;
+        struct snap_identity id;
+
+        c->group_uj[k->group] += c->parts[i];
+        if (k->row == UINT32_MAX)
+            c->group_unseen_uj[k->group] = c->parts[i];
+        if (k->row == UINT32_MAX || !c->process_metrics)
+            continue;
+        p = &rows[k->row];
+        identity_to_labels(p->identity, p->comm, &id);
+        r = ledger_add_cpu_process_energy(ledger, p->pid, p->starttime, &id, d, c->parts[i],
+                                          now_ns);
+        if (r < 0)
+            return r;
+    }
+    for (size_t g = 0; g < c->groups->n; g++) {
+        const struct cpu_group *grp = &c->groups->v[g];
+
+        /* Workloads whose cgroup is read carry an unseen series (0 until it matters). */
+        if (grp->cgroup || c->unseen[g].unseen_us > 0) {
+            r = ledger_add_cpu_unseen(ledger, &grp->id, d, c->group_unseen_uj[g], now_ns);
+            if (r < 0)
+                return r;
+        }
+        if (counts_as_cpu(domain) && c->group_uj[g] > 0) {
+            r = ledger_add_cpu_energy(ledger, &grp->id, c->group_uj[g], now_ns);
+            if (r < 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+/* Splits one domain's delta and books it. */
+static int account_domain(struct cpu_accounting *c, const struct procfs_process *rows,
+                          const struct rapl_reading *rd, struct ledger_rapl *lr, uint64_t delta_uj,
+                          uint64_t active, uint64_t total, uint64_t node_active_us, uint64_t now_ns,
+                          struct ledger *ledger) {
+    struct cpu_split_request req = {
+        .energy_uj = delta_uj,
+        .active_ticks = active,
+        .total_ticks = total,
+        .node_cpu_time = node_active_us,
+        .policy = c->policy,
+        .n = c->n_consumers,
+        .keys = c->keys,
+        .cpu_time = c->weights,
+    };
+    struct cpu_split_result res;
+    int r;
+
+    r = split_scratch_reserve(&c->split, c->n_consumers + 1);
+    if (r < 0)
+        return r;
+    r = cpu_split(&req, &c->split, c->parts, &res);
+    if (r < 0) {
+        lr->unattributed_uj[UNATTR_NO_DATA] += delta_uj;
+        return 0;
+    }
+    lr->unattributed_uj[UNATTR_SYSTEM] += res.unattributed_active_uj;
+    lr->unattributed_uj[UNATTR_IDLE] += res.unattributed_idle_uj;
+    return book_domain(c, rows, rd->domain, now_ns, ledger);
+}
+
+/* Keeps workloads with live processes or a cgroup active, even in windows without CPU. */
+static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger *ledger) {
+    for (size_t g = 0; g < c->groups->n; g++) {
+        const struct cpu_group *grp = &c->groups->v[g];
+        int r;
+
+        if (grp->n_live == 0 && !grp->cgroup)
+            continue; /* ended in this scan: pruned below */
+        r = ledger_add_cpu_energy(ledger, &grp->id, 0, now_ns);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
+                        const struct procfs_process *processes, size_t n_processes,
+                        const char *stat_text, size_t stat_len, const struct rapl_reading *readings,
+                        size_t n_readings, uint64_t now_ns, struct ledger *ledger) {
+    struct cpu_times times;
+    uint64_t active = 0, total = 0, all_seen_us = 0, node_active_us;
+    bool have_window = false;
+    int r;
+
+    if (stat_text && proc_cpu_stat_parse(stat_text, stat_len, &times) >= 0) {
+        if (c->have_times) {
+            cpu_times_window(&c->last_times, &times, &active, &total);
+            have_window = true;
+        }
+        c->last_times = times;
+        c->have_times = true;
+    } else
+        c->have_times = false;
+    node_active_us = ticks_to_us(c, active);
+
+    ledger_cpu_scan(ledger, now_ns);
+    c->n_consumers = 0;
+    c->groups = groups;
+    r = collect_processes(c, processes, n_processes, now_ns, ledger, &all_seen_us);
+    if (r < 0)
+        return r;
+    r = collect_unseen(c, node_active_us, all_seen_us);
+    if (r < 0)
+        return r;
+    r = touch_groups(c, now_ns, ledger);
+    if (r < 0)
+        return r;
+
+    for (size_t i = 0; i < n_readings && i < CPU_MAX_COUNTERS; i++) {
+        const struct rapl_reading *rd = &readings[i];
+        struct energy_counter *counter = &c->counters[i];
+        struct ledger_rapl *lr;
+        uint64_t delta;
+
+        if (!rd->valid || (unsigned)rd->domain >= SNAP_CPU_DOMAINS)
+            continue;
+        if (counter->unit.den == 0)
+            (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
+        if (energy_counter_update(counter, rd->raw, &delta) < 0)
+            continue;
+        r = ledger_rapl_get(ledger, rd->package, rapl_domain_to_string(rd->domain), &lr);
+        if (r < 0)
+            return r;
+        lr->energy_uj += delta;
+        if (delta == 0)
+            continue;
+        if (!have_window) {
+            /* No CPU-time window to split by (first scan, unreadable /proc/stat). */
+            lr->unattributed_uj[UNATTR_NO_DATA] += delta;
+            continue;
+        }
+        r = account_domain(c, processes, rd, lr, delta, active, total, node_active_us, now_ns,
+                           ledger);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}

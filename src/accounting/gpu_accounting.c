@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: MIT */
+#include "gpu_accounting.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counter.h"
+#include "hashmap.h"
+#include "idle_power.h"
+#include "macro.h"
+#include "pod_resources_gpu.h"
+#include "weights.h"
+
+/* Per-device state carried from one window to the next. */
+struct gpu_track {
+    bool seen;
+    bool window_open; /* a baseline exists: the next reading closes a window */
+    bool gap;         /* readings were missing since the last window */
+    uint64_t window_start_us;
+    uint64_t util_last_seen_us;
+    struct energy_counter counter;
+    bool power_primed; /* power integration (no energy counter) */
+    uint32_t last_power_mw;
+    uint64_t power_remainder;
+    struct idle_power idle;
+    /* pid + 1 -> start_ticks + 1 of the processes in the last two windows: a process that
+     * exited since still has samples to account, but no /proc entry to resolve. */
+    struct hashmap pids_now, pids_prev;
+    /* The last window's consumers and their ledger entries, valid while the ledger frees
+     * no process entry (process_gen): the next window with the same pids in the same
+     * order, the steady state, books to them without a lookup per process. */
+    size_t n_last, last_cap;
+    uint32_t *last_pids;
+    struct ledger_process **last_procs;
+    uint64_t last_process_gen;
+};
+
+struct gpu_accounting {
+    struct gpu_accounting_options opts;
+    struct gpu_track tracks[LEDGER_MAX_GPUS];
+
+    /* Scratch reused by every window, so the tick does not allocate once warm. */
+    struct hashmap pid_index; /* pid + 1 -> consumer index + 1 */
+    size_t cap;
+    uint32_t *pids;
+    struct split_consumer *consumers;
+    struct ledger_process **procs;
+    uint64_t *parts;
+    uint64_t *weights;
+    uint64_t *mem_weights;
+    bool *memory_valid;
+    size_t samples_cap;
+    struct util_sample *samples;
+    struct split_scratch split;
+
+    /* Pods holding GPUs (policy allocation) and their scratch: one holder per pod. */
+    const struct gpu_alloc_table *allocs;
+    pod_uid_lookup_fn lookup_uid;
+    void *lookup_userdata;
+    size_t holders_cap;
+    struct split_consumer *holders;
+    uint64_t *holder_parts;
+    const struct gpu_alloc **holder_first; /* the pod's first entry in the table */
+};
+
+int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accounting **ret) {
+    struct gpu_accounting *a = calloc(1, sizeof(*a));
+
+    if (!a)
+        return -ENOMEM;
+    a->opts = *o;
+    if (a->opts.max_power_watts <= 0)
+        a->opts.max_power_watts = 5000;
+    hashmap_init(&a->pid_index);
+    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++)
+        idle_power_init(&a->tracks[i].idle, o->idle_power_watts);
+    *ret = a;
+    return 0;
+}
+
+struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
+    if (!a)
+        return NULL;
+    hashmap_done(&a->pid_index);
+    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
+        hashmap_done(&a->tracks[i].pids_now);
+        hashmap_done(&a->tracks[i].pids_prev);
+        free(a->tracks[i].last_pids);
+        free(a->tracks[i].last_procs);
+    }
+    free(a->pids);
+    free(a->consumers);
+    free(a->procs);
+    free(a->parts);
+    free(a->weights);
+    free(a->mem_weights);
+    free(a->memory_valid);
+    free(a->samples);
+    free(a->holders);
+    free(a->holder_parts);
+    free(a->holder_first);
+    split_scratch_done(&a->split);
+    free(a);
+    return NULL;
+}
+
+static int reserve_consumers(struct gpu_accounting *a, size_t n) {
+    size_t cap = a->cap;
+    int r = 0;
+
+    if (n <= a->cap)
+        return 0;
+        /* Each array grows from the same old capacity to the same new one. */
+#define GROW(field)                                                                                \
+    do {                                                                                           \
+        size_t c = cap;                                                                            \
+        if (r >= 0)                                                                                \
+            r = grow_array(&a->field, &c, n, sizeof(*a->field));                                   \
+        a->cap = r >= 0 ? c : a->cap;                                                              \
+    } while (0)
+    GROW(pids);
+    GROW(consumers);
+    GROW(procs);
+    GROW(parts);
+    GROW(weights);
+    GROW(mem_weights);
+    GROW(memory_valid);
+#undef GROW
+    if (r < 0) {
+        a->cap = cap;
+        return r;
+    }
+    return split_scratch_reserve(&a->split, a->cap);
+}
+
+/* Index of pid among this window's consumers, adding it if new. The first n_sorted
+ * consumers are in increasing pid order and found by bisection; the others by pid_index. */
+static int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_t pid,
+                          size_t *ret) {
+    size_t lo = 0, hi = n_sorted;
+    uintptr_t v;
+    int r;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (a->pids[mid] < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n_sorted && a->pids[lo] == pid) {
+        *ret = lo;
+        return 0;
+    }
+    v = (uintptr_t)hashmap_get(&a->pid_index, (uint64_t)pid + 1);
+    if (v) {
+        *ret = v - 1;
+        return 0;
+    }
+    r = reserve_consumers(a, *n + 1);
+    if (r < 0)
+        return r;
+    r = hashmap_put(&a->pid_index, (uint64_t)pid + 1, (void *)(uintptr_t)(*n + 1));
+    if (r < 0)
+        return r;
+    a->pids[*n] = pid;
+    a->memory_valid[*n] = false;
+    a->consumers[*n] = (struct split_consumer){0};
+    *ret = (*n)++;
+    return 0;
+}
+
+/* The NVML source lists running processes in increasing pid order, each once. */
+static bool processes_sorted(const struct gpu_device_reading *d) {
+    for (size_t i = 1; i < d->n_processes; i++)
+        if (d->processes[i].pid <= d->processes[i - 1].pid)
+            return false;
+    return true;
+}
+
+/* Collects consumers: running processes and any pid with samples in the window. */
+static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_reading *d,
+                             size_t *ret_n) {
+    size_t n = 0, n_sorted = 0, idx;
+    int r;
+
+    hashmap_clear(&a->pid_index);
+    if (processes_sorted(d)) { /* consumer i is process i, no pid map to fill */
+        r = reserve_consumers(a, d->n_processes);
+        if (r < 0)
+            return r;
+        for (; n < d->n_processes; n++) {
+            const struct gpu_process *p = &d->processes[n];
+
+            a->pids[n] = p->pid;
+            a->memory_valid[n] = p->memory_valid;
+            a->consumers[n] =
+                (struct split_consumer){.memory = p->memory_valid ? p->used_memory_bytes : 0};
+        }
+        n_sorted = n;
+    } else
+        for (size_t i = 0; i < d->n_processes; i++) {
+            r = consumer_index(a, &n, 0, d->processes[i].pid, &idx);
+            if (r < 0)
+                return r;
+            if (d->processes[i].memory_valid) {
+                a->consumers[idx].memory = d->processes[i].used_memory_bytes;
+                a->memory_valid[idx] = true;
+            }
+        }
+    r = grow_array(&a->samples, &a->samples_cap, MAX(d->n_utils, 1), sizeof(*a->samples));
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < d->n_utils; i++) {
+        const struct gpu_util_sample *u = &d->utils[i];
+
+        r = consumer_index(a, &n, n_sorted, u->pid, &idx);
+        if (r < 0)
+            return r;
+        a->samples[i] = (struct util_sample){
+            .consumer = (uint32_t)idx,
+            .sm_util = u->sm_util,
+            .mem_util = u->mem_util,
+            .timestamp_us = u->timestamp_us,
+        };
+    }
+    *ret_n = n;
+    return 0;
+}
+
+void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_alloc_table *t,
+                                    pod_uid_lookup_fn lookup_uid, void *userdata) {
+    a->allocs = t;
+    a->lookup_uid = lookup_uid;
+    a->lookup_userdata = userdata;
+}
+
+/* The pods holding this GPU, one holder per pod weighted by the ids it holds (the table is
+ * sorted by GPU, namespace, pod, so a pod's entries are adjacent). */
+static int collect_holders(struct gpu_accounting *a, const struct gpu_device_reading *d,
+                           size_t *ret_n) {
+    const struct gpu_alloc *first = NULL;
+    size_t n_entries, n = 0;
+    int r;
+
+    *ret_n = 0;
+    if (a->opts.idle_policy != IDLE_POLICY_ALLOCATION)
+        return 0;
+    n_entries = gpu_alloc_table_find(a->allocs, d->uuid, &first);
+    for (size_t i = 0; i < n_entries; i++) {
+        const struct gpu_alloc *e = &first[i];
+
+        if (n > 0 && strcmp(a->holder_first[n - 1]->namespace_, e->namespace_) == 0 &&
+            strcmp(a->holder_first[n - 1]->pod, e->pod) == 0) {
+            a->holders[n - 1].weight += e->replicas;
+            continue;
+        }
+        if (n + 1 > a->holders_cap) {
+            size_t c1 = a->holders_cap, c2 = a->holders_cap, c3 = a->holders_cap;
+
+            r = grow_array(&a->holders, &c1, n + 1, sizeof(*a->holders));
+            if (r >= 0)
+                r = grow_array(&a->holder_parts, &c2, n + 1, sizeof(*a->holder_parts));
+            if (r >= 0)
+                r = grow_array(&a->holder_first, &c3, n + 1, sizeof(*a->holder_first));
+            if (r < 0)
+                return r;
+            a->holders_cap = MIN(c1, MIN(c2, c3));
+        }
+        a->holder_first[n] = e;
+        a->holders[n] = (struct split_consumer){
+            .key = hash_bytes(e->pod, strlen(e->pod),
+                              hash_bytes(e->namespace_, strlen(e->namespace_), 1)),
+            .weight = e->replicas,
+        };
+        n++;
+    }
+    r = split_scratch_reserve(&a->split, n);
+    if (r < 0)
+        return r;
+    *ret_n = n;
+    return 0;
+}
+
+/* Books the holders' parts; on failure the parts not booked yet become no_data. */
+static int book_holders(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsigned gpu,
+                        uint64_t now_ns, struct ledger *ledger) {
+    for (size_t i = 0; i < n; i++) {
+        const struct gpu_alloc *e = a->holder_first[i];
+        const char *uid = "";
+        int r;
+
+        if (!a->lookup_uid || a->lookup_uid(a->lookup_userdata, e->namespace_, e->pod, &uid) < 0)
+            uid = "";
+        r = ledger_add_allocation_energy(ledger, gpu, e->namespace_, e->pod, uid,
+                                         (unsigned)a->holders[i].weight, a->holder_parts[i],
+                                         now_ns);
+        if (r < 0) {
+            for (size_t j = i; j < n; j++)
+                g->unattributed_uj[UNATTR_NO_DATA] += a->holder_parts[j];
+            return r;
+        }
+    }
+    return 0;
+}
+
+/* Energy of the window from the counter, or by integrating power. Returns false when the
+ * window has no usable energy (first reading, glitch). */
+static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
+                          const struct gpu_device_reading *d, uint64_t now_us, uint64_t *ret_uj,
+                          struct gpu_tick_stats *stats) {
+    uint64_t dt_us = t->window_open ? now_us - t->window_start_us : 0;
+    uint64_t delta;
+    int event;
+
+    if (d->energy_valid) {
+        /* No GPU draws more than max_power: a bigger jump is a glitch, not energy. */
+        t->counter.max_delta_raw = (uint64_t)(a->opts.max_power_watts * (double)dt_us / 1000.0) + 1;
+        event = energy_counter_update(&t->counter, d->energy_mj, &delta);
+        if (event == COUNTER_RESET)
+            stats->counter_resets++;
+        if (event == COUNTER_GLITCH)
+            stats->counter_glitches++;
+        if (event < 0 || event == COUNTER_FIRST || event == COUNTER_GLITCH)
+            return false;
+        *ret_uj = delta;
+        return t->window_open;
+    }
+    if (!d->power_valid)
+        return false;
+    if (!t->power_primed || !t->window_open) {
+        t->power_primed = true;
+        t->last_power_mw = d->power_mw;
+        return false;
+    }
+    /* Trapezoid: (P0 + P1) / 2 * dt; mW * us = nJ, so the unit is 1/2000 uJ. */
+    delta = energy_convert((struct energy_unit){1, 2000},
+                           ((uint64_t)t->last_power_mw + d->power_mw) * dt_us, &t->power_remainder);
+    t->last_power_mw = d->power_mw;
+    *ret_uj = delta;
+    return true;
+}
+
+#define SWAP_MAPS(a, b)                                                                            \
+    do {                                                                                           \
+        struct hashmap _tmp = (a);                                                                 \
+        (a) = (b);                                                                                 \
+        (b) = _tmp;                                                                                \
+    } while (0)
+
+/* True when this window's consumers are the last window's, whose ledger entries still
+ * stand: they are reused as they are (same pids, so the same processes, as for pids_prev). */
+static bool same_consumers(const struct gpu_accounting *a, const struct gpu_track *t, size_t n,
+                           const struct ledger *ledger) {
+    return n > 0 && t->n_last == n && t->last_process_gen == ledger->process_gen &&
+           memcmp(t->last_pids, a->pids, n * sizeof(*a->pids)) == 0;
+}
+
+/* Keeps this window's consumers for the next one; without memory, the next one looks up. */
+static void remember_consumers(const struct gpu_accounting *a, struct gpu_track *t, size_t n,
+                               const struct ledger *ledger) {
+    size_t cap = t->last_cap;
+
+    if (n == 0) /* an empty window is never reused */
+        return;
+    if (grow_array(&t->last_pids, &cap, n, sizeof(*t->last_pids)) < 0)
+        return;
+    cap = t->last_cap;
+    if (grow_array(&t->last_procs, &cap, n, sizeof(*t->last_procs)) < 0)
+        return;
+    t->last_cap = cap;
+    memcpy(t->last_pids, a->pids, n * sizeof(*a->pids));
+    memcpy(t->last_procs, a->procs, n * sizeof(*a->procs));
+    t->n_last = n;
+    t->last_process_gen = ledger->process_gen;
+}
+
+/* This window's ledger entries (a->procs) from the pids: known pids keep the start time
+ * the last window resolved, new ones are resolved. */
+static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
+                          const struct gpu_device_reading *d, size_t n, process_resolve_fn resolve,
+                          void *userdata, struct ledger *ledger) {
+    /* The last window's pids become the fallback for this one's. */
+    SWAP_MAPS(t->pids_now, t->pids_prev);
+    hashmap_clear(&t->pids_now);
+    for (size_t i = 0; i < n; i++) {
+        struct process_info info = {0};
+        struct ledger_process *p;
+        uintptr_t known;
+        int r;
+
+        /* A pid of the last window is that same process: no /proc read per tick (and it
+         * may have left /proc already while its last samples are accounted). Only new pids
+         * are resolved. */
+        known = (uintptr_t)hashmap_get(&t->pids_prev, (uint64_t)a->pids[i] + 1);
+        if (known)
+            info = (struct process_info){.start_ticks = known - 1};
+        else if (!resolve || resolve(userdata, a->pids[i], &info) < 0)
+            info = (struct process_info){0};
+        r = hashmap_put(&t->pids_now, (uint64_t)a->pids[i] + 1,
+                        (void *)(uintptr_t)(info.start_ticks + 1));
+        if (r < 0)
+            return r;
+        r = ledger_process_get(ledger, d->index, a->pids[i], info.start_ticks, &info.id, &p);
+        if (r < 0)
+            return r;
+        if (r > 0) /* new entry: its identity is fixed for its life */
+            p->start_time_seconds = info.start_time_seconds;
+        a->procs[i] = p;
+    }
+    return 0;
+}
+
+static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
+                            const struct gpu_device_reading *d, struct ledger_gpu *g,
+                            uint64_t energy_uj, uint64_t now_us, uint64_t now_ns,
+                            process_resolve_fn resolve, void *userdata, struct ledger *ledger,
+                            struct gpu_tick_stats *stats) {
+    uint64_t dt_us = now_us - t->window_start_us;
+    struct split_request req;
+    struct split_result res;
+    struct weights_stats ws;
+    size_t n, n_holders = 0;
+    bool same;
+    int r;
+
+    r = collect_consumers(a, d, &n);
+    if (r < 0)
+        goto unplaced;
+    r = window_weights(a->samples, d->n_utils, t->window_start_us, now_us, &t->util_last_seen_us, n,
+                       a->weights, a->mem_weights, &ws);
+    if (r < 0)
+        goto unplaced;
+    r = collect_holders(a, d, &n_holders);
+    if (r < 0)
+        goto unplaced;
+
+    same = same_consumers(a, t, n, ledger);
+    t->n_last = 0; /* valid again once this window is booked */
+    if (same)
+        memcpy(a->procs, t->last_procs, n * sizeof(*a->procs));
+    else {
+        r = find_processes(a, t, d, n, resolve, userdata, ledger);
+        if (r < 0)
+            goto unplaced;
+    }
+    for (size_t i = 0; i < n; i++) {
+        a->consumers[i].key = a->procs[i]->key;
+        /* MIG or no per-process utilisation: weights stay zero and the split is even. */
+        a->consumers[i].weight = d->utils_supported && !d->mig_enabled ? a->weights[i] : 0;
+    }
+
+    req = (struct split_request){
+        .energy_uj = energy_uj,
+        .idle_uj = idle_power_energy_uj(&t->idle, dt_us),
+        .policy = a->opts.idle_policy,
+        .n = n,
+        .consumers = a->consumers,
+        .n_holders = n_holders,
+        .holders = a->holders,
+        .holder_parts = a->holder_parts,
+    };
+    r = split_energy(&req, &a->split, a->parts, &res);
+    if (r < 0)
+        goto unplaced;
+    if (res.allocation_fallback)
+        stats->allocation_fallbacks++;
+    if (n_holders > 0) {
+        r = book_holders(a, n_holders, g, d->index, now_ns, ledger);
+        if (r < 0) {
+            for (size_t j = 0; j < n; j++) /* nothing of the processes' parts is booked yet */
+                g->unattributed_uj[UNATTR_NO_DATA] += a->parts[j];
+            return r;
+        }
+    }
+
+    g->unattributed_uj[UNATTR_IDLE] += res.unattributed_idle_uj;
+    g->unattributed_uj[UNATTR_NO_CONSUMER] += res.unattributed_no_consumer_uj;
+    for (size_t i = 0; i < n; i++) {
+        struct ledger_process *p = a->procs[i];
+        /* Only a window a process had to itself on a metered GPU is a measurement. */
+        bool estimated = !res.exclusive || !d->energy_valid;
+
+        r = ledger_add_gpu_energy(ledger, p, a->parts[i], estimated, now_ns);
+        if (r < 0) {
+            /* The process got its part; what is not placed yet must not vanish. */
+            for (size_t j = i + 1; j < n; j++)
+                g->unattributed_uj[UNATTR_NO_DATA] += a->parts[j];
+            return r;
+        }
+        if (dt_us > 0 && d->utils_supported && !d->mig_enabled) {
+            p->util_valid = true;
+            p->sm_util_ratio = (double)a->weights[i] / (100.0 * (double)dt_us);
+            p->mem_util_ratio = (double)a->mem_weights[i] / (100.0 * (double)dt_us);
+        }
+        p->memory_valid = a->memory_valid[i];
+        if (a->memory_valid[i])
+            p->memory_used_bytes = a->consumers[i].memory;
+    }
+    g->process_count = (unsigned)n;
+    if (same)
+        t->n_last = n; /* the remembered arrays are this window's already */
+    else
+        remember_consumers(a, t, n, ledger);
+
+    /* A window with nobody on the GPU shows what idle costs. */
+    if (n == 0 && dt_us > 0)
+        idle_power_observe(&t->idle, energy_uj, dt_us);
+    return 0;
+
+unplaced:
+    /* Nothing of this window was placed yet: keep all of it, as no_data. */
+    g->unattributed_uj[UNATTR_NO_DATA] += energy_uj;
+    return r;
+}
+
+static void update_device(struct ledger_gpu *g, const struct gpu_device_reading *d,
+                          const struct gpu_track *t) {
+    g->present = true;
+    g->index = d->index;
+    copy_cut(g->uuid, sizeof(g->uuid), d->uuid);
+    copy_cut(g->model, sizeof(g->model), d->name);
+    g->up = d->up;
+    if (!d->up) {
+        g->power_valid = false;
+        return;
+    }
+    g->energy_estimated = !d->energy_valid;
+    g->power_valid = d->power_valid;
+    g->power_watts = d->power_valid ? d->power_mw / 1000.0 : 0;
+    g->idle_power_valid = idle_power_known(&t->idle);
+    g->idle_power_watts = idle_power_watts(&t->idle);
+}
+
+int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_reading *devices,
+                        size_t n_devices, uint64_t now_us, uint64_t now_ns,
+                        process_resolve_fn resolve, void *userdata, struct ledger *ledger,
+                        struct gpu_tick_stats *ret_stats) {
+    struct gpu_tick_stats stats = {0};
+    int ret = 0;
+
+    for (size_t i = 0; i < n_devices; i++) {
+        const struct gpu_device_reading *d = &devices[i];
+        struct ledger_gpu *g = ledger_gpu(ledger, d->index);
+        struct gpu_track *t;
+        uint64_t energy_uj = 0;
+        int r;
+
+        if (!g)
+            continue;
+        t = &a->tracks[d->index];
+        if (!t->seen) {
+            t->seen = true;
+            (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
+        }
+        update_device(g, d, t);
+        if (!d->up) {
+            stats.devices_down++;
+            t->gap = true;
+            continue;
+        }
+
+        if (window_energy(a, t, d, now_us, &energy_uj, &stats)) {
+            g->energy_uj += energy_uj;
+            if (t->gap) {
+                /* The delta spans time we could not observe: nobody can be charged. */
+                g->unattributed_uj[UNATTR_NO_DATA] += energy_uj;
+            } else {
+                r = attribute_window(a, t, d, g, energy_uj, now_us, now_ns, resolve, userdata,
+                                     ledger, &stats);
+                if (r < 0 && ret == 0)
+                    ret = r;
+            }
+        } else if (!t->window_open)
+            t->util_last_seen_us = now_us; /* older samples belong to no window of ours */
+        t->gap = false;
+        t->window_open = true;
+        t->window_start_us = now_us;
+    }
+    if (ret_stats)
+        *ret_stats = stats;
+    return ret;
+}

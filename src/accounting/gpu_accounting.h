@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attribution.h"
+#include "gpu.h"
+#include "identity.h"
+#include "ledger.h"
+
+/*
+ * GPU accounting: turns each tick's NVML readings into exact per-process energy in the
+ * ledger, following the attribution rule of docs/ATTRIBUTION.md. One window per device
+ * and tick: (previous tick, this tick].
+ */
+
+struct gpu_accounting_options {
+    enum idle_policy idle_policy;
+    double idle_power_watts; /* < 0: learn it from idle windows */
+    double max_power_watts;  /* plausibility bound for counter deltas */
+};
+
+struct gpu_accounting;
+
+int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accounting **ret);
+struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a);
+
+/*
+ * Pods holding GPUs (kubelet pod-resources) for --gpu-idle-policy=allocation. The table is
+ * borrowed until the next call (NULL: none known, the policy then works as even).
+ * lookup_uid, when set, gives a pod's UID from its namespace and name (Kubernetes API);
+ * it returns 0 and a string valid until the next call, or -ENOENT.
+ */
+struct gpu_alloc_table;
+typedef int (*pod_uid_lookup_fn)(void *userdata, const char *namespace_, const char *pod,
+                                 const char **ret_uid);
+void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_alloc_table *t,
+                                    pod_uid_lookup_fn lookup_uid, void *userdata);
+
+struct gpu_tick_stats {
+    unsigned devices_down;
+    unsigned counter_resets;
+    unsigned counter_glitches;
+    unsigned allocation_fallbacks; /* windows under `allocation` with no holder known */
+};
+
+/*
+ * Accounts one tick. now_us is the window end in the sample clock, now_ns the monotonic
+ * time used for retention. Returns 0 or -ENOMEM / -EINVAL (an internal inconsistency; the
+ * window's energy is then kept as unattributed no_data, never lost).
+ */
+int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_reading *devices,
+                        size_t n_devices, uint64_t now_us, uint64_t now_ns,
+                        process_resolve_fn resolve, void *userdata, struct ledger *ledger,
+                        struct gpu_tick_stats *ret_stats);

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup_cpu.h"
+#include "cgroup_path.h"
+#include "hashmap.h"
+#include "snapshot.h"
+
+/*
+ * The workloads the CPU split knows (one per container, pod-level process set, or SLURM
+ * job), kept across scans with the workload cgroup's CPU-time reader:
+ *
+ * - created when the first process of the workload is seen; its cgroup directory is found
+ *   from that process's <procfs>/<pid>/cgroup (cgroup_workload_dir()) and opened under
+ *   <sysfs>/fs/cgroup (cgroup_cpu_open()); the directory fd stays open;
+ * - every scan reads the cgroup's cumulative usage once (cpu_groups_read()), before the
+ *   process scan: a workload whose usage did not move has no process that ran, whose stat
+ *   the scan may then leave unread (procfs_set_unchanged());
+ * - dropped when no process of it is alive and its cgroup is gone (or never had one), so
+ *   a container that only runs short-lived processes between scans keeps being read.
+ *
+ * Work per scan: one cgroup read per workload, plus one <pid>/cgroup read and one
+ * directory open per new workload (or per new process while its workload has no cgroup).
+ */
+
+struct cpu_group {
+    uint64_t key;
+    struct snap_identity id; /* workload labels (no process name) */
+    struct cgroup_cpu *cgroup;
+    bool have_usage;
+    bool usage_from_scan; /* last_usage_us came from cpu_groups_read(), not the baseline */
+    uint64_t last_usage_us;
+    /* Consecutive cpu_groups_read()s, up to the latest, that found the usage of the read
+     * before them: the workload has not run for that many scans. */
+    uint64_t unchanged_reads;
+    uint32_t n_live; /* processes of the workload alive at the latest scan */
+
+    /* This window. */
+    uint64_t seen_us;
+    uint64_t cgroup_delta_us;
+    bool cgroup_valid;
+};
+
+struct cpu_groups {
+    int proc_fd, sys_fd;  /* borrowed; -1: no cgroup reads */
+    bool prepared;        /* cpu_groups_prepare() read the groups for this window */
+    struct hashmap index; /* key -> index + 1 */
+    struct cpu_group *v;
+    size_t n, cap;
+};
+
+void cpu_groups_init(struct cpu_groups *g, int proc_fd, int sys_fd);
+void cpu_groups_done(struct cpu_groups *g);
+
+/* The group of key (ret_index), created for process pid with identity w when missing. A
+ * group without a cgroup retries finding it with this pid when retry is set (a new
+ * process). Returns 1 when created, 0 when it existed, or -ENOMEM; cgroup problems only
+ * leave the group without one. */
+int cpu_groups_get(struct cpu_groups *g, uint64_t key, uint32_t pid,
+                   const struct workload_identity *w, bool retry, size_t *ret_index);
+
+/* Index of key, or SIZE_MAX. */
+size_t cpu_groups_find(const struct cpu_groups *g, uint64_t key);
+
+/* Start of a window: clears seen_us / cgroup_valid. */
+void cpu_groups_begin(struct cpu_groups *g);
+
+/* Reads every group's cgroup usage, once per scan: sets cgroup_delta_us/cgroup_valid when
+ * the previous read was good too, and unchanged_reads; a cgroup that is gone (or fails)
+ * is closed. */
+void cpu_groups_read(struct cpu_groups *g);
+
+/* True when the workload of key has a cgroup whose usage stayed the same through the last
+ * reads + 1 cpu_groups_read()s. */
+bool cpu_groups_unchanged(const struct cpu_groups *g, uint64_t key, uint64_t reads);
+
+/* Drops groups with no live process and no cgroup. */
+void cpu_groups_prune(struct cpu_groups *g);
+
+/*
+ * One process scan, in this order:
+ *   cpu_groups_prepare()  before the scan: a new window (cpu_groups_begin()) and every
+ *                         cgroup's usage (cpu_groups_read()), so the scan can leave out
+ *                         the stat of processes whose workload did not run
+ *                         (cpu_groups_unchanged_fn());
+ *   cpu_groups_track()    after it: a group for each workload that has a new or running
+ *                         process (its cgroup found and opened), live processes counted,
+ *                         exited ones uncounted; prepares first if that was not done;
+ *   ... the CPU split (cpu_accounting_tick()) reads the groups ...
+ *   cpu_groups_finish()   the window is over: prunes groups nobody needs any more.
+ * cpu_groups_track() returns 0 or -ENOMEM.
+ */
+struct procfs_process;
+void cpu_groups_prepare(struct cpu_groups *g);
+int cpu_groups_track(struct cpu_groups *g, const struct procfs_process *rows, size_t n);
+void cpu_groups_finish(struct cpu_groups *g);
+
+/* A procfs_unchanged_fn (userdata: the groups): true when identity's workload used no CPU
+ * through the last scans_ago + 1 prepared reads. */
+bool cpu_groups_unchanged_fn(void *userdata, const struct workload_identity *identity,
+                             uint64_t scans_ago);

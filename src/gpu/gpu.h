@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * src/gpu, the GPU source: what the sampler gets from the GPUs each tick, whatever the
+ * vendor library behind it (gpu_backend.h: NVML today, nvml.c). Plain data; the arrays
+ * are owned by the source and stay valid until the next gpu_source_sample() or close.
+ * The accounting (src/accounting/gpu_accounting.h) reads struct gpu_device_reading and
+ * nothing else.
+ *
+ * Contract: the vendor library is loaded with dlopen() (dl_symbols.h), so joulestat runs
+ * without it; a lost GPU is reported down and retried with backoff, never an error of the
+ * whole source; a feature a device lacks is a validity bit, never a zero; the source
+ * never logs above debug. Other folders include this header only (the simulated node
+ * also nvml_abi.h, the ABI it implements).
+ *
+ * Time: per-process utilisation samples are stamped by the driver in host real-time
+ * microseconds. The sampler passes the window end in the same clock (CLOCK_REALTIME, or
+ * the simulator's virtual clock during replay) so the two can be compared.
+ */
+
+#define GPU_UUID_MAX 96
+#define GPU_NAME_MAX 96
+
+enum gpu_process_kind {
+    GPU_PROCESS_COMPUTE = 1 << 0,
+    GPU_PROCESS_GRAPHICS = 1 << 1,
+    GPU_PROCESS_MPS = 1 << 2,
+};
+
+struct gpu_process {
+    uint32_t pid;
+    uint32_t kinds; /* enum gpu_process_kind bits: lists it appeared in */
+    bool memory_valid;
+    uint64_t used_memory_bytes;
+};
+
+struct gpu_util_sample {
+    uint32_t pid;
+    uint32_t sm_util;  /* percent */
+    uint32_t mem_util; /* percent */
+    uint32_t enc_util;
+    uint32_t dec_util;
+    uint64_t timestamp_us;
+};
+
+struct gpu_device_reading {
+    unsigned index;
+    char uuid[GPU_UUID_MAX];
+    char name[GPU_NAME_MAX];
+
+    bool up;   /* false: lost or failing this tick; the fields below are not valid */
+    int error; /* -errno when !up */
+
+    bool energy_valid;  /* total-energy counter supported */
+    uint64_t energy_mj; /* cumulative since driver load */
+    bool power_valid;
+    uint32_t power_mw;
+
+    bool mig_enabled;
+    int compute_mode; /* NVML compute mode value, -1 unknown */
+
+    size_t n_processes;
+    const struct gpu_process *processes;
+
+    bool utils_supported; /* per-process utilisation works on this device */
+    size_t n_utils;
+    const struct gpu_util_sample *utils; /* samples newer than the last call's */
+};
+
+struct gpu_source_options {
+    /* NVML's library (--nvml-library); NULL: libnvidia-ml.so.1, then libnvidia-ml.so */
+    const char *library_path;
+};
+
+struct gpu_source;
+
+/*
+ * Opens the first backend whose library loads and finds devices, and lists them. Returns 0,
+ * or -errno with *ret_reason (static string or NULL) saying why the GPU source is absent
+ * (-ENOENT: no library, -ELIBBAD: a library that cannot be used, -ENODEV: no devices,
+ * -ENXIO: init failed). ret_source is written only on success.
+ */
+int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **ret_source,
+                    const char **ret_reason);
+
+/* Reads every device once. now_us is the window end in the sample clock (see above).
+ * A lost GPU is reported with up = false and retried with backoff; never fails as a whole
+ * except -ENOMEM. */
+int gpu_source_sample(struct gpu_source *s, uint64_t now_us,
+                      const struct gpu_device_reading **ret_devices, size_t *ret_n);
+
+struct gpu_source *gpu_source_close(struct gpu_source *s);
+
+/* One line per feature that works or not, for `joulestat check` (appends to a strbuf). */
+struct strbuf;
+void gpu_source_describe(const struct gpu_source *s, struct strbuf *out);

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The NVML backend (gpu_backend_nvml): shared between nvml.c (lifecycle, device reads),
+ * nvml_processes.c and nvml_describe.c. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "gpu_backend.h"
+#include "nvml.h"
+#include "nvml_abi.h"
+#include "nvml_loader.h"
+
+/* INSUFFICIENT_SIZE answers are followed by at most this many larger retries per call. */
+#define NVML_SIZE_RETRIES 4
+
+enum nvml_list { NVML_LIST_COMPUTE, NVML_LIST_GRAPHICS, NVML_LIST_MPS, _NVML_LIST_MAX };
+
+struct nvml_feature_status {
+    enum gpu_feature_state state;
+    nvmlReturn_t code; /* of the last failing call */
+};
+
+struct nvml_device {
+    nvmlDevice_t handle; /* NULL while the source holds none (gpu_backend.h) */
+
+    struct nvml_feature_status features[_GPU_FEATURE_MAX];
+    uint64_t last_seen_us; /* newest utilisation sample accepted so far */
+
+    /* MIG mode changes only with a GPU reset and compute mode by an administrator's
+     * nvidia-smi, so they are asked for every NVML_MODES_REFRESH_US, not every tick. */
+    uint64_t modes_read_at_us; /* 0: not read since the handle was acquired */
+    bool mig_enabled;
+    int compute_mode;
+
+    /* The reading's arrays, reused across ticks. */
+    struct gpu_process *processes;
+    size_t processes_cap;
+    struct gpu_util_sample *utils;
+    size_t utils_cap;
+};
+
+struct nvml_state {
+    struct nvml_api *api;
+    bool initialized;
+    char driver_version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+
+    nvml_process_list_fn *lists[_NVML_LIST_MAX];
+    size_t list_stride[_NVML_LIST_MAX]; /* bytes per entry the list function writes */
+
+    size_t n_devices;
+    struct nvml_device *devices;
+
+    /* Raw NVML buffers shared by all devices, reused across ticks. */
+    unsigned char *raw_processes; /* entries of up to sizeof(nvmlProcessDetail_v1_t) bytes */
+    size_t raw_processes_cap;
+    nvmlProcessUtilizationSample_t *raw_legacy;
+    size_t raw_legacy_cap;
+    nvmlProcessUtilizationInfo_v1_t *raw_info;
+    size_t raw_info_cap;
+};
+
+/* Records the outcome of one call of feature f on device d; returns nvml_errno(code). */
+int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t code);
+/* Whether f may still be called on d. */
+bool nvml_feature_usable(const struct nvml_device *d, enum gpu_feature f);
+
+/* Fills rd->processes from the compute, graphics and MPS lists, merged by pid. Returns
+ * 0, -ENOMEM, or the errno of a list that failed in a way that makes this tick invalid. */
+int nvml_read_processes(void *state, size_t index, struct gpu_device_reading *rd);
+
+/* Fills rd->utils with samples newer than the last accepted one and not after now_us + a
+ * little slack; none in MIG mode. Returns 0, -ENOMEM or -ENODEV (device lost). */
+int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
+                          struct gpu_device_reading *rd);
+
+/* `joulestat check` (nvml_describe.c). */
+void nvml_describe(const void *state, size_t n_devices, struct strbuf *out);
+void nvml_describe_device(const void *state, size_t index, const struct gpu_device_reading *rd,
+                          struct strbuf *out);

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+#include "workload_kind.h"
+
+#include <string.h>
+
+#include "hashmap.h"
+#include "macro.h"
+
+#define FIELD(name, member)                                                                        \
+    { name, offsetof(struct snap_identity, member), sizeof(((struct snap_identity *)0)->member) }
+
+const struct label_field_info label_fields[_LABEL_FIELD_MAX] = {
+    [LABEL_PROCESS_NAME] = FIELD("process_name", process_name),
+    [LABEL_POD] = FIELD("pod", pod),
+    [LABEL_NAMESPACE] = FIELD("namespace", namespace_),
+    [LABEL_CONTAINER] = FIELD("container", container),
+    [LABEL_POD_UID] = FIELD("pod_uid", pod_uid),
+    [LABEL_CONTAINER_ID] = FIELD("container_id", container_id),
+    [LABEL_JOB_ID] = FIELD("job_id", slurm_job),
+    [LABEL_UNIT] = FIELD("unit", systemd_unit),
+};
+
+static void recognise_container(const struct workload_identity *w, char *buf, size_t size) {
+    copy_cut(buf, size, w->container_id);
+}
+
+static void recognise_pod(const struct workload_identity *w, char *buf, size_t size) {
+    copy_cut(buf, size, w->pod_uid);
+}
+
+/* The job id from the cgroup path or SLURM_JOB_ID, else the SLUID of the job directory. */
+static void recognise_job(const struct workload_identity *w, char *buf, size_t size) {
+    char digits[16], *p = digits + sizeof(digits);
+    uint32_t v = w->slurm.job_id;
+
+    if (!w->slurm.job_id_valid) {
+        copy_cut(buf, size, w->slurm.sluid);
+        return;
+    }
+    *--p = '\0';
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    copy_cut(buf, size, p);
+}
+
+/* A numeric job id is its own key (a SLUID and the id it maps to are the same job only
+ * once environ was read, and then the id is used). */
+static uint64_t job_group_key(const struct workload_identity *w) {
+    if (w->slurm.job_id_valid)
+        return hash_u64(((uint64_t)3 << 32) | w->slurm.job_id);
+    if (w->slurm.sluid[0])
+        return hash_bytes(w->slurm.sluid, strlen(w->slurm.sluid), 4);
+    return 0;
+}
+
+/* A host process outside any container, pod or job, run by a systemd service: the unit
+ * from its cgroup path ("0::/system.slice/foo.service"). Scopes (sessions, runtimes'
+ * containers) are not services. */
+static void recognise_service(const struct workload_identity *w, char *buf, size_t size) {
+    size_t n = strlen(w->systemd_unit), suffix = strlen(".service");
+
+    if (w->kind == IDENTITY_NONE && n > suffix &&
+        strcmp(w->systemd_unit + n - suffix, ".service") == 0)
+        copy_cut(buf, size, w->systemd_unit);
+    else
+        copy_cut(buf, size, "");
+}
+
+const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX] = {
+    [WORKLOAD_CONTAINER] =
+        {
+            .name = "container",
+            .parent = WORKLOAD_POD,
+            .id = LABEL_CONTAINER_ID,
+            .recognise = recognise_container,
+            .labels = {LABEL_NAMESPACE, LABEL_POD, LABEL_CONTAINER, LABEL_CONTAINER_ID},
+            .n_labels = 4,
+            .energy_help = "Energy attributed to the container by component (gpu, cpu), in joules.",
+            .active_help = "1 while the container has processes, 0 during retention.",
+        },
+    [WORKLOAD_POD] =
+        {
+            .name = "pod",
+            .parent = WORKLOAD_KIND_NONE,
+            .id = LABEL_POD_UID,
+            .recognise = recognise_pod,
+            .labels = {LABEL_NAMESPACE, LABEL_POD, LABEL_POD_UID},
+            .n_labels = 3,
+            .energy_help = "Energy attributed to the pod by component (gpu, cpu), in joules.",
+            .active_help = "1 while the pod has processes, 0 during retention.",
+        },
+    [WORKLOAD_JOB] =
+        {
+            .name = "slurm_job",
+            .parent = WORKLOAD_KIND_NONE,
+            .id = LABEL_JOB_ID,
+            .recognise = recognise_job,
+            .group_key = job_group_key,
+            .labels = {LABEL_JOB_ID},
+            .n_labels = 1,
+            .energy_help = "Energy attributed to the SLURM job by component (gpu, cpu), in joules.",
+            .active_help = "1 while the job has processes, 0 during retention.",
+        },
+    [WORKLOAD_SYSTEMD_SERVICE] =
+        {
+            .name = "systemd_service",
+            .parent = WORKLOAD_KIND_NONE,
+            .id = LABEL_UNIT,
+            .recognise = recognise_service,
+            .labels = {LABEL_UNIT},
+            .n_labels = 1,
+            .energy_help = "Energy attributed to the systemd service (host processes outside "
+                           "containers) by component (gpu, cpu), in joules.",
+            .active_help = "1 while the service has processes, 0 during retention.",
+        },
+};
+
+static char *label_slot(struct snap_identity *id, enum label_field f) {
+    return (char *)id + label_fields[f].offset;
+}
+
+void identity_to_labels(const struct workload_identity *w, const char *comm,
+                        struct snap_identity *ret) {
+    struct snap_identity id = {0};
+
+    copy_cut(id.process_name, sizeof(id.process_name), comm ? comm : "");
+    for (size_t k = 0; k < _WORKLOAD_KIND_MAX; k++) {
+        const struct workload_kind_info *info = &workload_kinds[k];
+
+        info->recognise(w, label_slot(&id, info->id), label_fields[info->id].size);
+    }
+    *ret = id;
+}
+
+const char *workload_id(enum workload_kind k, const struct snap_identity *labels) {
+    return label_value(labels, workload_kinds[k].id);
+}
+
+enum workload_kind workload_kind_innermost(const struct snap_identity *labels) {
+    for (size_t k = 0; k < _WORKLOAD_KIND_MAX; k++)
+        if (workload_id(k, labels)[0])
+            return k;
+    return WORKLOAD_KIND_NONE;
+}
+
+enum workload_kind workload_kind_outermost(const struct snap_identity *labels) {
+    for (size_t k = 0; k < _WORKLOAD_KIND_MAX; k++) {
+        enum workload_kind parent = workload_kinds[k].parent;
+
+        if (workload_id(k, labels)[0] &&
+            (parent == WORKLOAD_KIND_NONE || !workload_id(parent, labels)[0]))
+            return k;
+    }
+    return WORKLOAD_KIND_NONE;
+}
+
+uint64_t workload_group_key(const struct workload_identity *w) {
+    for (size_t k = 0; k < _WORKLOAD_KIND_MAX; k++) {
+        const struct workload_kind_info *info = &workload_kinds[k];
+        char id[SNAP_LABEL_MAX];
+
+        info->recognise(w, id, sizeof(id));
+        if (!id[0])
+            continue;
+        return info->group_key ? info->group_key(w) : hash_bytes(id, strlen(id), k + 1);
+    }
+    return 0;
+}
+
+/* The fields a workload of kind k keeps: its labels and id, and its parents'. */
+static unsigned kind_fields(enum workload_kind k) {
+    unsigned mask = 0;
+
+    for (; k != WORKLOAD_KIND_NONE; k = workload_kinds[k].parent) {
+        mask |= 1U << workload_kinds[k].id;
+        for (size_t i = 0; i < workload_kinds[k].n_labels; i++)
+            mask |= 1U << workload_kinds[k].labels[i];
+    }
+    return mask;
+}
+
+void workload_labels_copy(enum workload_kind k, const struct snap_identity *src,
+                          struct snap_identity *dst) {
+    unsigned mask = kind_fields(k);
+
+    *dst = (struct snap_identity){0};
+    for (enum label_field f = 0; f < _LABEL_FIELD_MAX; f++)
+        if (mask & (1U << f))
+            memcpy(label_slot(dst, f), label_value(src, f), label_fields[f].size);
+}
+
+bool workload_labels_equal(enum workload_kind k, const struct snap_identity *src,
+                           const struct snap_identity *dst) {
+    unsigned mask = kind_fields(k);
+
+    for (enum label_field f = 0; f < _LABEL_FIELD_MAX; f++)
+        if ((mask & (1U << f)) && strcmp(label_value(src, f), label_value(dst, f)) != 0)
+            return false;
+    return true;
+}

@@ -142,6 +142,9 @@ int joulestat_sim_gpu_truth(unsigned gpu, struct joulestat_sim_gpu_truth *ret) {
         .total_uj = sim_model_total_nj(g) / 1000,
         .context_uj = g->context_nj / 1000,
         .drift_uj = g->drift_nj / 1000,
+        .idle_nj = g->idle_nj,
+        .active_nj = g->active_nj,
+        .total_nj = sim_model_total_nj(g),
     };
     return 0;
 }
@@ -197,6 +200,7 @@ int joulestat_sim_process_info(size_t index, struct joulestat_sim_process_info *
         .start_ticks = sim_procfs_start_ticks(st->sc, st->t0_us, p),
         .active_uj = st->model->procs[index].active_nj / 1000,
         .context_uj = st->model->procs[index].context_nj / 1000,
+        .active_nj = st->model->procs[index].active_nj,
     };
     memcpy(info.comm, p->comm, sizeof info.comm);
     *ret = info;

@@ -130,7 +130,7 @@ static void activate_started(struct sim_gpu_model *g) {
     while (g->next_start < g->n_procs && g->procs[g->next_start]->proc->start_us <= g->t) {
         struct sim_proc_state *ps = g->procs[g->next_start++];
         g->active[g->n_active++] = ps;
-        ps->next_sample = samples_first_boundary(g, ps);
+        ps->next_sample = ps->first_sample = samples_first_boundary(g, ps);
         update_demand(g, ps, g->t);
     }
 }

@@ -50,22 +50,23 @@ struct sim_util_entry {
 
 struct sim_proc_state {
     const struct sim_process *proc;
-    uint32_t slot;        /* index in its GPU model's procs */
-    uint32_t demand;      /* percent, current */
-    uint32_t coef_mw;     /* current coefficient */
-    size_t coef_phase;    /* index of coef_mw in the process's list */
-    uint64_t next_edge;   /* scenario µs when demand or coefficient may next change */
-    uint64_t next_sample; /* this process's next sample boundary */
-    uint64_t util_acc;    /* sampled percent*µs in the current sample period */
-    uint64_t active_rem;  /* carried remainder of the coef energy (over the GPU's divisor) */
-    uint64_t context_rem; /* carried remainder of the context share (over n_alive) */
-    uint64_t active_nj;   /* ground truth: coef energy plus context share */
-    uint64_t context_nj;  /* of which context share */
-    bool running;         /* start <= t < stop */
+    uint32_t slot;         /* index in its GPU model's procs */
+    uint32_t demand;       /* percent, current */
+    uint32_t coef_mw;      /* current coefficient */
+    size_t coef_phase;     /* index of coef_mw in the process's list */
+    uint64_t next_edge;    /* scenario µs when demand or coefficient may next change */
+    uint64_t first_sample; /* this process's first sample boundary */
+    uint64_t next_sample;  /* this process's next sample boundary */
+    uint64_t util_acc;     /* sampled percent*µs in the current sample period */
+    uint64_t active_rem;   /* carried remainder of the coef energy (over the GPU's divisor) */
+    uint64_t context_rem;  /* carried remainder of the context share (over n_alive) */
+    uint64_t active_nj;    /* ground truth: coef energy plus context share */
+    uint64_t context_nj;   /* of which context share */
+    bool running;          /* start <= t < stop */
 
     /* scratch of one utilisation call (model_samples.c) */
     uint64_t call_mark;
-    uint64_t call_first, call_last;
+    uint64_t call_last;
     uint64_t call_sm, call_mem;
 };
 
@@ -112,7 +113,8 @@ struct sim_gpu_model {
     size_t ring_cap;
     size_t ring_head;
     size_t ring_len;
-    uint64_t call_mark; /* utilisation calls so far (model_samples.c) */
+    uint64_t ring_floor; /* newest sample dropped from the ring: nothing is known up to it */
+    uint64_t call_mark;  /* utilisation calls so far (model_samples.c) */
 
     bool list_grow_pending; /* fault list-grows not yet delivered */
 };
@@ -141,9 +143,8 @@ static inline uint64_t sim_model_total_nj(const struct sim_gpu_model *g) {
 uint32_t sim_model_power_mw(const struct sim_gpu_model *g);
 uint64_t sim_model_counter_mj(const struct sim_gpu_model *g);
 
-/* model_samples.c: the utilisation call. Counts the processes with samples newer than
- * `after`; when put is not NULL, hands put() one entry for each of them, k = 0, 1, ...,
- * ordered by their newest sample. */
+/* model_samples.c: the utilisation call. Counts the entries for the samples newer than
+ * `after`; when put is not NULL, hands put() each entry, k = 0, 1, ..., in time order. */
 typedef void sim_util_put_fn(void *ctx, size_t k, const struct sim_util_entry *e);
 size_t sim_model_util_entries(struct sim_gpu_model *g, uint64_t after, sim_util_put_fn *put,
                               void *ctx);

@@ -4,9 +4,11 @@
  * own phase of the sample period (from its pid, start and the seed, or 0 with
  * sample-phase=aligned); a sample holds the period's average, and a period without
  * utilisation leaves none. With util-entries=per-process, a utilisation call returns one
- * entry per process that has samples newer than lastSeenTimeStamp: their average over the
- * periods from its first to its last such sample (a period without a sample counts as 0),
- * stamped with the last; with every-sample, each sample.
+ * entry per process that has samples newer than lastSeenTimeStamp: its utilisation since
+ * then, the average over its sample periods that ended after lastSeenTimeStamp (and after
+ * its start, and after the oldest data the ring still holds) up to its newest sample, a
+ * period without a sample counting as 0, stamped with that newest sample. With
+ * every-sample, each sample is an entry.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +24,19 @@ int samples_init(struct sim_gpu_model *g) {
     g->ring_cap = MIN((size_t)RING_MAX, MAX((size_t)RING_MIN, g->n_procs * RING_PER_PROCESS));
     g->ring = calloc(g->ring_cap, sizeof(*g->ring));
     return g->ring ? 0 : -ENOMEM;
+}
+
+static uint64_t phase_us(const struct sim_gpu_model *g, const struct sim_process *p);
+
+/* How many of the process's sample periods end in (after, last], last being one of its
+ * boundaries: the periods its entry averages over. */
+static uint64_t periods_since(const struct sim_gpu_model *g, const struct sim_proc_state *ps,
+                              uint64_t after, uint64_t last) {
+    uint64_t phase = phase_us(g, ps->proc), period = g->sample_period;
+    uint64_t first = after < phase ? phase : phase + ((after - phase) / period + 1) * period;
+    if (first < ps->first_sample)
+        first = ps->first_sample;
+    return (last - first) / period + 1;
 }
 
 static uint64_t phase_us(const struct sim_gpu_model *g, const struct sim_process *p) {
@@ -41,6 +56,7 @@ uint64_t samples_first_boundary(const struct sim_gpu_model *g, const struct sim_
 static void push_sample(struct sim_gpu_model *g, const struct sim_sample *s) {
     if (g->ring_len == g->ring_cap) {
         /* full: the oldest sample falls out, as in the driver's rolling buffer */
+        g->ring_floor = g->ring[g->ring_head].t_us;
         g->ring_head = (g->ring_head + 1) % g->ring_cap;
         g->ring_len--;
     }
@@ -121,12 +137,13 @@ size_t sim_model_util_entries(struct sim_gpu_model *g, uint64_t after, sim_util_
 
     if (g->sc->util_entries == SIM_UTIL_EVERY_SAMPLE)
         return every_sample(g, first, put, ctx);
+    if (after < g->ring_floor)
+        after = g->ring_floor;
     for (size_t i = first; i < g->ring_len; i++) {
         const struct sim_sample *s = sample_at(g, i);
         struct sim_proc_state *ps = g->procs[s->proc];
         if (ps->call_mark != mark) {
             ps->call_mark = mark;
-            ps->call_first = s->t_us;
             ps->call_sm = ps->call_mem = 0;
             n++;
         }
@@ -143,7 +160,7 @@ size_t sim_model_util_entries(struct sim_gpu_model *g, uint64_t after, sim_util_
         const struct sim_proc_state *ps = g->procs[s->proc];
         if (s->t_us != ps->call_last)
             continue; /* the entry goes out at the process's newest sample */
-        uint64_t periods = (ps->call_last - ps->call_first) / g->sample_period + 1;
+        uint64_t periods = periods_since(g, ps, after, ps->call_last);
         struct sim_util_entry e = {
             .t_us = s->t_us,
             .pid = ps->proc->pid,

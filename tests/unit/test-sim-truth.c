@@ -79,15 +79,17 @@ static void test_slice_overhead_lowers_samples_only(void **state) {
 
     sim_at(1 * SEC);
     assert_int_equal(power_mw(d), 170000);
-    assert_int_equal(sim.nvmlDeviceGetProcessUtilization(d, s, &n, JOULESTAT_SIM_EPOCH_US + 900 * MS),
-                     NVML_SUCCESS);
+    assert_int_equal(
+        sim.nvmlDeviceGetProcessUtilization(d, s, &n, JOULESTAT_SIM_EPOCH_US + 900 * MS),
+        NVML_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(s[0].smUtil, 60); /* alone: nothing lost */
     sim_at(4 * SEC);
     assert_int_equal(power_mw(d), 210000);
     n = 8;
-    assert_int_equal(sim.nvmlDeviceGetProcessUtilization(d, s, &n, JOULESTAT_SIM_EPOCH_US + 3900 * MS),
-                     NVML_SUCCESS);
+    assert_int_equal(
+        sim.nvmlDeviceGetProcessUtilization(d, s, &n, JOULESTAT_SIM_EPOCH_US + 3900 * MS),
+        NVML_SUCCESS);
     assert_int_equal(n, 2);
     for (unsigned i = 0; i < n; i++)
         assert_int_equal(s[i].smUtil, s[i].pid == 1 ? 58 : 39); /* 58.2 and 38.8 */

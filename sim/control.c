@@ -135,12 +135,16 @@ int joulestat_sim_gpu_truth(unsigned gpu, struct joulestat_sim_gpu_truth *ret) {
     if (gpu >= st->sc->n_gpus)
         return -ENOENT;
     const struct sim_gpu_model *g = &st->model->gpus[gpu];
-    uint64_t active = g->active_nj / 1000, idle = g->idle_nj / 1000;
     *ret = (struct joulestat_sim_gpu_truth){
         .time_us = st->t0_us + g->t,
-        .idle_uj = idle,
-        .active_uj = active,
-        .total_uj = (g->idle_nj + g->active_nj) / 1000,
+        .idle_uj = g->idle_nj / 1000,
+        .active_uj = g->active_nj / 1000,
+        .total_uj = sim_model_total_nj(g) / 1000,
+        .context_uj = g->context_nj / 1000,
+        .drift_uj = g->drift_nj / 1000,
+        .idle_nj = g->idle_nj,
+        .active_nj = g->active_nj,
+        .total_nj = sim_model_total_nj(g),
     };
     return 0;
 }
@@ -195,6 +199,8 @@ int joulestat_sim_process_info(size_t index, struct joulestat_sim_process_info *
         .stop_us = p->stop_us == SIM_TIME_NEVER ? UINT64_MAX : st->t0_us + p->stop_us,
         .start_ticks = sim_procfs_start_ticks(st->sc, st->t0_us, p),
         .active_uj = st->model->procs[index].active_nj / 1000,
+        .context_uj = st->model->procs[index].context_nj / 1000,
+        .active_nj = st->model->procs[index].active_nj,
     };
     memcpy(info.comm, p->comm, sizeof info.comm);
     *ret = info;

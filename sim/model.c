@@ -5,47 +5,43 @@
 #include <stdlib.h>
 
 #include "macro.h"
+#include "model_internal.h"
 #include "profile.h"
-
-#define RING_MIN 256u
-#define RING_PER_PROCESS 16u
-#define RING_MAX (1u << 20)
-
-static uint64_t min_u64(uint64_t a, uint64_t b) {
-    return a < b ? a : b;
-}
-
-/* a * b / c without overflow in the product. */
-static uint64_t mul_div(uint64_t a, uint64_t b, uint64_t c) {
-    return (uint64_t)((unsigned __int128)a * b / c);
-}
 
 static int gpu_model_init(struct sim_model *m, unsigned index) {
     const struct sim_scenario *sc = m->sc;
     struct sim_gpu_model *g = &m->gpus[index];
     size_t n = 0;
+    int r;
 
     for (size_t i = 0; i < sc->n_procs; i++)
         if (sc->procs[i].gpu == index)
             n++;
     *g = (struct sim_gpu_model){
         .gpu = &sc->gpus[index],
+        .sc = sc,
+        .index = index,
         .sample_period = sc->sample_period_us,
-        .next_sample = sc->sample_period_us,
         .n_procs = n,
         .counter_offset_mj = sc->gpus[index].energy_start_mj,
         .list_grow_pending = sc->gpus[index].list_grows_once,
     };
-    g->ring_cap = MIN((size_t)RING_MAX, MAX((size_t)RING_MIN, n * RING_PER_PROCESS));
-    g->ring = calloc(g->ring_cap, sizeof(*g->ring));
     g->procs = calloc(MAX(n, (size_t)1), sizeof(*g->procs));
     g->active = calloc(MAX(n, (size_t)1), sizeof(*g->active));
-    if (!g->ring || !g->procs || !g->active)
+    if (!g->procs || !g->active)
         return -ENOMEM;
+    r = samples_init(g);
+    if (r < 0)
+        return r;
+    r = report_init(g);
+    if (r < 0)
+        return r;
     n = 0;
     for (size_t i = 0; i < sc->n_procs; i++)
-        if (sc->procs[i].gpu == index)
+        if (sc->procs[i].gpu == index) {
+            m->procs[i].slot = (uint32_t)n;
             g->procs[n++] = &m->procs[i]; /* stays sorted by start */
+        }
     return 0;
 }
 
@@ -82,6 +78,7 @@ struct sim_model *sim_model_free(struct sim_model *m) {
             free(m->gpus[i].ring);
             free(m->gpus[i].procs);
             free(m->gpus[i].active);
+            report_done(&m->gpus[i]);
         }
     free(m->gpus);
     free(m->procs);
@@ -89,9 +86,25 @@ struct sim_model *sim_model_free(struct sim_model *m) {
     return NULL;
 }
 
-/* Re-evaluates a process's demand at time t (its profile, start and stop). */
+/* What the coefficient and the demand are divided by: 100, or the sum when time-sliced. */
+static uint64_t divisor(const struct sim_gpu_model *g) {
+    return MAX((uint64_t)g->sum_demand, (uint64_t)100);
+}
+
+/* The coefficient phase at time t, and the next change after it into *next. */
+static void update_coef(struct sim_proc_state *ps, uint64_t t, uint64_t *next) {
+    const struct sim_process *p = ps->proc;
+    while (ps->coef_phase + 1 < p->n_coef && p->start_us + p->coef_at_us[ps->coef_phase + 1] <= t)
+        ps->coef_phase++;
+    ps->coef_mw = p->coef_mw[ps->coef_phase];
+    if (ps->coef_phase + 1 < p->n_coef)
+        *next = min_u64(*next, p->start_us + p->coef_at_us[ps->coef_phase + 1]);
+}
+
+/* Re-evaluates a process's demand and coefficient at time t (profile, phases, start, stop). */
 static void update_demand(struct sim_gpu_model *g, struct sim_proc_state *ps, uint64_t t) {
     const struct sim_process *p = ps->proc;
+    bool was_alive = ps->running, was_working = ps->running && ps->demand > 0;
     uint32_t demand = 0;
     uint64_t next = SIM_TIME_NEVER;
 
@@ -100,6 +113,7 @@ static void update_demand(struct sim_gpu_model *g, struct sim_proc_state *ps, ui
         demand = sim_profile_at(&p->sm, t - p->start_us, &rel_next);
         if (rel_next != SIM_TIME_NEVER)
             next = p->start_us + rel_next;
+        update_coef(ps, t, &next);
         next = min_u64(next, p->stop_us);
         ps->running = true;
     } else {
@@ -108,13 +122,29 @@ static void update_demand(struct sim_gpu_model *g, struct sim_proc_state *ps, ui
     g->sum_demand = g->sum_demand - ps->demand + demand;
     ps->demand = demand;
     ps->next_edge = next;
+    g->n_alive = g->n_alive - was_alive + ps->running;
+    g->n_working = g->n_working - was_working + (ps->running && demand > 0);
 }
 
 static void activate_started(struct sim_gpu_model *g) {
     while (g->next_start < g->n_procs && g->procs[g->next_start]->proc->start_us <= g->t) {
         struct sim_proc_state *ps = g->procs[g->next_start++];
         g->active[g->n_active++] = ps;
+        ps->next_sample = ps->first_sample = samples_first_boundary(g, ps);
         update_demand(g, ps, g->t);
+    }
+}
+
+/* The carried remainders are fractions of a nanojoule over the divisor (coef energy) and
+ * over the number of context holders; when those change, they are rescaled to the new. */
+static void rescale_remainders(struct sim_gpu_model *g, uint64_t old_div, uint32_t old_alive) {
+    uint64_t div = divisor(g);
+    if (div == old_div && g->n_alive == old_alive)
+        return;
+    for (size_t i = 0; i < g->n_active; i++) {
+        struct sim_proc_state *ps = g->active[i];
+        ps->active_rem = ps->active_rem * div / old_div;
+        ps->context_rem = old_alive && g->n_alive ? ps->context_rem * g->n_alive / old_alive : 0;
     }
 }
 
@@ -122,77 +152,68 @@ static void apply_due_faults(struct sim_gpu_model *g) {
     const struct sim_gpu *gpu = g->gpu;
     while (g->next_fault < gpu->n_faults && gpu->faults[g->next_fault].at_us <= g->t) {
         if (gpu->faults[g->next_fault].kind == SIM_FAULT_COUNTER_RESET) {
-            g->counter_base_nj = g->idle_nj + g->active_nj;
+            g->counter_base_nj = sim_model_total_nj(g);
             g->counter_offset_mj = 0;
         }
         g->next_fault++;
     }
 }
 
+/* A process's share of context-idle over dt: even among the processes alive now. */
+static uint64_t context_share(struct sim_proc_state *ps, uint64_t ctx_nj, uint32_t n_alive) {
+    ps->context_rem += ctx_nj;
+    uint64_t e = ps->context_rem / n_alive;
+    ps->context_rem %= n_alive;
+    ps->context_nj += e;
+    return e;
+}
+
+/* A process's coef energy over dt at its delivered share (its SM time, before the slice
+ * overhead is taken off). */
+static uint64_t coef_energy(struct sim_proc_state *ps, uint64_t dt, uint64_t div) {
+    unsigned __int128 num = (unsigned __int128)ps->coef_mw * ps->demand * dt + ps->active_rem;
+    ps->active_rem = (uint64_t)(num % div);
+    return (uint64_t)(num / div);
+}
+
+/* What the process's samples show of dt: its delivered SM time, less the part lost to
+ * context switches while others have work too (percent * µs). */
+static uint64_t sampled_util(const struct sim_gpu_model *g, const struct sim_proc_state *ps,
+                             uint64_t dt) {
+    uint64_t u = g->sum_demand <= 100
+                     ? (uint64_t)ps->demand * dt
+                     : (uint64_t)((unsigned __int128)ps->demand * 100 * dt / g->sum_demand);
+    if (g->n_working >= 2 && g->gpu->slice_overhead_ppm)
+        u -= (uint64_t)((unsigned __int128)u * g->gpu->slice_overhead_ppm / SIM_PPM);
+    return u;
+}
+
 /* Adds dt µs at the current (constant) demands. */
 static void integrate(struct sim_gpu_model *g, uint64_t dt) {
-    uint64_t sum = g->sum_demand;
+    uint64_t div = divisor(g);
+    uint64_t ctx_nj = g->n_alive ? (uint64_t)g->gpu->context_idle_mw * dt : 0;
+    uint64_t drift = report_drift_energy(g, dt);
+    uint64_t seg = (uint64_t)g->gpu->idle_mw * dt + drift;
 
-    g->idle_nj += (uint64_t)g->gpu->idle_mw * dt;
-    if (sum == 0)
-        return;
+    g->idle_nj += seg;
+    g->drift_nj += drift;
     for (size_t i = 0; i < g->n_active; i++) {
         struct sim_proc_state *ps = g->active[i];
-        uint64_t e, u;
-        if (ps->demand == 0)
-            continue;
-        if (sum <= 100) {
-            /* mW * (percent / 100) * µs = nJ */
-            e = mul_div((uint64_t)ps->proc->coef_mw * ps->demand, dt, 100);
-            u = (uint64_t)ps->demand * dt;
-        } else {
-            /* time-sliced: delivered = demand * 100 / sum */
-            e = mul_div((uint64_t)ps->proc->coef_mw * ps->demand, dt, sum);
-            u = mul_div((uint64_t)ps->demand * 100, dt, sum);
+        uint64_t e = 0;
+        if (ps->running && ctx_nj) {
+            uint64_t c = context_share(ps, ctx_nj, g->n_alive);
+            g->context_nj += c;
+            e += c;
+        }
+        if (ps->demand > 0) {
+            e += coef_energy(ps, dt, div);
+            ps->util_acc += sampled_util(g, ps, dt);
         }
         ps->active_nj += e;
-        ps->util_acc += u;
         g->active_nj += e;
+        seg += e;
     }
-}
-
-static void push_sample(struct sim_gpu_model *g, const struct sim_sample *s) {
-    if (g->ring_len == g->ring_cap) {
-        /* full: the oldest sample falls out, as in the driver's rolling buffer */
-        g->ring_head = (g->ring_head + 1) % g->ring_cap;
-        g->ring_len--;
-    }
-    g->ring[(g->ring_head + g->ring_len) % g->ring_cap] = *s;
-    g->ring_len++;
-}
-
-/* At a sample boundary: one sample per process with utilisation in the period; processes
- * that have stopped leave the active set. */
-static void emit_samples(struct sim_gpu_model *g) {
-    uint64_t period = g->sample_period;
-    size_t i = 0;
-
-    while (i < g->n_active) {
-        struct sim_proc_state *ps = g->active[i];
-        if (ps->util_acc > 0) {
-            uint64_t sm = (ps->util_acc + period / 2) / period;
-            uint64_t mem = (ps->util_acc * ps->proc->mem_ratio / 100 + period / 2) / period;
-            struct sim_sample s = {
-                .t_us = g->t,
-                .pid = ps->proc->pid,
-                .sm = (uint32_t)MIN(sm, (uint64_t)100),
-                .mem = (uint32_t)MIN(mem, (uint64_t)100),
-            };
-            push_sample(g, &s);
-            ps->util_acc = 0;
-        }
-        if (!ps->running && ps->demand == 0) {
-            g->active[i] = g->active[--g->n_active];
-            continue;
-        }
-        i++;
-    }
-    g->next_sample += period;
+    report_integrate(g, seg, dt);
 }
 
 void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
@@ -202,61 +223,33 @@ void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
     apply_due_faults(g);
     activate_started(g);
     while (g->t < t) {
-        uint64_t end = min_u64(t, g->next_sample);
+        uint64_t end = min_u64(t, report_next_boundary(g));
         if (g->next_start < g->n_procs)
             end = min_u64(end, g->procs[g->next_start]->proc->start_us);
         if (g->next_fault < sg->n_faults)
             end = min_u64(end, sg->faults[g->next_fault].at_us);
-        for (size_t i = 0; i < g->n_active; i++)
+        for (size_t i = 0; i < g->n_active; i++) {
             end = min_u64(end, g->active[i]->next_edge);
+            end = min_u64(end, g->active[i]->next_sample);
+        }
 
         integrate(g, end - g->t);
         g->t = end;
 
+        uint64_t old_div = divisor(g);
+        uint32_t old_alive = g->n_alive;
         for (size_t i = 0; i < g->n_active; i++)
             if (g->active[i]->next_edge <= end)
                 update_demand(g, g->active[i], end);
         apply_due_faults(g);
-        if (end == g->next_sample)
-            emit_samples(g);
+        report_at(g);
+        samples_emit(g);
         activate_started(g);
+        rescale_remainders(g, old_div, old_alive);
     }
 }
 
 void sim_model_advance(struct sim_model *m, uint64_t t) {
     for (unsigned i = 0; i < m->sc->n_gpus; i++)
         sim_model_advance_gpu(m, i, t);
-}
-
-uint32_t sim_model_power_mw(const struct sim_gpu_model *g) {
-    uint64_t div = MAX((uint64_t)g->sum_demand, (uint64_t)100);
-    uint64_t p = g->gpu->idle_mw;
-    for (size_t i = 0; i < g->n_active; i++) {
-        const struct sim_proc_state *ps = g->active[i];
-        p += (uint64_t)ps->proc->coef_mw * ps->demand / div;
-    }
-    return (uint32_t)MIN(p, (uint64_t)UINT32_MAX);
-}
-
-uint64_t sim_model_counter_mj(const struct sim_gpu_model *g) {
-    uint64_t total = g->idle_nj + g->active_nj;
-    return g->counter_offset_mj + (total - g->counter_base_nj) / 1000000;
-}
-
-size_t sim_model_samples_after(const struct sim_gpu_model *g, uint64_t after, size_t *ret_first) {
-    size_t lo = 0, hi = g->ring_len;
-    /* first position whose t_us > after; the ring is ordered by time */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sim_model_sample(g, mid)->t_us > after)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    *ret_first = lo;
-    return g->ring_len - lo;
-}
-
-const struct sim_sample *sim_model_sample(const struct sim_gpu_model *g, size_t i) {
-    return &g->ring[(g->ring_head + i) % g->ring_cap];
 }

@@ -92,11 +92,34 @@ PROCESS_LIST(nvmlDeviceGetComputeRunningProcesses_v2, SIM_KIND_COMPUTE, false);
 PROCESS_LIST(nvmlDeviceGetGraphicsRunningProcesses_v2, SIM_KIND_GRAPHICS, false);
 PROCESS_LIST(nvmlDeviceGetMPSComputeRunningProcesses_v2, SIM_KIND_MPS, false);
 
-/* Samples newer than lastSeen (µs since the epoch) in the scenario's time. */
-static size_t samples_after(const struct sim_state *st, const struct sim_dev *d,
-                            unsigned long long lastSeen, size_t *ret_first) {
-    uint64_t after = lastSeen > st->t0_us ? lastSeen - st->t0_us : 0;
-    return sim_model_samples_after(d->g, after, ret_first);
+/* lastSeen (µs since the epoch) in the scenario's time. */
+static uint64_t scenario_time(const struct sim_state *st, unsigned long long lastSeen) {
+    return lastSeen > st->t0_us ? lastSeen - st->t0_us : 0;
+}
+
+struct util_out {
+    uint64_t t0_us;
+    void *array;
+};
+
+static void put_sample(void *ctx, size_t k, const struct sim_util_entry *e) {
+    const struct util_out *o = ctx;
+    ((nvmlProcessUtilizationSample_t *)o->array)[k] = (nvmlProcessUtilizationSample_t){
+        .pid = e->pid,
+        .timeStamp = o->t0_us + e->t_us,
+        .smUtil = e->sm,
+        .memUtil = e->mem,
+    };
+}
+
+static void put_info(void *ctx, size_t k, const struct sim_util_entry *e) {
+    const struct util_out *o = ctx;
+    ((nvmlProcessUtilizationInfo_v1_t *)o->array)[k] = (nvmlProcessUtilizationInfo_v1_t){
+        .timeStamp = o->t0_us + e->t_us,
+        .pid = e->pid,
+        .smUtil = e->sm,
+        .memUtil = e->mem,
+    };
 }
 
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
@@ -104,7 +127,6 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              unsigned int *processSamplesCount,
                                              unsigned long long lastSeenTimeStamp) {
     struct sim_dev d;
-    size_t first;
     SIM_LOCKED;
     nvmlReturn_t rc = sim_device(st, device, &d);
     if (rc != NVML_SUCCESS)
@@ -114,7 +136,8 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
     if (d.sg->mig)
         return NVML_ERROR_NOT_SUPPORTED;
 
-    size_t n = samples_after(st, &d, lastSeenTimeStamp, &first);
+    uint64_t after = scenario_time(st, lastSeenTimeStamp);
+    size_t n = sim_model_util_entries(d.g, after, NULL, NULL);
     if (!utilization) {
         /* the count query: answered with 7 and a capacity, never with SUCCESS */
         *processSamplesCount = (unsigned int)(n > UTIL_QUERY_CAPACITY ? n : UTIL_QUERY_CAPACITY);
@@ -126,15 +149,8 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
         *processSamplesCount = (unsigned int)n;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct sim_sample *s = sim_model_sample(d.g, first + i);
-        utilization[i] = (nvmlProcessUtilizationSample_t){
-            .pid = s->pid,
-            .timeStamp = st->t0_us + s->t_us,
-            .smUtil = s->sm,
-            .memUtil = s->mem,
-        };
-    }
+    struct util_out o = {.t0_us = st->t0_us, .array = utilization};
+    (void)sim_model_util_entries(d.g, after, put_sample, &o);
     *processSamplesCount = (unsigned int)n;
     return NVML_SUCCESS;
 }
@@ -143,7 +159,6 @@ NVML_CHECK_SIGNATURE(nvmlDeviceGetProcessUtilization);
 nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
                                                    nvmlProcessesUtilizationInfo_t *info) {
     struct sim_dev d;
-    size_t first;
     SIM_LOCKED;
     nvmlReturn_t rc = sim_device(st, device, &d);
     if (rc != NVML_SUCCESS)
@@ -155,22 +170,16 @@ nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
     if (d.sg->mig)
         return NVML_ERROR_NOT_SUPPORTED;
 
-    size_t n = samples_after(st, &d, info->lastSeenTimeStamp, &first);
+    uint64_t after = scenario_time(st, info->lastSeenTimeStamp);
+    size_t n = sim_model_util_entries(d.g, after, NULL, NULL);
     if (n == 0)
         return NVML_ERROR_NOT_FOUND;
     if (!info->procUtilArray || info->processSamplesCount < n) {
         info->processSamplesCount = (unsigned int)n;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct sim_sample *s = sim_model_sample(d.g, first + i);
-        info->procUtilArray[i] = (nvmlProcessUtilizationInfo_v1_t){
-            .timeStamp = st->t0_us + s->t_us,
-            .pid = s->pid,
-            .smUtil = s->sm,
-            .memUtil = s->mem,
-        };
-    }
+    struct util_out o = {.t0_us = st->t0_us, .array = info->procUtilArray};
+    (void)sim_model_util_entries(d.g, after, put_info, &o);
     info->processSamplesCount = (unsigned int)n;
     return NVML_SUCCESS;
 }

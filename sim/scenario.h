@@ -20,6 +20,8 @@
 #define SIM_COMM_MAX 16 /* kernel TASK_COMM_LEN: 15 characters and the NUL */
 #define SIM_DRIVER_MAX 80
 #define SIM_MAX_FAULTS 16u
+#define SIM_MAX_COEF_PHASES 16u /* values in one process's coef= list */
+#define SIM_PPM 1000000u        /* fractions (duty, overhead, noise) are in parts per million */
 
 enum sim_profile_kind {
     SIM_PROFILE_CONSTANT, /* level */
@@ -55,8 +57,12 @@ struct sim_process {
     uint64_t memory_bytes;
     struct sim_profile sm;
     uint32_t mem_ratio; /* memUtil = delivered SM% * mem_ratio / 100 */
-    uint32_t coef_mw;   /* extra power at 100 % delivered SM */
-    uint32_t kinds;     /* enum sim_process_kind bits */
+    /* Board power above idle at 100 % delivered SM: coef_mw[k] from coef_at_us[k] after the
+     * process start (coef_at_us[0] = 0, increasing), n_coef >= 1. */
+    size_t n_coef;
+    uint32_t coef_mw[SIM_MAX_COEF_PHASES];
+    uint64_t coef_at_us[SIM_MAX_COEF_PHASES];
+    uint32_t kinds; /* enum sim_process_kind bits */
     uint32_t gpu_instance;
     uint32_t compute_instance; /* both 0xFFFFFFFF when the GPU has no MIG */
     unsigned line;             /* where it was declared, for messages */
@@ -85,6 +91,17 @@ struct sim_gpu {
     char name[SIM_NAME_MAX];
     uint32_t idle_mw;
     uint32_t max_mw;
+    /* Physics (docs/SCENARIOS.md, "The model"); all 0 unless a key sets them. */
+    uint32_t context_idle_mw;    /* while any process holds a context; its holders' energy */
+    uint32_t idle_drift_mw;      /* idle rises by up to this while anything computes */
+    uint64_t idle_drift_tau_us;  /* ... with this time constant, and falls back with it */
+    uint32_t slice_overhead_ppm; /* SM time lost to context switches when 2+ have work */
+    /* What NVML reports of the physics; defaults from the GPU's name (scenario_gpu.c). */
+    uint64_t power_average_us; /* nvmlDeviceGetPowerUsage window; 0 = instant */
+    uint32_t sensor_duty_ppm;  /* part of each update period the power sensor sees */
+    uint64_t energy_step_us;   /* the energy counter moves in steps of this; 0 = smooth */
+    uint32_t power_noise_ppm;  /* standard deviation of the noise on each power reading */
+    uint64_t driver_phase_us;  /* the update and step grids' offset from t = 0 */
     bool energy_supported;
     bool mig;
     uint32_t compute_mode;
@@ -99,11 +116,25 @@ struct sim_gpu {
     struct sim_fault faults[SIM_MAX_FAULTS]; /* sorted by at_us */
 };
 
+enum sim_sample_phase {
+    SIM_SAMPLE_PHASE_ALIGNED, /* every process sampled at k * sample-period */
+    SIM_SAMPLE_PHASE_SPREAD,  /* each process its own phase in the period, from pid and seed */
+};
+
+/* What one utilisation call returns of the samples newer than lastSeenTimeStamp. */
+enum sim_util_entries {
+    SIM_UTIL_EVERY_SAMPLE, /* each of them */
+    SIM_UTIL_PER_PROCESS,  /* one entry per process: their average, stamped with the newest */
+};
+
 struct sim_scenario {
     char name[SIM_NAME_MAX];
     char driver[SIM_DRIVER_MAX];
     uint64_t duration_us;
     uint64_t sample_period_us;
+    enum sim_sample_phase sample_phase;
+    enum sim_util_entries util_entries;
+    uint64_t seed;      /* power noise and sample phases; the same seed replays the same run */
     uint64_t uptime_us; /* node uptime at t = 0 (for /proc/stat btime and starttime) */
     size_t n_gpus;
     struct sim_gpu *gpus;

@@ -62,6 +62,29 @@ static int parse_header(struct parser *p, const struct sim_directive *d) {
             CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &s->sample_period_us));
             if (s->sample_period_us < 1000)
                 return sim_lexer_fail(&p->lx, t->line, "scenario: sample-period below 1ms");
+        } else if (!strcmp(t->key, "sample-phase")) {
+            if (!strcmp(t->value, "spread"))
+                s->sample_phase = SIM_SAMPLE_PHASE_SPREAD;
+            else if (!strcmp(t->value, "aligned"))
+                s->sample_phase = SIM_SAMPLE_PHASE_ALIGNED;
+            else
+                return sim_lexer_fail(&p->lx, t->line,
+                                      "scenario: sample-phase is 'spread' or 'aligned', not '%s'",
+                                      t->value);
+        } else if (!strcmp(t->key, "util-entries")) {
+            if (!strcmp(t->value, "every-sample"))
+                s->util_entries = SIM_UTIL_EVERY_SAMPLE;
+            else if (!strcmp(t->value, "per-process"))
+                s->util_entries = SIM_UTIL_PER_PROCESS;
+            else
+                return sim_lexer_fail(
+                    &p->lx, t->line,
+                    "scenario: util-entries is 'every-sample' or 'per-process', not '%s'",
+                    t->value);
+        } else if (!strcmp(t->key, "seed")) {
+            if (s->n_gpus > 0) /* the GPUs' driver phases derive from it */
+                return sim_lexer_fail(&p->lx, t->line, "scenario: must come before the GPUs");
+            CHECK_VALUE(p, t, d, safe_atou64(t->value, &s->seed));
         } else if (!strcmp(t->key, "driver"))
             r = parser_copy_string(p, t, s->driver, sizeof s->driver);
         else if (!strcmp(t->key, "uptime"))
@@ -75,86 +98,6 @@ static int parse_header(struct parser *p, const struct sim_directive *d) {
     }
     if (!have_duration)
         return sim_lexer_fail(&p->lx, d->line, "scenario: missing 'duration'");
-    return 0;
-}
-
-static int parse_compute_mode(const char *v, uint32_t *ret) {
-    static const char *const names[] = {"default", "exclusive-thread", "prohibited",
-                                        "exclusive-process"};
-    for (uint32_t i = 0; i < ARRAY_SIZE(names); i++)
-        if (!strcmp(v, names[i])) {
-            *ret = i;
-            return 0;
-        }
-    return -EINVAL;
-}
-
-static int parse_gpu(struct parser *p, const struct sim_directive *d) {
-    struct sim_scenario *s = p->s;
-    uint32_t index;
-    bool have_uuid = false, have_name = false, have_idle = false, have_max = false;
-    int r = parser_positional_u32(p, d, "index", &index);
-    if (r < 0)
-        return r;
-    if (index != s->n_gpus)
-        return sim_lexer_fail(&p->lx, d->line, "gpu: index %u out of order (expected %zu)", index,
-                              s->n_gpus);
-    if (s->n_gpus >= SIM_MAX_GPUS)
-        return sim_lexer_fail(&p->lx, d->line, "gpu: more than %u GPUs", SIM_MAX_GPUS);
-    r = grow_array(&s->gpus, &p->cap_gpus, s->n_gpus + 1, sizeof(*s->gpus));
-    if (r < 0)
-        return r;
-    struct sim_gpu *g = &s->gpus[s->n_gpus];
-    *g = (struct sim_gpu){
-        .energy_supported = true,
-        .memory_total = UINT64_C(40) << 30,
-        .pci_bus = index + 1,
-        .minor = index,
-    };
-
-    for (size_t i = 1; i < d->n_tokens; i++) {
-        const struct sim_token *t = &d->tokens[i];
-        r = 0;
-        if (!t->key)
-            return parser_unknown_key(p, d, t);
-        if (!strcmp(t->key, "uuid")) {
-            r = parser_copy_string(p, t, g->uuid, sizeof g->uuid);
-            have_uuid = true;
-        } else if (!strcmp(t->key, "name")) {
-            r = parser_copy_string(p, t, g->name, sizeof g->name);
-            have_name = true;
-        } else if (!strcmp(t->key, "idle")) {
-            CHECK_VALUE(p, t, d, sim_parse_power_mw(t->value, &g->idle_mw));
-            have_idle = true;
-        } else if (!strcmp(t->key, "max")) {
-            CHECK_VALUE(p, t, d, sim_parse_power_mw(t->value, &g->max_mw));
-            have_max = true;
-        } else if (!strcmp(t->key, "energy-start"))
-            CHECK_VALUE(p, t, d, safe_atou64(t->value, &g->energy_start_mj));
-        else if (!strcmp(t->key, "memory"))
-            CHECK_VALUE(p, t, d, sim_parse_bytes(t->value, &g->memory_total));
-        else if (!strcmp(t->key, "compute-mode"))
-            CHECK_VALUE(p, t, d, parse_compute_mode(t->value, &g->compute_mode));
-        else if (!strcmp(t->key, "mig"))
-            CHECK_VALUE(p, t, d, sim_parse_bool(t->value, &g->mig));
-        else if (!strcmp(t->key, "pci-bus"))
-            CHECK_VALUE(p, t, d, safe_atou32(t->value, &g->pci_bus));
-        else if (!strcmp(t->key, "minor"))
-            CHECK_VALUE(p, t, d, safe_atou32(t->value, &g->minor));
-        else
-            return parser_unknown_key(p, d, t);
-        if (r < 0)
-            return r;
-    }
-    if (!have_uuid || !have_name || !have_idle || !have_max)
-        return sim_lexer_fail(&p->lx, d->line, "gpu: needs uuid, name, idle and max");
-    if (g->idle_mw > g->max_mw)
-        return sim_lexer_fail(&p->lx, d->line, "gpu: idle power above max power");
-    for (size_t i = 0; i < s->n_gpus; i++)
-        if (!strcmp(s->gpus[i].uuid, g->uuid))
-            return sim_lexer_fail(&p->lx, d->line, "gpu: uuid '%s' already used by gpu %zu",
-                                  g->uuid, i);
-    s->n_gpus++;
     return 0;
 }
 
@@ -322,7 +265,7 @@ int sim_scenario_parse(const char *text, const char *origin, struct sim_scenario
         if (!strcmp(d.keyword, "scenario"))
             r = parse_header(&p, &d);
         else if (!strcmp(d.keyword, "gpu"))
-            r = parse_gpu(&p, &d);
+            r = parser_gpu(&p, &d);
         else if (!strcmp(d.keyword, "process"))
             r = parser_process(&p, &d);
         else if (!strcmp(d.keyword, "fault"))

@@ -32,6 +32,8 @@ int parser_positional_u32(struct parser *p, const struct sim_directive *d, const
                           uint32_t *ret);
 int parser_gpu_ref(struct parser *p, const struct sim_token *t, unsigned *ret);
 
+/* A `gpu N` directive (scenario_gpu.c). */
+int parser_gpu(struct parser *p, const struct sim_directive *d);
 int parser_process(struct parser *p, const struct sim_directive *d);
 /* After all directives: sorts processes by start and checks pid reuse and MIG references. */
 int parser_check_processes(struct parser *p);

@@ -35,6 +35,55 @@ static int parse_kinds(const char *v, uint32_t *ret) {
     return -EINVAL;
 }
 
+/* "300W" or "300W,120W@90s,250W@150s": a coefficient from each offset after the process
+ * start on (the first at 0, the offsets increasing). */
+static int parse_coef_list(const char *v, struct sim_process *proc) {
+    const char *p = v;
+    size_t n = 0;
+
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        uint64_t at_us = 0;
+        uint32_t mw;
+        int r;
+
+        if (len == 0 || len >= sizeof item || n >= SIM_MAX_COEF_PHASES)
+            return -EINVAL;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        char *at = strchr(item, '@');
+        if (at) {
+            *at = '\0';
+            r = sim_parse_duration_us(at + 1, &at_us);
+            if (r < 0)
+                return r;
+        }
+        if (n == 0 ? at_us != 0 : !at || at_us <= proc->coef_at_us[n - 1])
+            return -EINVAL;
+        r = sim_parse_power_mw(item, &mw);
+        if (r < 0)
+            return r;
+        proc->coef_mw[n] = mw;
+        proc->coef_at_us[n] = at_us;
+        n++;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    proc->n_coef = n;
+    return 0;
+}
+
+/* The largest coefficient of a process: what the board must have room for. */
+static uint32_t peak_coef_mw(const struct sim_process *proc) {
+    uint32_t peak = 0;
+    for (size_t i = 0; i < proc->n_coef; i++)
+        peak = MAX(peak, proc->coef_mw[i]);
+    return peak;
+}
+
 static int want_absent(struct parser *p, const struct sim_token *t, const char *profile) {
     if (!t)
         return 0;
@@ -158,7 +207,7 @@ static int process_key(struct parser *p, const struct sim_directive *d, const st
     else if (!strcmp(key, "mem-util"))
         CHECK_VALUE(p, t, d, sim_parse_percent(t->value, &proc->mem_ratio));
     else if (!strcmp(key, "coef")) {
-        CHECK_VALUE(p, t, d, sim_parse_power_mw(t->value, &proc->coef_mw));
+        CHECK_VALUE(p, t, d, parse_coef_list(t->value, proc));
         *have_coef = true;
     } else if (!strcmp(key, "type"))
         CHECK_VALUE(p, t, d, parse_kinds(t->value, &proc->kinds));
@@ -234,10 +283,13 @@ int parser_process(struct parser *p, const struct sim_directive *d) {
     if (proc.stop_us <= proc.start_us)
         return sim_lexer_fail(&p->lx, d->line, "process %u: stop must be after start", proc.pid);
     const struct sim_gpu *g = &s->gpus[proc.gpu];
-    if ((uint64_t)g->idle_mw + proc.coef_mw > g->max_mw)
+    uint64_t extra = (uint64_t)g->idle_drift_mw + g->context_idle_mw;
+    uint64_t peak = g->idle_mw + extra + peak_coef_mw(&proc);
+    if (peak > g->max_mw)
         return sim_lexer_fail(&p->lx, d->line,
-                              "process %u: idle + coef (%u mW) above gpu %u max power (%u mW)",
-                              proc.pid, g->idle_mw + proc.coef_mw, proc.gpu, g->max_mw);
+                              "process %u: idle + %scoef (%llu mW) above gpu %u max power (%u mW)",
+                              proc.pid, extra ? "idle-drift + context-idle + " : "",
+                              (unsigned long long)peak, proc.gpu, g->max_mw);
     r = check_instance(p, d, &proc);
     if (r < 0)
         return r;

@@ -96,6 +96,48 @@ int sim_parse_percent(const char *s, uint32_t *ret_percent) {
     return 0;
 }
 
+int sim_parse_fraction_ppm(const char *s, uint32_t *ret_ppm) {
+    char num[32];
+    const char *suffix;
+    double v;
+    int r = split_suffix(s, num, sizeof num, &suffix);
+    if (r < 0)
+        return r;
+    if (strcmp(suffix, "") != 0 && strcmp(suffix, "%") != 0)
+        return -EINVAL;
+    r = safe_atod(num, &v);
+    if (r < 0)
+        return r;
+    if (!(v >= 0.0) || v > 100.0)
+        return -ERANGE;
+    *ret_ppm = (uint32_t)(v * 10000.0 + 0.5); /* percent -> parts per million, rounded */
+    return 0;
+}
+
+int sim_parse_drift(const char *s, uint32_t *ret_mw, uint64_t *ret_tau_us) {
+    char power[32];
+    const char *slash = strchr(s, '/');
+    uint32_t mw;
+    uint64_t tau;
+    int r;
+
+    if (!slash || (size_t)(slash - s) >= sizeof power)
+        return -EINVAL;
+    memcpy(power, s, (size_t)(slash - s));
+    power[slash - s] = '\0';
+    r = sim_parse_power_mw(power, &mw);
+    if (r < 0)
+        return r;
+    r = sim_parse_duration_us(slash + 1, &tau);
+    if (r < 0)
+        return r;
+    if (tau == 0)
+        return -ERANGE;
+    *ret_mw = mw;
+    *ret_tau_us = tau;
+    return 0;
+}
+
 int sim_parse_bool(const char *s, bool *ret_value) {
     if (!strcmp(s, "yes") || !strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1")) {
         *ret_value = true;

@@ -20,10 +20,15 @@
 #define JOULESTAT_SIM_EPOCH_US UINT64_C(1700000000000000)
 
 struct joulestat_sim_gpu_truth {
-    uint64_t time_us;   /* the simulator time these values are for */
-    uint64_t idle_uj;   /* idle power integrated since t = 0 */
-    uint64_t active_uj; /* sum of every process's active energy since t = 0 */
-    uint64_t total_uj;  /* everything the GPU drew since t = 0 (counter resets do not matter) */
+    uint64_t time_us;    /* the simulator time these values are for */
+    uint64_t idle_uj;    /* idle power (drift included) integrated since t = 0: nobody's */
+    uint64_t active_uj;  /* sum of every process's truth since t = 0 */
+    uint64_t total_uj;   /* everything the GPU drew since t = 0 (counter resets do not matter) */
+    uint64_t context_uj; /* of active_uj: context-idle, given to the processes holding it */
+    uint64_t drift_uj;   /* of idle_uj: the idle drift */
+    /* The same in nanojoules, the model's unit: idle_nj + active_nj == total_nj exactly, and
+     * active_nj is the sum of the processes' active_nj. */
+    uint64_t idle_nj, active_nj, total_nj;
 };
 
 struct joulestat_sim_process_info {
@@ -32,8 +37,10 @@ struct joulestat_sim_process_info {
     uint64_t start_us;    /* simulator clock */
     uint64_t stop_us;     /* simulator clock; UINT64_MAX when it never stops */
     uint64_t start_ticks; /* field 22 of /proc/<pid>/stat in the fake procfs */
-    uint64_t active_uj;   /* ground truth: coef * delivered utilisation, integrated */
+    uint64_t active_uj;   /* ground truth: coef * delivered SM plus its context-idle share */
     char comm[16];
+    uint64_t context_uj; /* of active_uj: its share of context-idle */
+    uint64_t active_nj;  /* active_uj in nanojoules */
 };
 
 /* Loads a scenario file (or text) and starts it over; the previous one keeps running if

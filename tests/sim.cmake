@@ -25,3 +25,9 @@ if(TARGET joulestat_sim_nvml)
     endif()
   endforeach()
 endif()
+
+# The accuracy tools beside the simulator: scripts/gen-mixes and scripts/accuracy-score.
+add_test(NAME accuracy-tools
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/accuracy-tools.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(accuracy-tools PROPERTIES LABELS e2e TIMEOUT 300)

@@ -83,24 +83,46 @@ static int sim_api_open(const char *path, struct sim_api *ret) {
     return 0;
 }
 
-/* Attributed energy of one process in the snapshot, matched by gpu, pid and start time. */
-static const struct snap_gpu_process *find_process(const struct snapshot *snap, unsigned gpu,
-                                                   uint32_t pid, double start_seconds) {
+/* Attributed energy of one process in the snapshot, matched by gpu, pid and start time; a
+ * series whose start time was never read (the process was gone before its /proc entry was)
+ * matches when the pid was used by only one process on that gpu. */
+static const struct snap_gpu_process *find_process(const struct snapshot *snap,
+                                                   const struct joulestat_sim_process_info *info,
+                                                   bool pid_unique) {
+    const struct snap_gpu_process *unknown_start = NULL;
+    double start_seconds = (double)info->start_us / 1e6;
+
     for (size_t i = 0; i < snap->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &snap->gpu_processes[i];
         double d = p->start_time_seconds - start_seconds;
 
-        if (p->gpu == gpu && p->pid == pid && d < 0.02 && d > -0.02)
+        if (p->gpu != info->gpu || p->pid != info->pid)
+            continue;
+        if (d < 0.02 && d > -0.02)
             return p;
+        if (!(p->start_time_seconds > 0))
+            unknown_start = p;
     }
-    return NULL;
+    return pid_unique ? unknown_start : NULL;
+}
+
+/* Whether no other process of the scenario used this pid on this gpu. */
+static bool pid_unique(const struct joulestat_sim_process_info *all, size_t n, size_t i) {
+    for (size_t k = 0; k < n; k++)
+        if (k != i && all[k].gpu == all[i].gpu && all[k].pid == all[i].pid)
+            return false;
+    return true;
 }
 
 /* Comment lines after the exposition: what each process got against the model's truth. */
 static void print_truth(const struct sim_api *api, const struct snapshot *snap) {
+    _cleanup_(freep) struct joulestat_sim_process_info *all = NULL;
     size_t n = 0;
 
     if (api->process_count(&n) < 0)
+        return;
+    all = calloc(MAX(n, (size_t)1), sizeof(*all));
+    if (!all)
         return;
     printf("# replay ground truth (active energy under the scenario's model; attributed\n"
            "# energy also carries each process's share of idle energy per --gpu-idle-policy,\n"
@@ -112,22 +134,26 @@ static void print_truth(const struct sim_api *api, const struct snapshot *snap) 
         if (api->gpu_truth(snap->gpus[i].index, &t) < 0)
             continue;
         printf("# gpu=%u truth_total_j=%.6f truth_idle_j=%.6f truth_active_j=%.6f "
-               "measured_j=%.6f\n",
+               "measured_j=%.6f truth_context_j=%.6f truth_drift_j=%.6f\n",
                snap->gpus[i].index, (double)t.total_uj / 1e6, (double)t.idle_uj / 1e6,
-               (double)t.active_uj / 1e6, (double)snap->gpus[i].energy_uj / 1e6);
+               (double)t.active_uj / 1e6, (double)snap->gpus[i].energy_uj / 1e6,
+               (double)t.context_uj / 1e6, (double)t.drift_uj / 1e6);
     }
+    for (size_t i = 0; i < n; i++)
+        if (api->process_info(i, &all[i]) < 0)
+            all[i].pid = 0; /* pid 0 is never a scenario process */
     for (size_t i = 0; i < n; i++) {
-        struct joulestat_sim_process_info info;
+        const struct joulestat_sim_process_info *info = &all[i];
         const struct snap_gpu_process *p;
 
-        if (api->process_info(i, &info) < 0)
+        if (info->pid == 0)
             continue;
-        p = find_process(snap, info.gpu, info.pid, (double)info.start_us / 1e6);
-        printf("# gpu=%u pid=%u comm=%s truth_active_j=%.6f attributed_j=%s", info.gpu, info.pid,
-               info.comm, (double)info.active_uj / 1e6, p ? "" : "none\n");
+        p = find_process(snap, info, pid_unique(all, n, i));
+        printf("# gpu=%u pid=%u comm=%s truth_active_j=%.6f attributed_j=%s", info->gpu, info->pid,
+               info->comm, (double)info->active_uj / 1e6, p ? "" : "none\n");
         if (p) {
             double got = (double)(p->energy_measured_uj + p->energy_estimated_uj) / 1e6;
-            double truth = (double)info.active_uj / 1e6;
+            double truth = (double)info->active_uj / 1e6;
 
             printf("%.6f measured_j=%.6f estimated_j=%.6f error_j=%+.6f error_pct=%+.2f\n", got,
                    (double)p->energy_measured_uj / 1e6, (double)p->energy_estimated_uj / 1e6,

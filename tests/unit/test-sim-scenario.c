@@ -81,6 +81,46 @@ static const struct {
      "test.scn:3: fault: unknown key 'until'"},
     {HDR GPU0 "fault list-grows\n", "test.scn:3: fault list-grows: missing 'gpu'"},
     {HDR GPU0 "mig gpu=0 gi=1 ci=0 uuid=MIG-1\n", "test.scn:3: mig: gpu 0 does not have mig=on"},
+    /* the physics keys */
+    {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=300W,120W\n",
+     "test.scn:3: process: invalid value '300W,120W' for 'coef'"},
+    {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=300W,120W@90s,250W@60s\n",
+     "test.scn:3: process: invalid value '300W,120W@90s,250W@60s' for 'coef'"},
+    {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=300W@1s\n",
+     "test.scn:3: process: invalid value '300W@1s' for 'coef'"},
+    {HDR GPU0 "process 1 gpu=0 name=a sm=5 coef=1W,251W@5s\n",
+     "test.scn:3: process 1: idle + coef (301000 mW) above gpu 0 max power (300000 mW)"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W context-idle=40W idle-drift=10W/60s\n"
+         "process 1 gpu=0 name=a sm=5 coef=201W\n",
+     "test.scn:3: process 1: idle + idle-drift + context-idle + coef (301000 mW) above gpu 0 max "
+     "power (300000 mW)"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W context-idle=251W\n",
+     "test.scn:2: gpu: idle + idle-drift + context-idle above max power"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W power-average=150ms\n",
+     "test.scn:2: gpu: power-average must be 0 or a multiple of 100ms up to 60s"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W power-sensor-duty=0%\n",
+     "test.scn:2: gpu: power-sensor-duty must not be 0"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W power-sensor-duty=101%\n",
+     "test.scn:2: gpu: invalid value '101%' for 'power-sensor-duty'"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W idle-drift=6W\n",
+     "test.scn:2: gpu: invalid value '6W' for 'idle-drift'"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W idle-drift=6W/0s\n",
+     "test.scn:2: gpu: invalid value '6W/0s' for 'idle-drift'"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W slice-overhead=100%\n",
+     "test.scn:2: gpu: slice-overhead must be below 100%"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W power-noise=60%\n",
+     "test.scn:2: gpu: power-noise above 50%"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W energy-step=11s\n",
+     "test.scn:2: gpu: energy-step above 10s"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W driver-phase=100ms\n",
+     "test.scn:2: gpu: driver-phase must be below 100ms"},
+    {HDR GPU0 "scenario seed=4\n", "test.scn:3: scenario: declared twice"},
+    {"gpu 0 uuid=GPU-x name=X idle=50W max=300W\nscenario duration=1s seed=4\n",
+     "test.scn:2: scenario: must come before the GPUs"},
+    {"scenario duration=1s sample-phase=random\n",
+     "test.scn:1: scenario: sample-phase is 'spread' or 'aligned', not 'random'"},
+    {"scenario duration=1s util-entries=all\n",
+     "test.scn:1: scenario: util-entries is 'every-sample' or 'per-process', not 'all'"},
 };
 
 static void test_malformed_scenarios(void **state) {
@@ -165,7 +205,7 @@ static void test_shipped_scenarios_load(void **state) {
         loaded++;
     }
     closedir(d);
-    assert_true(loaded >= 14);
+    assert_true(loaded >= 24);
 
     size_t np = 0;
     unsigned int ng = 0;

@@ -12,6 +12,7 @@
 #include "kube_labels.h"
 #include "pod_allocations.h"
 #include "macro.h"
+#include "sampler.h"
 
 static void check_cgroups(int sys_fd) {
     struct stat st;

@@ -50,7 +50,11 @@ int intensity_gpu_new(const struct intensity_options *o, struct intensity_gpu **
     opt.tau_s = or_default(opt.tau_s, INTENSITY_DEFAULT_TAU_S);
     opt.row_s = or_default(opt.row_s, INTENSITY_DEFAULT_ROW_S);
     opt.max_classes = opt.max_classes ? opt.max_classes : INTENSITY_DEFAULT_MAX_CLASSES;
+    if (opt.max_classes > INTENSITY_MAX_CLASSES_LIMIT)
+        opt.max_classes = INTENSITY_MAX_CLASSES_LIMIT;
     opt.max_live = opt.max_live ? opt.max_live : INTENSITY_DEFAULT_MAX_LIVE;
+    if (opt.max_live > opt.max_classes)
+        opt.max_live = opt.max_classes;
     opt.min_info = or_default(opt.min_info, 0.25);
     opt.max_rel_se = or_default(opt.max_rel_se, 0.1);
     opt.min_se_w = or_default(opt.min_se_w, 5.0);

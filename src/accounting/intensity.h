@@ -36,9 +36,11 @@
  *
  * Forgetting vs memory: forgetting alone would lose what a class taught as soon as it
  * stops running. Each parameter therefore keeps a memory: its value at the last solve where
- * it was identifiable, held as a prior of strength `memory_weight` (the information of
- * ~2 s of the class running alone at 100 %: small beside live data, decisive when the data
- * has decayed). P_idle takes the caller's idle power (idle_power.c) as a prior when known.
+ * it was identifiable, held as a prior of strength `memory_weight` (0.5 s^2, the information
+ * of two 1 s rows of the class alone at 50 %: small beside live data, decisive when the
+ * data has decayed). The memory counts as information below, so a class seen again is
+ * learned from its first window while its memory's standard error passes (c). P_idle takes
+ * the caller's idle power (idle_power.c) as a prior when known.
  *
  * Identifiable: parameter j is learned when, at the last solve, (a) the effective number of
  * rows exceeds the parameters by 2, (b) its conditional information 1 / (H^-1)_jj is at
@@ -81,12 +83,14 @@
 #define INTENSITY_DEFAULT_ROW_S 1.0
 #define INTENSITY_DEFAULT_MAX_CLASSES 256U
 #define INTENSITY_DEFAULT_MAX_LIVE 64U
+/* The normal matrix is dense over the slots: 1024 classes are 8 MiB, the most allowed. */
+#define INTENSITY_MAX_CLASSES_LIMIT 1024U
 
 /* Zero (or negative) fields take the defaults. */
 struct intensity_options {
-    double tau_s;             /* forgetting time constant (15 s: a step is within 10 % in ~40 s) */
+    double tau_s;             /* forgetting time constant (15 s: a step is followed in ~50 s) */
     double row_s;             /* windows are gathered into rows of at least this length (1 s) */
-    unsigned max_classes;     /* classes tracked per GPU (256) */
+    unsigned max_classes;     /* classes tracked per GPU (256, at most 1024) */
     unsigned max_live;        /* classes solved jointly, the most recently seen (64) */
     double min_info;          /* identifiability: information floor, s^2 (0.25) */
     double max_rel_se;        /* identifiability: standard error / intensity (0.1) */

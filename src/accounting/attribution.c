@@ -131,14 +131,15 @@ static void select_best(uint32_t *order, size_t n, size_t k, struct rank_ctx *c)
     }
 }
 
-int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
-               struct split_scratch *scratch, uint64_t *out) {
+/* The floors of total x w_i / W into out, the remainders into scratch->rem; returns the
+ * units left over (< n), or -errno. *ret_sum is W (n when every weight is zero). */
+static int64_t distribute_floors(uint64_t total, size_t n, const uint64_t *weights,
+                                 struct split_scratch *scratch, uint64_t *out,
+                                 unsigned __int128 *ret_sum) {
     unsigned __int128 sum = 0;
-    uint64_t assigned = 0, left;
+    uint64_t assigned = 0;
     bool even;
 
-    if (n == 0)
-        return total == 0 ? 0 : -EINVAL;
     if (!out || n > SPLIT_MAX_CONSUMERS)
         return -EINVAL;
     if (scratch->cap < n)
@@ -159,16 +160,75 @@ int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t
         scratch->rem[i] = q % sum;
         assigned += out[i];
     }
-
+    *ret_sum = even ? 0 : sum;
     /* Sum of floors is within n of total, so at most n-1 units are left over. */
-    left = total - assigned;
-    if (left == 0)
-        return 0;
+    return (int64_t)(total - assigned);
+}
+
+/* Gives one unit each to the `left` consumers ranked best by scratch->rem, ties by key. */
+static void give_leftover(size_t n, uint64_t left, const uint64_t *keys,
+                          struct split_scratch *scratch, uint64_t *out) {
     for (size_t i = 0; i < n; i++)
         scratch->order[i] = (uint32_t)i;
     select_best(scratch->order, n, (size_t)left, &(struct rank_ctx){scratch->rem, keys});
     for (uint64_t k = 0; k < left; k++)
         out[scratch->order[k]]++;
+}
+
+int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
+               struct split_scratch *scratch, uint64_t *out) {
+    unsigned __int128 sum;
+    int64_t left;
+
+    if (n == 0)
+        return total == 0 ? 0 : -EINVAL;
+    left = distribute_floors(total, n, weights, scratch, out, &sum);
+    if (left <= 0)
+        return (int)left;
+    give_leftover(n, (uint64_t)left, keys, scratch, out);
+    return 0;
+}
+
+static inline int64_t clamp_carry(int64_t c) {
+    return c > SPLIT_CARRY_MAX ? SPLIT_CARRY_MAX : c < -SPLIT_CARRY_MAX ? -SPLIT_CARRY_MAX : c;
+}
+
+int distribute_carried(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
+                       int64_t *carries, struct split_scratch *scratch, uint64_t *out) {
+    unsigned __int128 sum;
+    int64_t left;
+
+    if (n == 0)
+        return total == 0 ? 0 : -EINVAL;
+    if (!carries)
+        return -EINVAL;
+    left = distribute_floors(total, n, weights, scratch, out, &sum);
+    if (left < 0)
+        return (int)left;
+
+    /*
+     * Each taking part consumer's carry grows by the fraction its floor left out (in
+     * 2^-32 uJ); the rank is that new carry, shifted to be at least 1, so it sorts above
+     * the consumers that do not take part (rank 0). The fraction is rem / W < 1, and
+     * rem < W <= 2^80, so rem x 2^32 fits in 128 bits.
+     */
+    for (size_t i = 0; i < n; i++) {
+        bool takes_part = sum == 0 || weights[i] > 0;
+        int64_t frac = sum == 0 ? (int64_t)((scratch->rem[i] << 32) / n)
+                                : (int64_t)((scratch->rem[i] << 32) / sum);
+
+        if (!takes_part) {
+            scratch->rem[i] = 0;
+            continue;
+        }
+        carries[i] = clamp_carry(carries[i] + frac);
+        scratch->rem[i] = (unsigned __int128)(carries[i] + SPLIT_CARRY_MAX + 1);
+    }
+    if (left == 0)
+        return 0;
+    give_leftover(n, (uint64_t)left, keys, scratch, out);
+    for (int64_t k = 0; k < left; k++)
+        carries[scratch->order[k]] = clamp_carry(carries[scratch->order[k]] - SPLIT_CARRY_ONE);
     return 0;
 }
 
@@ -178,9 +238,11 @@ enum split_field {
     FIELD_MEMORY, /* by used memory (all zero: even) */
 };
 
-/* Distributes `total` among n consumers by one field, adding into parts. */
+/* Distributes `total` among n consumers by one field, adding into parts; with carries
+ * (NULL: none), carried remainders decide the leftover units. */
 static int add_distribution_to(uint64_t total, size_t n, const struct split_consumer *consumers,
-                               enum split_field field, struct split_scratch *s, uint64_t *parts) {
+                               enum split_field field, int64_t *carries, struct split_scratch *s,
+                               uint64_t *parts) {
     int r;
 
     if (total == 0)
@@ -191,7 +253,8 @@ static int add_distribution_to(uint64_t total, size_t n, const struct split_cons
         s->keys[i] = c->key;
         s->weights[i] = field == FIELD_WEIGHT ? c->weight : field == FIELD_MEMORY ? c->memory : 0;
     }
-    r = distribute(total, n, s->weights, s->keys, s, s->shares);
+    r = carries ? distribute_carried(total, n, s->weights, s->keys, carries, s, s->shares)
+                : distribute(total, n, s->weights, s->keys, s, s->shares);
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++)
@@ -201,7 +264,7 @@ static int add_distribution_to(uint64_t total, size_t n, const struct split_cons
 
 static int add_distribution(uint64_t total, const struct split_request *req, enum split_field field,
                             struct split_scratch *s, uint64_t *parts) {
-    return add_distribution_to(total, req->n, req->consumers, field, s, parts);
+    return add_distribution_to(total, req->n, req->consumers, field, req->carries, s, parts);
 }
 
 /*
@@ -228,7 +291,7 @@ static int split_allocation(const struct split_request *req, struct split_scratc
         if (r < 0)
             return r;
     }
-    r = add_distribution_to(to_holders, req->n_holders, req->holders, FIELD_WEIGHT, scratch,
+    r = add_distribution_to(to_holders, req->n_holders, req->holders, FIELD_WEIGHT, NULL, scratch,
                             req->holder_parts);
     if (r < 0)
         return r;

@@ -46,6 +46,9 @@ struct split_request {
     size_t n_holders;
     const struct split_consumer *holders;
     uint64_t *holder_parts;
+    /* Optional (NULL: none): each consumer's carried sub-microjoule remainder, read and
+     * updated by every split among the consumers (see distribute_carried()). */
+    int64_t *carries;
 };
 
 struct split_result {
@@ -92,3 +95,25 @@ int split_energy(const struct split_request *req, struct split_scratch *scratch,
  */
 int distribute(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
                struct split_scratch *scratch, uint64_t *out);
+
+/* One microjoule in the unit of carries: 2^-32 uJ. */
+#define SPLIT_CARRY_ONE (INT64_C(1) << 32)
+/* Carries are kept within +-SPLIT_CARRY_MAX: a consumer is never owed or ahead by more. */
+#define SPLIT_CARRY_MAX (2 * SPLIT_CARRY_ONE)
+
+/*
+ * distribute() with carried remainders, so that a consumer whose share is always below
+ * 1 uJ still gets its energy over time. carries[i] is what consumer i is owed from earlier
+ * windows, in 2^-32 uJ (signed), kept by the caller with the consumer's identity between
+ * windows (0 for a new consumer). Every consumer still gets floor(share) or floor(share)
+ * + 1 and the parts add up to `total` exactly; but the leftover units go to the consumers
+ * with the largest (carry + fractional part of the share), and each carry then becomes
+ * carry + fraction - (1 if it got a unit). A consumer with a share of 0.3 uJ per window
+ * thus gets a unit about every third window instead of never. Only consumers with a
+ * weight (all, when every weight is zero) take part: a zero weight still gets zero, its
+ * carry waits. Per window, a larger weight may get one unit less than a smaller one that
+ * was owed more; over many windows each consumer's sum stays within about 1 uJ of its
+ * exact share. Returns as distribute().
+ */
+int distribute_carried(uint64_t total, size_t n, const uint64_t *weights, const uint64_t *keys,
+                       int64_t *carries, struct split_scratch *scratch, uint64_t *out);

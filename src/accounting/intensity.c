@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+#include "intensity.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intensity_internal.h"
+
+/* Percent-microseconds per SM fraction x second. */
+#define PCT_US_PER_SM_S 1e8
+/* Stored sums grow as e^(age / tau); rebased before they pass e^40. */
+#define MAX_SCALE_EXPONENT 40.0
+/* The first allocation of class slots. */
+#define INITIAL_SLOTS 8U
+/* Learned weights are kappa / kappa_max x activity x this: integers with 16 bits to spare
+ * below the activity's own precision, and no overflow for windows up to a day. */
+#define WEIGHT_SCALE 65536.0
+/* A learned class's weight never drops below this part of the window's mean intensity:
+ * a process with activity is never given nothing by an estimate of 0 W. */
+#define MIN_INTENSITY_PART 0.01
+/* Weights stay below 2^62 (a window of months at full activity): no overflow in the sum. */
+#define MAX_WEIGHT 4611686018427387904.0
+
+static const char *const reason_names[_INTENSITY_REASON_MAX] = {
+    [INTENSITY_LEARNED] = "learned",
+    [INTENSITY_NO_ACTIVITY] = "no_activity",
+    [INTENSITY_SINGLE_CLASS] = "single_class",
+    [INTENSITY_TOO_FEW_ROWS] = "too_few_rows",
+    [INTENSITY_NOT_IDENTIFIABLE] = "not_identifiable",
+};
+
+const char *intensity_reason_to_string(enum intensity_reason r) {
+    return (unsigned)r < _INTENSITY_REASON_MAX ? reason_names[r] : NULL;
+}
+
+static int grow_slots(struct intensity_gpu *g, size_t new_cap);
+
+static double or_default(double v, double def) {
+    return v > 0 ? v : def;
+}
+
+int intensity_gpu_new(const struct intensity_options *o, struct intensity_gpu **ret) {
+    struct intensity_gpu *g = calloc(1, sizeof(*g));
+    struct intensity_options opt = o ? *o : (struct intensity_options){0};
+
+    if (!g)
+        return -ENOMEM;
+    opt.tau_s = or_default(opt.tau_s, INTENSITY_DEFAULT_TAU_S);
+    opt.row_s = or_default(opt.row_s, INTENSITY_DEFAULT_ROW_S);
+    opt.max_classes = opt.max_classes ? opt.max_classes : INTENSITY_DEFAULT_MAX_CLASSES;
+    if (opt.max_classes > INTENSITY_MAX_CLASSES_LIMIT)
+        opt.max_classes = INTENSITY_MAX_CLASSES_LIMIT;
+    opt.max_live = opt.max_live ? opt.max_live : INTENSITY_DEFAULT_MAX_LIVE;
+    if (opt.max_live > opt.max_classes)
+        opt.max_live = opt.max_classes;
+    opt.min_info = or_default(opt.min_info, 0.25);
+    opt.max_rel_se = or_default(opt.max_rel_se, 0.1);
+    opt.min_se_w = or_default(opt.min_se_w, 5.0);
+    opt.memory_weight = or_default(opt.memory_weight, 0.5);
+    opt.idle_prior_weight = or_default(opt.idle_prior_weight, 10.0);
+    g->opt = opt;
+    g->dim = PARAM_CLASS0;
+    hashmap_init(&g->index);
+    if (grow_slots(g, INITIAL_SLOTS < opt.max_classes ? INITIAL_SLOTS : opt.max_classes) < 0) {
+        intensity_gpu_free(g);
+        return -ENOMEM;
+    }
+    *ret = g;
+    return 0;
+}
+
+struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g) {
+    if (!g)
+        return NULL;
+    hashmap_done(&g->index);
+    free(g->classes);
+    free(g->m);
+    free(g->b);
+    free(g->theta);
+    free(g->memory);
+    free(g->se);
+    free(g->has_memory);
+    free(g->learned);
+    free(g->cur.touched);
+    free(g->cur.act);
+    free(g->pending.touched);
+    free(g->pending.act);
+    free(g->slot_of);
+    free(g->win_act);
+    free(g->win_touched);
+    free(g->live);
+    free(g->frozen);
+    free(g->h);
+    free(g->chol);
+    free(g->g);
+    free(g->x);
+    free(g->r);
+    free(g->hinv_diag);
+    free(g);
+    return NULL;
+}
+
+/* Grows *p (n_old elements, none when NULL) to n_new, the new ones zeroed. The old block
+ * stays valid on failure. */
+static int grow_zeroed(void *p, size_t n_old, size_t n_new, size_t size) {
+    void **pp = p;
+    char *q = realloc(*pp, n_new * size);
+
+    if (!q)
+        return -ENOMEM;
+    if (!*pp)
+        n_old = 0;
+    memset(q + n_old * size, 0, (n_new - n_old) * size);
+    *pp = q;
+    return 0;
+}
+
+/* Grows every per-slot table from cap to new_cap slots. On failure the tables that did
+ * grow keep their old contents and the old cap stays in force. */
+static int grow_slots(struct intensity_gpu *g, size_t new_cap) {
+    size_t old_cap = g->cap, old_dim = g->dim, new_dim = PARAM_CLASS0 + new_cap;
+    double *m;
+    int r = 0;
+
+    m = calloc(new_dim * new_dim, sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    r = grow_zeroed(&g->classes, old_cap, new_cap, sizeof(*g->classes));
+    if (r >= 0)
+        r = grow_zeroed(&g->b, old_dim, new_dim, sizeof(*g->b));
+    if (r >= 0)
+        r = grow_zeroed(&g->theta, old_dim, new_dim, sizeof(*g->theta));
+    if (r >= 0)
+        r = grow_zeroed(&g->memory, old_dim, new_dim, sizeof(*g->memory));
+    if (r >= 0)
+        r = grow_zeroed(&g->se, old_dim, new_dim, sizeof(*g->se));
+    if (r >= 0)
+        r = grow_zeroed(&g->has_memory, old_dim, new_dim, sizeof(*g->has_memory));
+    if (r >= 0)
+        r = grow_zeroed(&g->learned, old_dim, new_dim, sizeof(*g->learned));
+    if (r >= 0)
+        r = grow_zeroed(&g->cur.act, old_cap, new_cap, sizeof(*g->cur.act));
+    if (r >= 0)
+        r = grow_zeroed(&g->cur.touched, old_cap, new_cap, sizeof(*g->cur.touched));
+    if (r >= 0)
+        r = grow_zeroed(&g->pending.act, old_cap, new_cap, sizeof(*g->pending.act));
+    if (r >= 0)
+        r = grow_zeroed(&g->pending.touched, old_cap, new_cap, sizeof(*g->pending.touched));
+    if (r >= 0)
+        r = grow_zeroed(&g->win_act, old_cap, new_cap, sizeof(*g->win_act));
+    if (r >= 0)
+        r = grow_zeroed(&g->win_touched, old_cap, new_cap, sizeof(*g->win_touched));
+    if (r < 0) {
+        free(m);
+        return r;
+    }
+    for (size_t i = 0; g->m && i < old_dim; i++)
+        memcpy(&m[i * new_dim], &g->m[i * old_dim], old_dim * sizeof(*m));
+    free(g->m);
+    g->m = m;
+    g->cap = new_cap;
+    g->dim = new_dim;
+    return 0;
+}
+
+/* The oldest open row's start: classes seen since then are in a row and are not evicted. */
+static double protected_since(const struct intensity_gpu *g) {
+    if (g->pending.open)
+        return g->pending.end_s - g->pending.dt_s;
+    if (g->cur.open)
+        return g->cur.end_s - g->cur.dt_s;
+    return g->clock_s;
+}
+
+/* Forgets slot s entirely: its rows and columns, its estimate and its memory. */
+static void clear_slot(struct intensity_gpu *g, size_t s) {
+    size_t p = PARAM_CLASS0 + s;
+
+    (void)hashmap_remove(&g->index, g->classes[s].key);
+    for (size_t i = 0; i < g->dim; i++) {
+        g->m[p * g->dim + i] = 0;
+        g->m[i * g->dim + p] = 0;
+    }
+    g->b[p] = g->theta[p] = g->memory[p] = g->se[p] = 0;
+    g->has_memory[p] = g->learned[p] = false;
+    g->classes[s] = (struct intensity_class){0};
+    g->n_used--;
+}
+
+/* A free slot: an unused one, a new one, or the least recently seen class evicted.
+ * NO_SLOT when every class was seen in an open row. */
+static int free_slot(struct intensity_gpu *g, uint32_t *ret) {
+    double since = protected_since(g), oldest = since;
+    uint32_t victim = NO_SLOT;
+    int r;
+
+    if (g->n_used == g->cap && g->cap < g->opt.max_classes) {
+        size_t want = g->cap ? 2 * g->cap : INITIAL_SLOTS;
+
+        r = grow_slots(g, want < g->opt.max_classes ? want : g->opt.max_classes);
+        if (r < 0)
+            return r;
+    }
+    for (size_t s = 0; s < g->cap; s++) {
+        if (!g->classes[s].in_use) {
+            *ret = (uint32_t)s;
+            return 0;
+        }
+        if (g->classes[s].last_seen_s < oldest) {
+            oldest = g->classes[s].last_seen_s;
+            victim = (uint32_t)s;
+        }
+    }
+    if (victim != NO_SLOT)
+        clear_slot(g, victim);
+    *ret = victim;
+    return 0;
+}
+
+/* The slot of a class, added if new (NO_SLOT when the table is full of classes in use). */
+static int class_slot(struct intensity_gpu *g, uint64_t key, uint32_t *ret) {
+    uintptr_t v = (uintptr_t)hashmap_get(&g->index, key);
+    uint32_t s;
+    int r;
+
+    if (v) {
+        s = (uint32_t)(v - 1);
+        g->classes[s].last_seen_s = g->clock_s;
+        *ret = s;
+        return 0;
+    }
+    r = free_slot(g, &s);
+    if (r < 0)
+        return r;
+    if (s != NO_SLOT) {
+        r = hashmap_put(&g->index, key, (void *)(uintptr_t)(s + 1));
+        if (r < 0)
+            return r;
+        g->classes[s] =
+            (struct intensity_class){.key = key, .in_use = true, .last_seen_s = g->clock_s};
+        /* Until it is learned, a new class is assumed to be like the others. */
+        g->theta[PARAM_CLASS0 + s] = g->kappa_ref;
+        g->n_used++;
+    }
+    *ret = s;
+    return 0;
+}
+
+static void row_add(struct intensity_row *row, uint32_t s, double a) {
+    if (a <= 0)
+        return;
+    if (row->act[s] <= 0)
+        row->touched[row->n_touched++] = s;
+    row->act[s] += a;
+}
+
+static void row_reset(struct intensity_row *row) {
+    for (size_t i = 0; i < row->n_touched; i++)
+        row->act[row->touched[i]] = 0;
+    row->n_touched = 0;
+    row->open = row->tainted = false;
+    row->dt_s = row->ctx_s = row->energy_j = row->end_s = 0;
+}
+
+double intensity_decay_now(const struct intensity_gpu *g) {
+    return exp(-(g->clock_s - g->t_ref_s) / g->opt.tau_s);
+}
+
+/* Brings the stored sums to the scale of time t, so new weights start again at 1. */
+static void rebase(struct intensity_gpu *g, double t) {
+    double f = exp(-(t - g->t_ref_s) / g->opt.tau_s);
+
+    for (size_t i = 0; i < g->dim * g->dim; i++)
+        g->m[i] *= f;
+    for (size_t i = 0; i < g->dim; i++)
+        g->b[i] *= f;
+    g->syy *= f;
+    g->neff *= f;
+    g->t_ref_s = t;
+}
+
+/* Adds a complete row to the normal equations: only the present classes' entries move. */
+static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) {
+    size_t d = g->dim, n = row->n_touched + PARAM_CLASS0;
+    double wt, y = row->energy_j;
+
+    if ((row->end_s - g->t_ref_s) / g->opt.tau_s > MAX_SCALE_EXPONENT)
+        rebase(g, row->end_s);
+    wt = exp((row->end_s - g->t_ref_s) / g->opt.tau_s);
+    for (size_t a = 0; a < n; a++) {
+        size_t i = a < PARAM_CLASS0 ? a : PARAM_CLASS0 + row->touched[a - PARAM_CLASS0];
+        double xi = a == PARAM_IDLE  ? row->dt_s
+                    : a == PARAM_CTX ? row->ctx_s
+                                     : row->act[i - PARAM_CLASS0];
+
+        g->b[i] += wt * xi * y;
+        for (size_t c = 0; c < n; c++) {
+            size_t j = c < PARAM_CLASS0 ? c : PARAM_CLASS0 + row->touched[c - PARAM_CLASS0];
+            double xj = c == PARAM_IDLE  ? row->dt_s
+                        : c == PARAM_CTX ? row->ctx_s
+                                         : row->act[j - PARAM_CLASS0];
+
+            g->m[i * d + j] += wt * xi * xj;
+        }
+    }
+    g->syy += wt * y * y;
+    g->neff += wt;
+    g->rows++;
+}
+
+static void drop_rows(struct intensity_gpu *g) {
+    row_reset(&g->cur);
+    row_reset(&g->pending);
+}
+
+/* Adds the window to the rows, and learns from the row that waited for it. */
+static int learn_window(struct intensity_gpu *g, const struct intensity_window *w) {
+    struct intensity_row *early_row = g->pending.open ? &g->pending : g->cur.open ? &g->cur : NULL;
+    int r = 0;
+
+    g->cur.open = true;
+    for (size_t i = 0; i < w->n; i++) {
+        const struct intensity_consumer *c = &w->consumers[i];
+        uint64_t early = c->early < c->activity ? c->early : c->activity;
+
+        if (c->activity == 0)
+            continue;
+        if (g->slot_of[i] == NO_SLOT) {
+            g->cur.tainted = true;
+            if (early_row)
+                early_row->tainted = true;
+            continue;
+        }
+        /* The early part happened before this window: it goes where its energy went. */
+        if (early_row)
+            row_add(early_row, g->slot_of[i], (double)early / PCT_US_PER_SM_S);
+        row_add(&g->cur, g->slot_of[i], (double)(c->activity - early) / PCT_US_PER_SM_S);
+    }
+    if (g->pending.open) {
+        if (!g->pending.tainted) {
+            learn_row(g, &g->pending);
+            r = intensity_solve(g);
+        }
+        row_reset(&g->pending);
+    }
+    g->cur.dt_s += (double)w->duration_us / 1e6;
+    g->cur.ctx_s += (double)w->context_us / 1e6;
+    g->cur.energy_j += (double)w->energy_uj / 1e6;
+    g->cur.end_s = g->clock_s + (double)w->duration_us / 1e6;
+    if (g->cur.dt_s >= g->opt.row_s) {
+        struct intensity_row t = g->pending;
+
+        g->pending = g->cur;
+        g->cur = t;
+    }
+    return r;
+}
+
+static int reserve_window(struct intensity_gpu *g, size_t n) {
+    uint32_t *p;
+
+    if (n <= g->win_cap)
+        return 0;
+    p = reallocarray(g->slot_of, n, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    g->slot_of = p;
+    g->win_cap = n;
+    return 0;
+}
+
+/* The split weights and the result from the current estimates. */
+static void window_shares(struct intensity_gpu *g, const struct intensity_window *w,
+                          struct intensity_share *shares, struct intensity_result *res) {
+    double learned_act = 0, learned_energy = 0, kappa_max = 0, kappa_eq;
+    size_t n_touched = 0;
+    unsigned unslotted = 0;
+
+    /* The window's activity per class. */
+    for (size_t i = 0; i < w->n; i++) {
+        uint32_t s = g->slot_of[i];
+        double a = (double)w->consumers[i].activity / PCT_US_PER_SM_S;
+
+        if (a <= 0)
+            continue;
+        if (s == NO_SLOT) {
+            unslotted++;
+            continue;
+        }
+        if (g->win_act[s] <= 0)
+            g->win_touched[n_touched++] = s;
+        g->win_act[s] += a;
+    }
+    res->classes_active = (unsigned)n_touched + unslotted;
+    for (size_t k = 0; k < n_touched; k++) {
+        uint32_t s = g->win_touched[k];
+        double kappa = g->theta[PARAM_CLASS0 + s];
+
+        if (!g->learned[PARAM_CLASS0 + s])
+            continue;
+        res->classes_learned++;
+        learned_act += g->win_act[s];
+        learned_energy += kappa * g->win_act[s];
+        kappa_max = kappa > kappa_max ? kappa : kappa_max;
+    }
+    for (size_t k = 0; k < n_touched; k++)
+        g->win_act[g->win_touched[k]] = 0;
+
+    kappa_eq = learned_act > 0 ? learned_energy / learned_act : 0;
+    if (res->classes_active == 0)
+        res->reason = INTENSITY_NO_ACTIVITY;
+    else if (res->classes_active == 1)
+        res->reason = INTENSITY_SINGLE_CLASS;
+    else if (res->classes_learned >= 2 && kappa_eq > 0)
+        res->reason = INTENSITY_LEARNED;
+    else
+        res->reason = g->dof < 2 ? INTENSITY_TOO_FEW_ROWS : INTENSITY_NOT_IDENTIFIABLE;
+    res->learned = res->reason == INTENSITY_LEARNED;
+    res->classes_pooled = res->learned ? res->classes_active - res->classes_learned : 0;
+
+    for (size_t i = 0; i < w->n; i++) {
+        uint32_t s = g->slot_of[i];
+        bool learned = s != NO_SLOT && g->learned[PARAM_CLASS0 + s];
+        double kappa = s != NO_SLOT ? g->theta[PARAM_CLASS0 + s] : 0;
+        uint64_t a = w->consumers[i].activity;
+        double weight;
+
+        shares[i] = (struct intensity_share){.weight = a, .watts = kappa, .learned = learned};
+        if (!res->learned || a == 0)
+            continue;
+        /* Not learned: the mean of the learned ones beside it (its group keeps its SM
+         * share). Learned: its own intensity, but never (almost) nothing. */
+        if (!learned || kappa < MIN_INTENSITY_PART * kappa_eq)
+            kappa = learned ? MIN_INTENSITY_PART * kappa_eq : kappa_eq;
+        weight = (double)a * (kappa / kappa_max) * WEIGHT_SCALE;
+        shares[i].weight = weight < MAX_WEIGHT ? (uint64_t)llround(weight) : (uint64_t)MAX_WEIGHT;
+    }
+}
+
+int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
+                     struct intensity_share *shares, struct intensity_result *ret) {
+    struct intensity_result res = {0};
+    int r;
+
+    if (w->n > 0 && (!w->consumers || !shares))
+        return -EINVAL;
+    if (w->context_us > w->duration_us)
+        return -EINVAL;
+    r = reserve_window(g, w->n);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < w->n; i++) {
+        r = class_slot(g, w->consumers[i].class_key, &g->slot_of[i]);
+        if (r < 0)
+            return r;
+    }
+    g->idle_prior_known = w->idle_prior_known && w->idle_prior_w >= 0;
+    g->idle_prior_w = w->idle_prior_w;
+
+    if (w->learn) {
+        r = learn_window(g, w);
+        if (r < 0)
+            return r;
+    } else
+        drop_rows(g);
+    g->clock_s += (double)w->duration_us / 1e6;
+
+    window_shares(g, w, shares, &res);
+    res.idle_watts = g->theta[PARAM_IDLE];
+    res.context_watts = g->theta[PARAM_CTX];
+    res.context_known = g->learned[PARAM_CTX];
+    if (res.context_known) {
+        double uj = g->theta[PARAM_CTX] * (double)w->context_us;
+
+        res.context_uj = uj >= (double)w->energy_uj ? w->energy_uj : (uint64_t)llround(uj);
+    }
+    *ret = res;
+    return 0;
+}
+
+int intensity_class_get(const struct intensity_gpu *g, uint64_t class_key,
+                        struct intensity_class_info *ret) {
+    uintptr_t v = (uintptr_t)hashmap_get(&g->index, class_key);
+    size_t p;
+
+    if (!v)
+        return -ENOENT;
+    p = PARAM_CLASS0 + (v - 1);
+    *ret = (struct intensity_class_info){
+        .watts = g->theta[p],
+        .se_watts = g->se[p],
+        .learned = g->learned[p],
+    };
+    return 0;
+}

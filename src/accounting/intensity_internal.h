@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "intensity.h"
+
+/*
+ * Parameters are indexed 0 = P_idle, 1 = P_ctx, PARAM_CLASS0 + slot = kappa of the class
+ * in that slot. The normal matrix is dense over the slots allocated so far (stride `dim`):
+ * a GPU rarely sees more than a few classes, and the rows touch only the classes present.
+ */
+#define PARAM_IDLE 0U
+#define PARAM_CTX 1U
+#define PARAM_CLASS0 2U
+#define NO_SLOT UINT32_MAX
+
+struct intensity_row {
+    bool open;
+    bool tainted; /* a class in it had no slot: dropped instead of learned from */
+    double dt_s, ctx_s, energy_j;
+    double end_s;     /* learning clock at its end */
+    size_t n_touched; /* slots with activity */
+    uint32_t *touched;
+    double *act; /* [cap] SM fraction x s per slot */
+};
+
+struct intensity_class {
+    uint64_t key;
+    bool in_use;
+    double last_seen_s; /* learning clock */
+};
+
+struct intensity_gpu {
+    struct intensity_options opt;
+
+    /* Classes: key -> slot + 1. */
+    struct hashmap index;
+    size_t cap; /* slots allocated */
+    size_t n_used;
+    struct intensity_class *classes;
+
+    /* Forgotten normal equations, stored x e^((t - t_ref) / tau) at the time t each row was
+     * added; multiply by e^(-(clock - t_ref) / tau) to read them now. */
+    size_t dim; /* PARAM_CLASS0 + cap */
+    double *m;  /* dim x dim */
+    double *b;  /* dim */
+    double syy, neff;
+    double t_ref_s;
+    double clock_s; /* sum of window durations: immune to clock steps */
+    unsigned rows;  /* rows learned from */
+
+    /* Per parameter: estimate, memory, state at the last solve. */
+    double *theta, *memory, *se;
+    bool *has_memory, *learned;
+    double kappa_ref; /* the GPU's mean intensity, information-weighted */
+    double idle_prior_w;
+    bool idle_prior_known;
+    double sigma_j, dof; /* residual standard deviation (J per row), degrees of freedom */
+
+    /* Rows: the one being gathered, and the last complete one, which waits for the next
+     * window's early activity before it is learned from. */
+    struct intensity_row cur, pending;
+
+    /* Per-window scratch. */
+    size_t win_cap;
+    uint32_t *slot_of; /* per consumer */
+    double *win_act;   /* [cap] per slot, this window */
+    uint32_t *win_touched;
+
+    /* Solve scratch, (max_live + 2) parameters at most. */
+    size_t solve_cap, frozen_cap;
+    uint32_t *live;   /* parameter indices */
+    uint32_t *frozen; /* tracked classes with data, not live */
+    double *h, *chol, *g, *x, *r, *hinv_diag;
+};
+
+/* Solves the live system and updates theta, learned, se, memory (intensity_solve.c). */
+int intensity_solve(struct intensity_gpu *g);
+/* e^(-(clock - t_ref) / tau): the factor that turns stored sums into current ones. */
+double intensity_decay_now(const struct intensity_gpu *g);

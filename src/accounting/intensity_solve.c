@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The solve behind intensity.c: non-negative least squares over the live parameters, with
+ * each parameter's memory as a prior, and per parameter whether it is identifiable.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intensity_internal.h"
+
+/* Classes not seen for this many time constants leave the live set (their data has
+ * decayed below e^-5); they keep their estimate and memory. */
+#define LIVE_SPAN_TAUS 5.0
+/* Projected coordinate descent: sweeps at most, and the step (W) that ends it. */
+#define MAX_SWEEPS 50
+#define SWEEP_TOLERANCE_W 1e-6
+/* The weak ridge that keeps the system positive definite: this part of the diagonal. */
+#define RIDGE_PART 1e-6
+#define RIDGE_FLOOR 1e-9
+/* Residual standard deviation floor: this part of the rows' rms energy (the model is
+ * never exact, and a noise-free fit must not make every estimate look certain). */
+#define SIGMA_FLOOR_PART 1e-3
+/* Degrees of freedom below this: too few rows for the parameters. */
+#define MIN_DOF 2.0
+/* A class's standard error may always reach this part of the GPU's mean intensity. */
+#define REF_SE_PART 0.05
+
+static int reserve_solve(struct intensity_gpu *g, size_t n) {
+    size_t want = g->opt.max_live + PARAM_CLASS0;
+    double **vectors[] = {&g->g, &g->x, &g->r, &g->hinv_diag};
+    uint32_t *u;
+
+    if (g->solve_cap < want) {
+        double *h = reallocarray(g->h, want * want, sizeof(*h));
+
+        if (!h)
+            return -ENOMEM;
+        g->h = h;
+        h = reallocarray(g->chol, want * want, sizeof(*h));
+        if (!h)
+            return -ENOMEM;
+        g->chol = h;
+        for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+            double *v = reallocarray(*vectors[i], want, sizeof(*v));
+
+            if (!v)
+                return -ENOMEM;
+            *vectors[i] = v;
+        }
+        u = reallocarray(g->live, want, sizeof(*u));
+        if (!u)
+            return -ENOMEM;
+        g->live = u;
+        g->solve_cap = want;
+    }
+    /* frozen[] holds up to every slot; it grows with the slots. */
+    if (g->frozen_cap < n) {
+        u = reallocarray(g->frozen, n, sizeof(*u));
+        if (!u)
+            return -ENOMEM;
+        g->frozen = u;
+        g->frozen_cap = n;
+    }
+    return 0;
+}
+
+static double stored(const struct intensity_gpu *g, size_t i, size_t j) {
+    return g->m[i * g->dim + j];
+}
+
+/* Splits the classes with data into live (recently seen, most recent first, capped) and
+ * frozen. live[0..1] are P_idle and P_ctx. Returns the live count; *ret_frozen the rest. */
+static size_t select_live(struct intensity_gpu *g, size_t *ret_frozen) {
+    double since = g->clock_s - LIVE_SPAN_TAUS * g->opt.tau_s;
+    size_t n_live = PARAM_CLASS0, n_frozen = 0, max_live = g->opt.max_live + PARAM_CLASS0;
+
+    g->live[PARAM_IDLE] = PARAM_IDLE;
+    g->live[PARAM_CTX] = PARAM_CTX;
+    for (size_t s = 0; s < g->cap; s++) {
+        uint32_t p = (uint32_t)(PARAM_CLASS0 + s);
+
+        if (!g->classes[s].in_use || stored(g, p, p) <= 0)
+            continue;
+        if (g->classes[s].last_seen_s < since) {
+            g->frozen[n_frozen++] = p;
+            continue;
+        }
+        /* Insertion by last seen, newest first; the oldest falls out to frozen. */
+        size_t at = n_live;
+        while (at > PARAM_CLASS0 &&
+               g->classes[g->live[at - 1] - PARAM_CLASS0].last_seen_s < g->classes[s].last_seen_s)
+            at--;
+        if (at >= max_live) {
+            g->frozen[n_frozen++] = p;
+            continue;
+        }
+        if (n_live == max_live)
+            g->frozen[n_frozen++] = g->live[--n_live];
+        memmove(&g->live[at + 1], &g->live[at], (n_live - at) * sizeof(*g->live));
+        g->live[at] = p;
+        n_live++;
+    }
+    *ret_frozen = n_frozen;
+    return n_live;
+}
+
+/* H and g over the live parameters, priors included; frozen classes enter as constants. */
+static void assemble(struct intensity_gpu *g, size_t n, size_t n_frozen, double s) {
+    for (size_t a = 0; a < n; a++) {
+        size_t p = g->live[a];
+        double ga = s * g->b[p], ridge, center, prior = 0, prior_at = 0;
+
+        for (size_t c = 0; c < n; c++)
+            g->h[a * n + c] = s * stored(g, p, g->live[c]);
+        for (size_t f = 0; f < n_frozen; f++)
+            ga -= s * stored(g, p, g->frozen[f]) * g->theta[g->frozen[f]];
+
+        if (p == PARAM_IDLE && g->idle_prior_known) {
+            prior = g->opt.idle_prior_weight;
+            prior_at = g->idle_prior_w;
+        } else if (g->has_memory[p]) {
+            prior = g->opt.memory_weight;
+            prior_at = g->memory[p];
+        }
+        center = p >= PARAM_CLASS0 ? g->kappa_ref : 0;
+        ridge = RIDGE_PART * g->h[a * n + a] + RIDGE_FLOOR;
+        g->h[a * n + a] += prior + ridge;
+        g->g[a] = ga + prior * prior_at + ridge * center;
+    }
+}
+
+/* In-place Cholesky of chol (n x n, lower). Returns false if H is not positive definite. */
+static bool cholesky(double *l, size_t n) {
+    for (size_t j = 0; j < n; j++) {
+        double d = l[j * n + j];
+
+        for (size_t k = 0; k < j; k++)
+            d -= l[j * n + k] * l[j * n + k];
+        if (!(d > 0))
+            return false;
+        d = sqrt(d);
+        l[j * n + j] = d;
+        for (size_t i = j + 1; i < n; i++) {
+            double v = l[i * n + j];
+
+            for (size_t k = 0; k < j; k++)
+                v -= l[i * n + k] * l[j * n + k];
+            l[i * n + j] = v / d;
+        }
+    }
+    return true;
+}
+
+/* x = H^-1 g from the Cholesky factor. */
+static void chol_solve(const double *l, size_t n, const double *rhs, double *x) {
+    for (size_t i = 0; i < n; i++) {
+        double v = rhs[i];
+
+        for (size_t k = 0; k < i; k++)
+            v -= l[i * n + k] * x[k];
+        x[i] = v / l[i * n + i];
+    }
+    for (size_t i = n; i-- > 0;) {
+        double v = x[i];
+
+        for (size_t k = i + 1; k < n; k++)
+            v -= l[k * n + i] * x[k];
+        x[i] = v / l[i * n + i];
+    }
+}
+
+/* diag(H^-1): column j of L^-1 by forward substitution, summed in squares. */
+static void inverse_diagonal(const double *l, size_t n, double *y, double *out) {
+    for (size_t j = 0; j < n; j++) {
+        double sum = 0;
+
+        for (size_t i = j; i < n; i++) {
+            double v = i == j ? 1 : 0;
+
+            for (size_t k = j; k < i; k++)
+                v -= l[i * n + k] * y[k];
+            y[i] = v / l[i * n + i];
+            sum += y[i] * y[i];
+        }
+        out[j] = sum;
+    }
+}
+
+/* Projected coordinate descent for min x'Hx/2 - g'x, x >= 0, from x clamped at 0. */
+static void project_nonnegative(struct intensity_gpu *g, size_t n) {
+    const double *h = g->h;
+    double *x = g->x, *r = g->r;
+
+    for (size_t a = 0; a < n; a++)
+        x[a] = x[a] > 0 ? x[a] : 0;
+    for (size_t a = 0; a < n; a++) {
+        r[a] = g->g[a];
+        for (size_t c = 0; c < n; c++)
+            r[a] -= h[a * n + c] * x[c];
+    }
+    for (unsigned sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+        double biggest = 0;
+
+        for (size_t a = 0; a < n; a++) {
+            double next = x[a] + r[a] / h[a * n + a], step;
+
+            next = next > 0 ? next : 0;
+            step = next - x[a];
+            if (fabs(step) <= 0)
+                continue;
+            x[a] = next;
+            for (size_t c = 0; c < n; c++)
+                r[c] -= step * h[c * n + a];
+            biggest = fabs(step) > biggest ? fabs(step) : biggest;
+        }
+        if (biggest < SWEEP_TOLERANCE_W)
+            break;
+    }
+}
+
+/* The residual sum of squares of the data (no priors) at the new estimates. */
+static double residual_ss(const struct intensity_gpu *g, size_t n, size_t n_frozen, double s) {
+    double quad = 0, lin = 0;
+    size_t total = n + n_frozen;
+
+    for (size_t a = 0; a < total; a++) {
+        size_t p = a < n ? g->live[a] : g->frozen[a - n];
+        double tp = a < n ? g->x[a] : g->theta[p];
+
+        lin += tp * g->b[p];
+        for (size_t c = 0; c < total; c++) {
+            size_t q = c < n ? g->live[c] : g->frozen[c - n];
+            double tq = c < n ? g->x[c] : g->theta[q];
+
+            quad += tp * tq * stored(g, p, q);
+        }
+    }
+    return s * (g->syy - 2 * lin + quad);
+}
+
+int intensity_solve(struct intensity_gpu *g) {
+    double s = intensity_decay_now(g), rss, sigma, neff, ref_num = 0, ref_den = 0;
+    size_t n, n_frozen, n_data;
+    bool positive = true;
+    int r;
+
+    r = reserve_solve(g, g->cap);
+    if (r < 0)
+        return r;
+    n = select_live(g, &n_frozen);
+    assemble(g, n, n_frozen, s);
+    memcpy(g->chol, g->h, n * n * sizeof(*g->chol));
+    if (!cholesky(g->chol, n)) {
+        /* Not positive definite even with the ridge: learn nothing from this solve. */
+        for (size_t a = 0; a < n; a++)
+            g->learned[g->live[a]] = g->has_memory[g->live[a]];
+        g->dof = 0;
+        return 0;
+    }
+    chol_solve(g->chol, n, g->g, g->x);
+    for (size_t a = 0; a < n; a++)
+        positive = positive && g->x[a] >= 0;
+    if (!positive)
+        project_nonnegative(g, n);
+    inverse_diagonal(g->chol, n, g->r, g->hinv_diag);
+
+    /* Parameters with data: the intercepts (when seen) and every class with rows. */
+    n_data = n_frozen;
+    for (size_t a = 0; a < n; a++)
+        n_data += stored(g, g->live[a], g->live[a]) > 0;
+    neff = s * g->neff;
+    rss = residual_ss(g, n, n_frozen, s);
+    g->dof = neff - (double)n_data;
+    sigma = sqrt((rss > 0 ? rss : 0) / (g->dof > 1 ? g->dof : 1));
+    if (neff > 0 && sigma < SIGMA_FLOOR_PART * sqrt(s * g->syy / neff))
+        sigma = SIGMA_FLOOR_PART * sqrt(s * g->syy / neff);
+    g->sigma_j = sigma;
+
+    for (size_t a = 0; a < n; a++) {
+        size_t p = g->live[a];
+        double info = 1 / g->hinv_diag[a], se = sigma * sqrt(g->hinv_diag[a]);
+        double limit = g->opt.max_rel_se * g->x[a];
+        bool ok;
+
+        if (p >= PARAM_CLASS0 && REF_SE_PART * g->kappa_ref > limit)
+            limit = REF_SE_PART * g->kappa_ref;
+        if (g->opt.min_se_w > limit)
+            limit = g->opt.min_se_w;
+        ok = g->dof >= MIN_DOF && info >= g->opt.min_info && se <= limit;
+        g->theta[p] = g->x[a];
+        g->se[p] = se;
+        g->learned[p] = ok;
+        if (ok) {
+            g->memory[p] = g->x[a];
+            g->has_memory[p] = true;
+        }
+        if (ok && p >= PARAM_CLASS0) {
+            double w = stored(g, p, p);
+
+            ref_num += w * g->x[a];
+            ref_den += w;
+        }
+    }
+    /* Classes out of the live set hold what they had learned. */
+    for (size_t f = 0; f < n_frozen; f++) {
+        size_t p = g->frozen[f];
+
+        g->learned[p] = g->has_memory[p];
+        g->se[p] = 0;
+        if (g->has_memory[p])
+            g->theta[p] = g->memory[p];
+    }
+    if (ref_den > 0)
+        g->kappa_ref = ref_num / ref_den;
+    return 0;
+}

@@ -339,9 +339,14 @@ int split_energy(const struct split_request *req, struct split_scratch *scratch,
         return 0;
     }
     if (req->n == 1) {
-        /* Alone on the device: the whole measured delta is this consumer's. */
-        parts[0] = req->energy_uj;
-        res.exclusive = true;
+        /* Alone on the device: the whole measured delta is this consumer's, a measurement;
+         * but idle the policy keeps at device level stays there, and the rest is then an
+         * estimate (it depends on the idle power). */
+        bool keep_idle = policy == IDLE_POLICY_UNATTRIBUTED && res.idle_uj > 0;
+
+        parts[0] = keep_idle ? res.active_uj : req->energy_uj;
+        res.unattributed_idle_uj = keep_idle ? res.idle_uj : 0;
+        res.exclusive = !keep_idle;
         *ret_result = res;
         return 0;
     }

@@ -5,64 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counter.h"
+#include "context_split.h"
+#include "gpu_accounting_internal.h"
+#include "gpu_idle_prior.h"
 #include "hashmap.h"
-#include "idle_power.h"
 #include "macro.h"
 #include "pod_resources_gpu.h"
-#include "weights.h"
-
-/* Per-device state carried from one window to the next. */
-struct gpu_track {
-    bool seen;
-    bool window_open; /* a baseline exists: the next reading closes a window */
-    bool gap;         /* readings were missing since the last window */
-    uint64_t window_start_us;
-    uint64_t util_last_seen_us;
-    struct energy_counter counter;
-    bool power_primed; /* power integration (no energy counter) */
-    uint32_t last_power_mw;
-    uint64_t power_remainder;
-    struct idle_power idle;
-    /* pid + 1 -> start_ticks + 1 of the processes in the last two windows: a process that
-     * exited since still has samples to account, but no /proc entry to resolve. */
-    struct hashmap pids_now, pids_prev;
-    /* The last window's consumers and their ledger entries, valid while the ledger frees
-     * no process entry (process_gen): the next window with the same pids in the same
-     * order, the steady state, books to them without a lookup per process. */
-    size_t n_last, last_cap;
-    uint32_t *last_pids;
-    struct ledger_process **last_procs;
-    uint64_t last_process_gen;
-};
-
-struct gpu_accounting {
-    struct gpu_accounting_options opts;
-    struct gpu_track tracks[LEDGER_MAX_GPUS];
-
-    /* Scratch reused by every window, so the tick does not allocate once warm. */
-    struct hashmap pid_index; /* pid + 1 -> consumer index + 1 */
-    size_t cap;
-    uint32_t *pids;
-    struct split_consumer *consumers;
-    struct ledger_process **procs;
-    uint64_t *parts;
-    uint64_t *weights;
-    uint64_t *mem_weights;
-    bool *memory_valid;
-    size_t samples_cap;
-    struct util_sample *samples;
-    struct split_scratch split;
-
-    /* Pods holding GPUs (policy allocation) and their scratch: one holder per pod. */
-    const struct gpu_alloc_table *allocs;
-    pod_uid_lookup_fn lookup_uid;
-    void *lookup_userdata;
-    size_t holders_cap;
-    struct split_consumer *holders;
-    uint64_t *holder_parts;
-    const struct gpu_alloc **holder_first; /* the pod's first entry in the table */
-};
 
 int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accounting **ret) {
     struct gpu_accounting *a = calloc(1, sizeof(*a));
@@ -73,8 +21,10 @@ int gpu_accounting_new(const struct gpu_accounting_options *o, struct gpu_accoun
     if (a->opts.max_power_watts <= 0)
         a->opts.max_power_watts = 5000;
     hashmap_init(&a->pid_index);
-    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++)
+    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
         idle_power_init(&a->tracks[i].idle, o->idle_power_watts);
+        sample_period_init(&a->tracks[i].period, 0);
+    }
     *ret = a;
     return 0;
 }
@@ -88,6 +38,7 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
         hashmap_done(&a->tracks[i].pids_prev);
         free(a->tracks[i].last_pids);
         free(a->tracks[i].last_procs);
+        a->tracks[i].intensity = intensity_gpu_free(a->tracks[i].intensity);
     }
     free(a->pids);
     free(a->consumers);
@@ -97,6 +48,12 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     free(a->mem_weights);
     free(a->memory_valid);
     free(a->samples);
+    free(a->last_sample_us);
+    free(a->early);
+    free(a->held_us);
+    free(a->carries);
+    free(a->intensity_in);
+    free(a->intensity_out);
     free(a->holders);
     free(a->holder_parts);
     free(a->holder_first);
@@ -131,6 +88,9 @@ static int reserve_consumers(struct gpu_accounting *a, size_t n) {
         a->cap = cap;
         return r;
     }
+    r = learned_reserve(a, a->cap);
+    if (r < 0)
+        return r;
     return split_scratch_reserve(&a->split, a->cap);
 }
 
@@ -210,6 +170,7 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
                 a->memory_valid[idx] = true;
             }
         }
+    a->n_running = n;
     r = grow_array(&a->samples, &a->samples_cap, MAX(d->n_utils, 1), sizeof(*a->samples));
     if (r < 0)
         return r;
@@ -413,58 +374,106 @@ static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
     return 0;
 }
 
+/* The window's no-context idle energy: configured or learned from idle windows, else the
+ * intensity model's estimate, else the board's typical idle, else unknown (0: all of the
+ * window's energy is active). */
+static uint64_t window_idle_uj(const struct gpu_track *t, const struct learned_window *lw,
+                               const char *model, uint64_t dt_us) {
+    double watts;
+
+    if (idle_power_known(&t->idle))
+        return idle_power_energy_uj(&t->idle, dt_us);
+    if (lw->idle_known && lw->idle_watts > 0)
+        return (uint64_t)(lw->idle_watts * (double)dt_us);
+    if (gpu_typical_idle_watts(model, &watts))
+        return (uint64_t)(watts * (double)dt_us);
+    return 0;
+}
+
+/* Who was on the GPU in the window, their ledger entries, activity and split weights. */
+static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
+                            const struct gpu_device_reading *d, struct ledger_gpu *g,
+                            uint64_t energy_uj, uint64_t now_us, process_resolve_fn resolve,
+                            void *userdata, struct ledger *ledger, size_t *ret_n, bool *ret_same,
+                            struct learned_window *ret_lw) {
+    bool per_process = d->utils_supported && !d->mig_enabled;
+    struct weights_stats ws;
+    size_t n;
+    int r;
+
+    r = collect_consumers(a, d, &n);
+    if (r < 0)
+        return r;
+    *ret_same = same_consumers(a, t, n, ledger);
+    t->n_last = 0; /* valid again once this window is booked */
+    if (*ret_same)
+        memcpy(a->procs, t->last_procs, n * sizeof(*a->procs));
+    else {
+        r = find_processes(a, t, d, n, resolve, userdata, ledger);
+        if (r < 0)
+            return r;
+    }
+    r = learned_activity(a, t, d->n_utils, n, t->window_start_us, now_us, &ws);
+    if (r < 0)
+        return r;
+    if (!per_process) /* MIG or no per-process utilisation: the split is even */
+        memset(a->weights, 0, n * sizeof(*a->weights));
+    if (a->opts.sm_share_only || !per_process) {
+        for (size_t i = 0; i < n; i++) {
+            a->consumers[i].weight = a->weights[i];
+            a->procs[i]->intensity_valid = false;
+            a->carries[i] = a->procs[i]->carry;
+        }
+        *ret_lw = (struct learned_window){.method = SPLIT_NOT_IDENTIFIABLE};
+    } else
+        learned_weights(a, t, d->name, n, t->window_start_us, now_us, energy_uj, !t->gap, ret_lw);
+    for (size_t i = 0; i < n; i++)
+        a->consumers[i].key = a->procs[i]->key;
+    g->split_valid = per_process && !a->opts.sm_share_only;
+    if (g->split_valid) {
+        g->split = ret_lw->method;
+        g->split_windows[ret_lw->method]++;
+    }
+    *ret_n = n;
+    return 0;
+}
+
 static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
                             const struct gpu_device_reading *d, struct ledger_gpu *g,
                             uint64_t energy_uj, uint64_t now_us, uint64_t now_ns,
                             process_resolve_fn resolve, void *userdata, struct ledger *ledger,
                             struct gpu_tick_stats *stats) {
     uint64_t dt_us = now_us - t->window_start_us;
+    struct learned_window lw;
     struct split_request req;
     struct split_result res;
-    struct weights_stats ws;
     size_t n, n_holders = 0;
     bool same;
     int r;
 
-    r = collect_consumers(a, d, &n);
-    if (r < 0)
-        goto unplaced;
-    r = window_weights(a->samples, d->n_utils, t->window_start_us, now_us, &t->util_last_seen_us, n,
-                       a->weights, a->mem_weights, &ws);
+    r = window_consumers(a, t, d, g, energy_uj, now_us, resolve, userdata, ledger, &n, &same, &lw);
     if (r < 0)
         goto unplaced;
     r = collect_holders(a, d, &n_holders);
     if (r < 0)
         goto unplaced;
 
-    same = same_consumers(a, t, n, ledger);
-    t->n_last = 0; /* valid again once this window is booked */
-    if (same)
-        memcpy(a->procs, t->last_procs, n * sizeof(*a->procs));
-    else {
-        r = find_processes(a, t, d, n, resolve, userdata, ledger);
-        if (r < 0)
-            goto unplaced;
-    }
-    for (size_t i = 0; i < n; i++) {
-        a->consumers[i].key = a->procs[i]->key;
-        /* MIG or no per-process utilisation: weights stay zero and the split is even. */
-        a->consumers[i].weight = d->utils_supported && !d->mig_enabled ? a->weights[i] : 0;
-    }
-
     req = (struct split_request){
         .energy_uj = energy_uj,
-        .idle_uj = idle_power_energy_uj(&t->idle, dt_us),
+        .idle_uj = window_idle_uj(t, &lw, d->name, dt_us),
         .policy = a->opts.idle_policy,
         .n = n,
         .consumers = a->consumers,
         .n_holders = n_holders,
         .holders = a->holders,
         .holder_parts = a->holder_parts,
+        .carries = a->carries,
     };
-    r = split_energy(&req, &a->split, a->parts, &res);
+    r = split_with_context(&req, lw.context_uj, a->held_us, &a->split, a->parts, &res);
     if (r < 0)
         goto unplaced;
+    for (size_t i = 0; i < n; i++)
+        a->procs[i]->carry = a->carries[i];
     if (res.allocation_fallback)
         stats->allocation_fallbacks++;
     if (n_holders > 0) {
@@ -492,8 +501,8 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
         }
         if (dt_us > 0 && d->utils_supported && !d->mig_enabled) {
             p->util_valid = true;
-            p->sm_util_ratio = (double)a->weights[i] / (100.0 * (double)dt_us);
-            p->mem_util_ratio = (double)a->mem_weights[i] / (100.0 * (double)dt_us);
+            p->sm_util_ratio = MIN(1.0, (double)a->weights[i] / (100.0 * (double)dt_us));
+            p->mem_util_ratio = MIN(1.0, (double)a->mem_weights[i] / (100.0 * (double)dt_us));
         }
         p->memory_valid = a->memory_valid[i];
         if (a->memory_valid[i])
@@ -573,8 +582,7 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
                 if (r < 0 && ret == 0)
                     ret = r;
             }
-        } else if (!t->window_open)
-            t->util_last_seen_us = now_us; /* older samples belong to no window of ours */
+        }
         t->gap = false;
         t->window_open = true;
         t->window_start_us = now_us;

@@ -7,6 +7,7 @@
 #include "attribution.h"
 #include "gpu.h"
 #include "identity.h"
+#include "intensity.h"
 #include "ledger.h"
 
 /*
@@ -17,8 +18,10 @@
 
 struct gpu_accounting_options {
     enum idle_policy idle_policy;
-    double idle_power_watts; /* < 0: learn it from idle windows */
-    double max_power_watts;  /* plausibility bound for counter deltas */
+    double idle_power_watts;            /* < 0: learn it from idle windows */
+    double max_power_watts;             /* plausibility bound for counter deltas */
+    bool sm_share_only;                 /* --gpu-split=sm-share: no learned intensity */
+    struct intensity_options intensity; /* zero: the defaults */
 };
 
 struct gpu_accounting;

@@ -23,18 +23,6 @@
 /* Weights stay below 2^62 (a window of months at full activity): no overflow in the sum. */
 #define MAX_WEIGHT 4611686018427387904.0
 
-static const char *const reason_names[_INTENSITY_REASON_MAX] = {
-    [INTENSITY_LEARNED] = "learned",
-    [INTENSITY_NO_ACTIVITY] = "no_activity",
-    [INTENSITY_SINGLE_CLASS] = "single_class",
-    [INTENSITY_TOO_FEW_ROWS] = "too_few_rows",
-    [INTENSITY_NOT_IDENTIFIABLE] = "not_identifiable",
-};
-
-const char *intensity_reason_to_string(enum intensity_reason r) {
-    return (unsigned)r < _INTENSITY_REASON_MAX ? reason_names[r] : NULL;
-}
-
 static int grow_slots(struct intensity_gpu *g, size_t new_cap);
 
 static double or_default(double v, double def) {
@@ -410,14 +398,14 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
 
     kappa_eq = learned_act > 0 ? learned_energy / learned_act : 0;
     if (res->classes_active == 0)
-        res->reason = INTENSITY_NO_ACTIVITY;
+        res->reason = SPLIT_NO_ACTIVITY;
     else if (res->classes_active == 1)
-        res->reason = INTENSITY_SINGLE_CLASS;
+        res->reason = SPLIT_SINGLE_CLASS;
     else if (res->classes_learned >= 2 && kappa_eq > 0)
-        res->reason = INTENSITY_LEARNED;
+        res->reason = SPLIT_LEARNED;
     else
-        res->reason = g->dof < 2 ? INTENSITY_TOO_FEW_ROWS : INTENSITY_NOT_IDENTIFIABLE;
-    res->learned = res->reason == INTENSITY_LEARNED;
+        res->reason = g->dof < 2 ? SPLIT_TOO_FEW_ROWS : SPLIT_NOT_IDENTIFIABLE;
+    res->learned = res->reason == SPLIT_LEARNED;
     res->classes_pooled = res->learned ? res->classes_active - res->classes_learned : 0;
 
     for (size_t i = 0; i < w->n; i++) {
@@ -470,6 +458,9 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
     window_shares(g, w, shares, &res);
     res.idle_watts = g->theta[PARAM_IDLE];
     res.context_watts = g->theta[PARAM_CTX];
+    /* With a prior for the idle power, its posterior is known from the first solve on: the
+     * prior is knowledge, and only the data can move it. */
+    res.idle_known = g->learned[PARAM_IDLE] || (g->idle_prior_known && g->rows > 0);
     res.context_known = g->learned[PARAM_CTX];
     if (res.context_known) {
         double uj = g->theta[PARAM_CTX] * (double)w->context_us;

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store.h"
+
 /*
  * Learned power intensity: per GPU, how many watts each workload draws per unit of SM
  * activity, learned from the device's measured energy and the per-process activity in
@@ -76,7 +78,7 @@
  * in W per 100 % SM (absent until its class is identifiable); per GPU,
  * `joulestat_gpu_learned_split{gpu,uuid,model}`: 1 while the learned split is in use in
  * the last window, 0 in fallback, and `joulestat_gpu_learned_split_fallback_total{gpu,
- * reason}` counting fallback windows by intensity_reason_to_string().
+ * reason}` counting fallback windows by split_method_to_string().
  */
 
 #define INTENSITY_DEFAULT_TAU_S 15.0
@@ -98,17 +100,6 @@ struct intensity_options {
     double memory_weight;     /* strength of a learned value's memory, s^2 (0.5) */
     double idle_prior_weight; /* strength of the caller's idle power as a prior, s^2 (10) */
 };
-
-enum intensity_reason {
-    INTENSITY_LEARNED,          /* the learned split is in use */
-    INTENSITY_NO_ACTIVITY,      /* no consumer has SM activity in the window */
-    INTENSITY_SINGLE_CLASS,     /* one class active: the learned split equals SM share */
-    INTENSITY_TOO_FEW_ROWS,     /* not enough rows learned from yet */
-    INTENSITY_NOT_IDENTIFIABLE, /* fewer than two of the active classes are identifiable */
-    _INTENSITY_REASON_MAX,
-};
-
-const char *intensity_reason_to_string(enum intensity_reason r);
 
 struct intensity_consumer {
     uint64_t class_key; /* the workload; a process without one passes its own key */
@@ -138,7 +129,8 @@ struct intensity_share {
 
 struct intensity_result {
     bool learned; /* the learned split is in use in this window */
-    enum intensity_reason reason;
+    enum split_method reason;
+    bool idle_known;     /* P_idle identifiable */
     bool context_known;  /* P_ctx identifiable */
     uint64_t context_uj; /* P_ctx x context_us, at most energy_uj; 0 unless context_known */
     double idle_watts, context_watts; /* current estimates */

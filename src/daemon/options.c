@@ -20,6 +20,9 @@ const struct option_doc option_docs[] = {
     {OPT_GPU_IDLE_POLICY, "gpu-idle-policy", NULL, required_argument, "P", S,
      "Who gets a GPU's idle energy: even, share, memory, unattributed or allocation "
      "(default even)."},
+    {OPT_GPU_SPLIT, "gpu-split", NULL, required_argument, "M", S,
+     "How a shared GPU's energy is split: learned (each process by its learned watts per "
+     "unit of SM time, SM share until learned) or sm-share (default learned)."},
     {OPT_CPU_IDLE_POLICY, "cpu-idle-policy", NULL, required_argument, "P", S,
      "Who gets the CPU's idle energy: even, share or unattributed (default unattributed)."},
     {OPT_RAPL_SOURCE, "rapl-source", NULL, required_argument, "S", S,

@@ -165,7 +165,7 @@ static void print_truth(const struct sim_api *api, const struct snapshot *snap) 
 static int replay_loop(const struct config *cfg, const struct sim_api *api,
                        struct snapshot_slot *slot) {
     struct sampler *sampler = NULL;
-    uint64_t start_us, duration_us, end_us;
+    uint64_t start_us, duration_us, end_us, step_us, next_tick;
     int r;
 
     r = api->get_span(&start_us, &duration_us);
@@ -178,7 +178,11 @@ static int replay_loop(const struct config *cfg, const struct sim_api *api,
     r = sampler_new(cfg, slot, &sampler);
     if (r < 0)
         return log_error_errno(r, "replay: cannot create the sampler: %m");
-    for (uint64_t now = start_us;; now += cfg->sample_interval_ns / NSEC_PER_USEC) {
+    /* Ticks at --sample-interval, polls in between as the sampler thread does. */
+    step_us = sampler_poll_interval_ns(cfg) / NSEC_PER_USEC;
+    next_tick = start_us;
+
+    for (uint64_t now = start_us;; now += step_us) {
         struct tick_time t;
 
         if (now > end_us)
@@ -194,6 +198,11 @@ static int replay_loop(const struct config *cfg, const struct sim_api *api,
             .sample_us = now,
             .wall_seconds = (double)now / 1e6,
         };
+        if (now < next_tick && now != end_us) {
+            sampler_poll(sampler, &t);
+            continue;
+        }
+        next_tick += cfg->sample_interval_ns / NSEC_PER_USEC;
         r = sampler_tick(sampler, &t);
         if (r < 0) {
             log_error_errno(r, "replay: tick failed: %m");

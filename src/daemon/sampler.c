@@ -178,6 +178,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     struct gpu_accounting_options go = {
         .idle_policy = cfg->gpu_idle_policy,
         .idle_power_watts = cfg->gpu_idle_power_watts,
+        .sm_share_only = cfg->gpu_split_sm_share,
     };
     struct sampler *s = calloc(1, sizeof(*s));
     int r;
@@ -478,6 +479,17 @@ int sampler_tick(struct sampler *s, const struct tick_time *t) {
     return tick(s, t, true);
 }
 
+#define POLL_INTERVAL_NS (100 * NSEC_PER_MSEC)
+
+uint64_t sampler_poll_interval_ns(const struct config *cfg) {
+    return MIN(cfg->sample_interval_ns, POLL_INTERVAL_NS);
+}
+
+void sampler_poll(struct sampler *s, const struct tick_time *t) {
+    if (s->gpu)
+        gpu_source_poll(s->gpu, t->sample_us);
+}
+
 struct tick_time sampler_now(void) {
     return (struct tick_time){
         .mono_ns = clock_monotonic_ns(),
@@ -488,17 +500,22 @@ struct tick_time sampler_now(void) {
 
 static void *sampler_thread(void *userdata) {
     struct sampler *s = userdata;
-    uint64_t next = clock_monotonic_ns();
+    uint64_t poll = sampler_poll_interval_ns(s->cfg);
+    uint64_t next = clock_monotonic_ns(), next_poll = next;
 
     for (;;) {
         struct tick_time t = sampler_now();
         int r;
 
-        r = tick(s, &t, false);
-        if (r < 0)
-            log_error_errno(r, "sampler: tick failed: %m, retrying at the next tick");
-        next = schedule_next(next, s->cfg->sample_interval_ns);
-        if (stopper_sleep_until(&s->stopper, next))
+        if (t.mono_ns >= next) {
+            r = tick(s, &t, false);
+            if (r < 0)
+                log_error_errno(r, "sampler: tick failed: %m, retrying at the next tick");
+            next = schedule_next(next, s->cfg->sample_interval_ns);
+        } else
+            sampler_poll(s, &t);
+        next_poll = schedule_next(next_poll, poll);
+        if (stopper_sleep_until(&s->stopper, MIN(next, next_poll)))
             return NULL;
     }
 }

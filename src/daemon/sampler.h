@@ -34,6 +34,16 @@ struct sampler *sampler_free(struct sampler *s);
 /* One tick. Returns 0 or -ENOMEM (energy is never dropped: see gpu_accounting.h). */
 int sampler_tick(struct sampler *s, const struct tick_time *t);
 
+/*
+ * Between two ticks: keeps the GPUs' new utilisation samples for the next tick. The driver
+ * answers with only each process's newest sample (one per ~167 ms period), so a tick once
+ * a second alone would see one period in six; polls every sampler_poll_interval_ns() see
+ * them all. Cheap: one driver call per GPU.
+ */
+void sampler_poll(struct sampler *s, const struct tick_time *t);
+/* min(--sample-interval, 100 ms). */
+uint64_t sampler_poll_interval_ns(const struct config *cfg);
+
 /* The tick time now, from the real clocks. */
 struct tick_time sampler_now(void);
 

@@ -94,6 +94,10 @@ int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **r
 int gpu_source_sample(struct gpu_source *s, uint64_t now_us,
                       const struct gpu_device_reading **ret_devices, size_t *ret_n);
 
+/* Between two gpu_source_sample() calls: keeps every device's new utilisation samples
+ * for the next one. Cheap (one driver call per device); errors wait for the next sample. */
+void gpu_source_poll(struct gpu_source *s, uint64_t now_us);
+
 struct gpu_source *gpu_source_close(struct gpu_source *s);
 
 /* One line per feature that works or not, for `joulestat check` (appends to a strbuf). */

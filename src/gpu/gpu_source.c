@@ -198,6 +198,14 @@ int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **r
     return first_error < 0 ? first_error : -ENODEV;
 }
 
+void gpu_source_poll(struct gpu_source *s, uint64_t now_us) {
+    if (!s->backend->poll_samples)
+        return;
+    for (size_t i = 0; i < s->n_devices; i++)
+        if (s->slots[i].have_handle && s->readings[i].up)
+            (void)s->backend->poll_samples(s->state, i, now_us);
+}
+
 struct gpu_source *gpu_source_close(struct gpu_source *s) {
     if (!s)
         return NULL;

@@ -141,6 +141,7 @@ static void nvml_device_close(void *state, size_t index) {
     struct nvml_state *s = state;
 
     s->devices[index].handle = NULL;
+    s->devices[index].n_pending = 0;
 }
 
 /* Modes: a transient failure leaves the value unknown for this tick and is retried at the
@@ -323,6 +324,7 @@ const struct gpu_backend gpu_backend_nvml = {
     .read_energy = nvml_read_energy,
     .read_processes = nvml_read_processes,
     .read_samples = nvml_read_utilization,
+    .poll_samples = nvml_poll_utilization,
     .describe = nvml_describe,
     .describe_device = nvml_describe_device,
 };

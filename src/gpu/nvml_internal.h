@@ -28,6 +28,7 @@ struct nvml_device {
 
     struct nvml_feature_status features[_GPU_FEATURE_MAX];
     uint64_t last_seen_us; /* newest utilisation sample accepted so far */
+    size_t n_pending;      /* samples polls kept in utils for the next reading */
 
     /* MIG mode changes only with a GPU reset and compute mode by an administrator's
      * nvidia-smi, so they are asked for every NVML_MODES_REFRESH_US, not every tick. */
@@ -73,6 +74,8 @@ int nvml_read_processes(void *state, size_t index, struct gpu_device_reading *rd
 
 /* Fills rd->utils with samples newer than the last accepted one and not after now_us + a
  * little slack; none in MIG mode. Returns 0, -ENOMEM or -ENODEV (device lost). */
+/* Keeps the samples newer than the last for the next nvml_read_utilization(). */
+int nvml_poll_utilization(void *state, size_t index, uint64_t now_us);
 int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
                           struct gpu_device_reading *rd);
 

@@ -238,10 +238,13 @@ static int utilization_legacy(struct nvml_state *s, struct nvml_device *d, uint6
 typedef int utilization_fn(struct nvml_state *s, struct nvml_device *d, uint64_t now_us, size_t *n,
                            uint64_t *newest, nvmlReturn_t *ret_code);
 
-int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
-                          struct gpu_device_reading *rd) {
-    struct nvml_state *s = state;
-    struct nvml_device *d = &s->devices[index];
+/*
+ * Reads the samples newer than the last accepted one into the device's array, after the
+ * d->n_pending that earlier polls kept there. *ret_supported: an API answered (or failed
+ * only for now). Returns 0, -ENODEV or -ENOMEM.
+ */
+static int fetch_samples(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
+                         bool *ret_supported) {
     /* Newest API first; one that turns out unsupported hands over to the next at once. */
     static const struct {
         enum gpu_feature feature;
@@ -251,13 +254,9 @@ int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
         {GPU_FEATURE_UTILIZATION_LEGACY, utilization_legacy},
     };
     uint64_t newest = d->last_seen_us;
-    size_t n = 0;
+    size_t n = d->n_pending;
 
-    rd->n_utils = 0;
-    rd->utils_supported = false;
-    /* Per-process utilisation does not exist in MIG mode (documented); do not ask. */
-    if (rd->mig_enabled)
-        return 0;
+    *ret_supported = false;
     for (size_t a = 0; a < ARRAY_SIZE(apis); a++) {
         nvmlReturn_t code = NVML_SUCCESS;
         int r;
@@ -275,11 +274,39 @@ int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
         if (r < 0 && !nvml_feature_usable(d, apis[a].feature))
             continue;
         /* Works, or failed for now (no samples this tick; tried again next tick). */
-        rd->utils_supported = true;
+        *ret_supported = true;
         break;
     }
     d->last_seen_us = newest;
-    rd->n_utils = n;
+    d->n_pending = n;
+    return 0;
+}
+
+int nvml_poll_utilization(void *state, size_t index, uint64_t now_us) {
+    struct nvml_state *s = state;
+    struct nvml_device *d = &s->devices[index];
+    bool supported;
+
+    if (!d->handle || d->mig_enabled)
+        return 0;
+    return fetch_samples(s, d, now_us, &supported);
+}
+
+int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
+                          struct gpu_device_reading *rd) {
+    struct nvml_state *s = state;
+    struct nvml_device *d = &s->devices[index];
+    int r = 0;
+
+    rd->n_utils = 0;
+    rd->utils_supported = false;
+    /* Per-process utilisation does not exist in MIG mode (documented); do not ask. */
+    if (!rd->mig_enabled)
+        r = fetch_samples(s, d, now_us, &rd->utils_supported);
+    if (r < 0)
+        return r;
+    rd->n_utils = rd->mig_enabled ? 0 : d->n_pending;
     rd->utils = d->utils;
+    d->n_pending = 0;
     return 0;
 }

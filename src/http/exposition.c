@@ -44,6 +44,7 @@ enum process_value {
     PV_MEM_USED,
     PV_START_TIME,
     PV_ACTIVE,
+    PV_INTENSITY,
 };
 
 static const struct {
@@ -59,6 +60,9 @@ static const struct {
     {"_start_time_seconds", "Process start time in seconds since the Unix epoch.", PV_START_TIME},
     {"_active", "1 while the process runs, 0 after it exited (kept for the retention time).",
      PV_ACTIVE},
+    {"_power_intensity_watts",
+     "Learned power of the process's workload at 100 % SM, in watts (absent until learned).",
+     PV_INTENSITY},
 };
 
 static void process_gauge(struct render *r, const struct snap_gpu_process *p, enum process_value v,
@@ -83,6 +87,11 @@ static void process_gauge(struct render *r, const struct snap_gpu_process *p, en
     case PV_START_TIME:
         d = p->start_time_seconds;
         if (!isfinite(d) || d <= 0)
+            return;
+        break;
+    case PV_INTENSITY:
+        d = p->intensity_watts;
+        if (!p->intensity_valid || !isfinite(d))
             return;
         break;
     case PV_ACTIVE:
@@ -185,6 +194,14 @@ static const struct family gpu_processes = {"joulestat_", "gpu_processes", "gaug
                                             "Processes on the GPU in the last window."};
 static const struct family gpu_up = {"joulestat_", "gpu_up", "gauge",
                                      "1 when the GPU answered in the last sample."};
+static const struct family gpu_learned_split = {
+    "joulestat_", "gpu_learned_split", "gauge",
+    "1 when the last window's energy was split by learned power intensity, 0 when by SM "
+    "share (the fallback)."};
+static const struct family gpu_split_windows = {
+    "joulestat_", "gpu_split_windows_total", "counter",
+    "Windows by how their energy was split: learned, or SM share and why (no_activity, "
+    "single_class, too_few_rows, not_identifiable)."};
 
 static void render_gpus(struct render *r, const struct snapshot *s, const char *prefix,
                         bool compat) {
@@ -235,6 +252,20 @@ static void render_gpus(struct render *r, const struct snapshot *s, const char *
         gpu_label(r, &s->gpus[i]);
         end_u64(r, s->gpus[i].up);
     }
+    family_begin(r, &gpu_learned_split);
+    for (size_t i = 0; i < s->n_gpus; i++)
+        if (s->gpus[i].split_valid) {
+            gpu_label(r, &s->gpus[i]);
+            end_u64(r, s->gpus[i].split == SPLIT_LEARNED);
+        }
+    family_begin(r, &gpu_split_windows);
+    for (size_t i = 0; i < s->n_gpus; i++)
+        if (s->gpus[i].split_valid)
+            for (unsigned k = 0; k < _SPLIT_METHOD_MAX; k++) {
+                gpu_label(r, &s->gpus[i]);
+                put_label(r->out, false, "method", split_method_to_string(k), SIZE_MAX);
+                end_u64(r, s->gpus[i].split_windows[k]);
+            }
     if (!compat)
         return;
 

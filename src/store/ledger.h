@@ -47,6 +47,12 @@ struct ledger_process {
     /* The wl entries were refreshed from id as it is now; whoever replaces id (the
      * Kubernetes name fill) clears it, so the next booking copies names again. */
     bool wl_fresh;
+    /* Kept by the GPU accounting from one window to the next. */
+    uint64_t last_sample_us; /* its last utilisation sample counted (0: none yet) */
+    int64_t carry;           /* sub-microjoule remainder it is owed, 2^-32 uJ */
+    uint64_t class_key;      /* whose learned intensity it shares (0: not derived yet) */
+    bool intensity_valid;    /* its class's intensity is learned */
+    double intensity_watts;  /* W per 100 % SM */
 };
 
 struct ledger_workload {
@@ -87,6 +93,9 @@ struct ledger_gpu {
     bool idle_power_valid;
     double idle_power_watts;
     unsigned process_count;
+    bool split_valid;        /* per-process utilisation: a split method applies */
+    enum split_method split; /* the last window's */
+    uint64_t split_windows[_SPLIT_METHOD_MAX];
 };
 
 struct ledger_rapl {

@@ -91,6 +91,8 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
             .memory_used_bytes = p->memory_used_bytes,
             .start_time_seconds = p->start_time_seconds,
             .active = p->active,
+            .intensity_valid = p->intensity_valid,
+            .intensity_watts = p->intensity_watts,
         };
     }
     qsort(s->gpu_processes, s->n_gpu_processes, sizeof(*s->gpu_processes), compare_gpu_process);
@@ -128,10 +130,13 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
             .idle_power_valid = g->idle_power_valid,
             .idle_power_watts = g->idle_power_watts,
             .process_count = g->process_count,
+            .split_valid = g->split_valid,
+            .split = g->split,
         };
         memcpy(d->uuid, g->uuid, sizeof(d->uuid));
         memcpy(d->model, g->model, sizeof(d->model));
         memcpy(d->unattributed_uj, g->unattributed_uj, sizeof(d->unattributed_uj));
+        memcpy(d->split_windows, g->split_windows, sizeof(d->split_windows));
     }
     s->n_gpus = n_gpus;
 

@@ -19,6 +19,18 @@ const char *unattributed_reason_to_string(enum unattributed_reason r) {
     return (unsigned)r < _UNATTR_MAX ? reason_names[r] : NULL;
 }
 
+static const char *const split_method_names[_SPLIT_METHOD_MAX] = {
+    [SPLIT_LEARNED] = "learned",
+    [SPLIT_NO_ACTIVITY] = "no_activity",
+    [SPLIT_SINGLE_CLASS] = "single_class",
+    [SPLIT_TOO_FEW_ROWS] = "too_few_rows",
+    [SPLIT_NOT_IDENTIFIABLE] = "not_identifiable",
+};
+
+const char *split_method_to_string(enum split_method m) {
+    return (unsigned)m < _SPLIT_METHOD_MAX ? split_method_names[m] : NULL;
+}
+
 unsigned snapshot_rapl_domains(const struct snapshot *s) {
     unsigned mask = 0;
 

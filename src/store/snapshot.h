@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "split_method.h" /* IWYU pragma: export */
+
 #include "workload_kind.h"
 
 /*
@@ -29,6 +31,8 @@ struct snap_gpu_process {
     uint64_t memory_used_bytes;
     double start_time_seconds; /* unix time */
     bool active;
+    bool intensity_valid;   /* its workload's power intensity is learned */
+    double intensity_watts; /* W per 100 % SM */
 };
 
 /* CPU energy per process (--cpu-process-metrics), one counter per RAPL domain (indexed by
@@ -66,6 +70,9 @@ struct snap_gpu {
     bool idle_power_valid;
     double idle_power_watts;
     unsigned process_count;
+    bool split_valid;        /* per-process utilisation: a split method applies */
+    enum split_method split; /* the last window's */
+    uint64_t split_windows[_SPLIT_METHOD_MAX];
 };
 
 struct snap_rapl {

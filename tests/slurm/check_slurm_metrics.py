@@ -53,8 +53,13 @@ def main():
     for job in jobs:
         if job_cpu.get(job, 0) <= 0:
             failures.append("job %s has no CPU energy (jobs seen: %s)" % (job, job_cpu))
-    if set(job_cpu) != set(jobs):
-        failures.append("jobs exported %s, ran %s" % (sorted(job_cpu), sorted(jobs)))
+    # A job this cluster never ran can only come from another process on the machine that
+    # carries SLURM_JOB_ID in its environment (another test's): legitimate on a real node,
+    # and still covered by the conservation checks below. A job this cluster ran under a
+    # different id would show as a missing job above.
+    extra = sorted(set(job_cpu) - set(jobs))
+    if extra:
+        print("note: jobs from other processes on this machine: %s" % extra)
 
     # Conservation: the zone's measured energy (a whole number of 2 J steps of the fake
     # zone) == every workload's CPU energy + the unattributed parts, exactly.

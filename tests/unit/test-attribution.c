@@ -362,13 +362,20 @@ static void test_split_edges(void **state) {
         assert_int_equal(res.active_uj, 600);
         assert_false(res.exclusive);
 
-        /* Alone: all of it, measured, whatever the policy and the idle power. */
+        /* Alone: all of it, measured, whatever the idle power; under unattributed the
+         * idle part stays at device level and the rest is an estimate. */
         req.n = 1;
         req.consumers = &one;
         ASSERT_OK(split(&req, parts, &res));
-        assert_int_equal(parts[0], 1000);
-        assert_true(res.exclusive);
-        assert_int_equal(res.unattributed_idle_uj, 0);
+        if (p == IDLE_POLICY_UNATTRIBUTED) {
+            assert_int_equal(parts[0], 600);
+            assert_false(res.exclusive);
+            assert_int_equal(res.unattributed_idle_uj, 400);
+        } else {
+            assert_int_equal(parts[0], 1000);
+            assert_true(res.exclusive);
+            assert_int_equal(res.unattributed_idle_uj, 0);
+        }
         assert_int_equal(res.unattributed_no_consumer_uj, 0);
 
         /* Idle above the measurement is capped: everything is idle. Weights all zero. */
@@ -568,9 +575,11 @@ static void check_one_policy(struct prop_ctx *ctx, size_t n, uint64_t energy, ui
     }
     assert_int_equal(res.unattributed_no_consumer_uj, 0);
     if (n == 1) {
-        assert_true(res.exclusive);
-        assert_int_equal(ctx->parts[0], energy);
-        assert_int_equal(res.unattributed_idle_uj, 0);
+        bool keep = policy == IDLE_POLICY_UNATTRIBUTED && capped_idle > 0;
+
+        assert_true(res.exclusive == !keep);
+        assert_int_equal(ctx->parts[0], keep ? energy - capped_idle : energy);
+        assert_int_equal(res.unattributed_idle_uj, keep ? capped_idle : 0);
         return;
     }
     assert_false(res.exclusive);

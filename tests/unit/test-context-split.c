@@ -54,7 +54,8 @@ static void test_documented_window(void **state) {
     split_scratch_done(&s);
 }
 
-/* One consumer keeps the whole delta, measured; no holder, or no uplift, is the plain
+/* One consumer keeps the whole delta, measured (less the no-context idle under
+ * unattributed); no holder, or no uplift, is the plain
  * split; an uplift above the delta is capped at it. */
 static void test_special_cases(void **state) {
     static const uint64_t held[] = {1000000, 0}, none[] = {0, 0};
@@ -70,8 +71,13 @@ static void test_special_cases(void **state) {
 
     ASSERT_OK(split_scratch_reserve(&s, 2));
     ASSERT_OK(split_with_context(&req, 3 * J, held, &s, parts, &res));
+    assert_int_equal(parts[0], 6 * J); /* the no-context idle stays at device level */
+    assert_false(res.exclusive);
+    req.policy = IDLE_POLICY_EVEN;
+    ASSERT_OK(split_with_context(&req, 3 * J, held, &s, parts, &res));
     assert_int_equal(parts[0], 10 * J);
     assert_true(res.exclusive);
+    req.policy = IDLE_POLICY_UNATTRIBUTED;
 
     req.n = 2;
     ASSERT_OK(split_with_context(&req, 3 * J, none, &s, parts, &res));

@@ -34,9 +34,9 @@ static void test_reason_names(void **state) {
     static const char *const names[] = {"learned", "no_activity", "single_class", "too_few_rows",
                                         "not_identifiable"};
 
-    for (int i = 0; i < _INTENSITY_REASON_MAX; i++)
-        assert_string_equal(intensity_reason_to_string((enum intensity_reason)i), names[i]);
-    assert_null(intensity_reason_to_string(_INTENSITY_REASON_MAX));
+    for (int i = 0; i < _SPLIT_METHOD_MAX; i++)
+        assert_string_equal(split_method_to_string((enum split_method)i), names[i]);
+    assert_null(split_method_to_string(_SPLIT_METHOD_MAX));
 }
 
 /*
@@ -67,7 +67,7 @@ static void test_recover_within_10_percent(void **state) {
     /* The first windows: nothing learned yet. */
     ASSERT_OK(synth_step(&s, &r, S));
     assert_false(r.last.learned);
-    assert_int_equal(r.last.reason, INTENSITY_TOO_FEW_ROWS);
+    assert_int_equal(r.last.reason, SPLIT_TOO_FEW_ROWS);
     run_seconds(&s, &r, 299);
 
     for (size_t c = 0; c < 3; c++) {
@@ -199,7 +199,7 @@ static void test_proportional_not_identifiable(void **state) {
     }
     /* The last window had both active: not identifiable, not "too few rows". */
     assert_int_equal(r.last.classes_active, 2);
-    assert_int_equal(r.last.reason, INTENSITY_NOT_IDENTIFIABLE);
+    assert_int_equal(r.last.reason, SPLIT_NOT_IDENTIFIABLE);
     synth_run_done(&r);
     synth_done(&s);
 }
@@ -225,7 +225,7 @@ static void test_single_class(void **state) {
     run_seconds(&s, &r, 120);
     assert_int_equal(r.windows_learned, 0);
     assert_int_equal(r.last.classes_active, 1);
-    assert_int_equal(r.last.reason, INTENSITY_SINGLE_CLASS);
+    assert_int_equal(r.last.reason, SPLIT_SINGLE_CLASS);
     /* Its intensity is known all the same (its activity varied), for the export. */
     ASSERT_OK(intensity_class_get(r.est, 9, &info));
     assert_true(info.learned);
@@ -366,7 +366,7 @@ static void test_unlearned_class_keeps_its_sm_share(void **state) {
     assert_true(a.learned && b.learned);
     ASSERT_OK(intensity_window(r.est, &w, sh, &res));
     assert_true(res.learned);
-    assert_int_equal(res.reason, INTENSITY_LEARNED);
+    assert_int_equal(res.reason, SPLIT_LEARNED);
     assert_int_equal(res.classes_active, 3);
     assert_int_equal(res.classes_learned, 2);
     assert_int_equal(res.classes_pooled, 1);
@@ -381,7 +381,7 @@ static void test_unlearned_class_keeps_its_sm_share(void **state) {
     c[1].class_key = 6666;
     ASSERT_OK(intensity_window(r.est, &w, sh, &res));
     assert_false(res.learned);
-    assert_int_equal(res.reason, INTENSITY_NOT_IDENTIFIABLE);
+    assert_int_equal(res.reason, SPLIT_NOT_IDENTIFIABLE);
     assert_int_equal(sh[0].weight, 50 * S);
     assert_int_equal(sh[1].weight, 30 * S);
     synth_run_done(&r);
@@ -458,7 +458,7 @@ static void test_errors(void **state) {
     /* An empty window is fine: nothing active. */
     ASSERT_OK(intensity_window(g, &(struct intensity_window){.duration_us = S, .learn = true}, NULL,
                                &res));
-    assert_int_equal(res.reason, INTENSITY_NO_ACTIVITY);
+    assert_int_equal(res.reason, SPLIT_NO_ACTIVITY);
     assert_null(intensity_gpu_free(g));
     assert_null(intensity_gpu_free(NULL));
 }

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attribution.h"
+#include "counter.h"
+#include "gpu_accounting.h"
+#include "hashmap.h"
+#include "idle_power.h"
+#include "intensity.h"
+#include "process_weights.h"
+#include "weights.h"
+
+/* Per-device state carried from one window to the next. */
+struct gpu_track {
+    bool seen;
+    bool window_open; /* a baseline exists: the next reading closes a window */
+    bool gap;         /* readings were missing since the last window */
+    uint64_t window_start_us;
+    struct energy_counter counter;
+    bool power_primed; /* power integration (no energy counter) */
+    uint32_t last_power_mw;
+    uint64_t power_remainder;
+    struct idle_power idle;
+    /* pid + 1 -> start_ticks + 1 of the processes in the last two windows: a process that
+     * exited since still has samples to account, but no /proc entry to resolve. */
+    struct hashmap pids_now, pids_prev;
+    /* The last window's consumers and their ledger entries, valid while the ledger frees
+     * no process entry (process_gen): the next window with the same pids in the same
+     * order, the steady state, books to them without a lookup per process. */
+    size_t n_last, last_cap;
+    uint32_t *last_pids;
+    struct ledger_process **last_procs;
+    uint64_t last_process_gen;
+    /* The learned split (gpu_learned.c): the driver's sample period, and the intensity
+     * model, made at the first window that needs it (NULL after it could not be). */
+    struct sample_period period;
+    struct intensity_gpu *intensity;
+    bool intensity_failed;
+};
+
+struct gpu_accounting {
+    struct gpu_accounting_options opts;
+    struct gpu_track tracks[LEDGER_MAX_GPUS];
+
+    /* Scratch reused by every window, so the tick does not allocate once warm. */
+    struct hashmap pid_index; /* pid + 1 -> consumer index + 1 */
+    size_t cap;
+    uint32_t *pids;
+    struct split_consumer *consumers;
+    struct ledger_process **procs;
+    uint64_t *parts;
+    uint64_t *weights; /* SM activity, percent-microseconds */
+    uint64_t *mem_weights;
+    bool *memory_valid;
+    size_t n_running; /* consumers [0, n_running) are in the running-process list */
+    size_t learned_cap;
+    uint64_t *last_sample_us;
+    uint64_t *early;
+    uint64_t *held_us;
+    int64_t *carries;
+    struct intensity_consumer *intensity_in;
+    struct intensity_share *intensity_out;
+    size_t samples_cap;
+    struct util_sample *samples;
+    struct split_scratch split;
+
+    /* Pods holding GPUs (policy allocation) and their scratch: one holder per pod. */
+    const struct gpu_alloc_table *allocs;
+    pod_uid_lookup_fn lookup_uid;
+    void *lookup_userdata;
+    size_t holders_cap;
+    struct split_consumer *holders;
+    uint64_t *holder_parts;
+    const struct gpu_alloc **holder_first; /* the pod's first entry in the table */
+};
+
+/* What the learned split gives a window besides the consumers' weights. */
+struct learned_window {
+    enum split_method method;
+    uint64_t context_uj; /* the context uplift, for the holders (0: not identifiable) */
+    bool idle_known;     /* the learned no-context idle power, when identifiable */
+    double idle_watts;
+};
+
+/* Reserves the scratch of gpu_learned.c for n consumers. Returns 0 or -ENOMEM. */
+int learned_reserve(struct gpu_accounting *a, size_t n);
+
+/*
+ * The window's SM activity per consumer (a->weights, a->mem_weights, a->early), each
+ * sample weighted by the interval since its own process's previous sample (the state kept
+ * in a->procs[i]->last_sample_us). Returns 0 or -EINVAL.
+ */
+int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
+                     uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats);
+
+/*
+ * The consumers' split weights (a->consumers[i].weight) from the learned intensities and
+ * the activity, the time each held a context (a->held_us) and their carries (a->carries).
+ * model (the GPU's name) gives a typical idle power until idle is observed. Falls back to SM
+ * activity when the model cannot be made. Never fails.
+ */
+void learned_weights(struct gpu_accounting *a, struct gpu_track *t, const char *model, size_t n,
+                     uint64_t t0_us, uint64_t t1_us, uint64_t energy_uj, bool learn,
+                     struct learned_window *ret);

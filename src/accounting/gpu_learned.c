@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "gpu_accounting_internal.h"
+#include "gpu_idle_prior.h"
+#include "macro.h"
+
+int learned_reserve(struct gpu_accounting *a, size_t n) {
+    size_t c[6] = {a->learned_cap, a->learned_cap, a->learned_cap,
+                   a->learned_cap, a->learned_cap, a->learned_cap};
+    int r = 0;
+
+    if (n <= a->learned_cap)
+        return 0;
+    r = grow_array(&a->last_sample_us, &c[0], n, sizeof(*a->last_sample_us));
+    if (r >= 0)
+        r = grow_array(&a->early, &c[1], n, sizeof(*a->early));
+    if (r >= 0)
+        r = grow_array(&a->held_us, &c[2], n, sizeof(*a->held_us));
+    if (r >= 0)
+        r = grow_array(&a->carries, &c[3], n, sizeof(*a->carries));
+    if (r >= 0)
+        r = grow_array(&a->intensity_in, &c[4], n, sizeof(*a->intensity_in));
+    if (r >= 0)
+        r = grow_array(&a->intensity_out, &c[5], n, sizeof(*a->intensity_out));
+    if (r < 0)
+        return r;
+    a->learned_cap = c[0];
+    for (size_t i = 1; i < sizeof(c) / sizeof(c[0]); i++)
+        a->learned_cap = MIN(a->learned_cap, c[i]);
+    return 0;
+}
+
+int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
+                     uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats) {
+    int r;
+
+    for (size_t i = 0; i < n; i++)
+        a->last_sample_us[i] = a->procs[i]->last_sample_us;
+    r = process_window_weights(a->samples, n_samples, t0_us, t1_us, &t->period, n,
+                               a->last_sample_us, a->weights, a->early, a->mem_weights, ret_stats);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n; i++)
+        a->procs[i]->last_sample_us = a->last_sample_us[i];
+    return 0;
+}
+
+/*
+ * The workload whose intensity a process learns with and shares: the same command in the
+ * same container, pod, job or service, so the hundredth run of a short job starts from what
+ * the ones before taught. A process of no workload learns alone.
+ */
+static uint64_t class_of(const struct ledger_process *p) {
+    const struct snap_identity *id = p->id;
+    uint64_t h;
+
+    if (!id ||
+        (!id->container_id[0] && !id->pod_uid[0] && !id->slurm_job[0] && !id->systemd_unit[0]))
+        return p->key | 1; /* never 0, which means "not derived yet" */
+    h = hash_bytes(id->process_name, strlen(id->process_name), 0x6a6f756c65737461ULL);
+    h = hash_bytes(id->container_id, strlen(id->container_id), h);
+    h = hash_bytes(id->pod_uid, strlen(id->pod_uid), h);
+    h = hash_bytes(id->slurm_job, strlen(id->slurm_job), h);
+    h = hash_bytes(id->systemd_unit, strlen(id->systemd_unit), h);
+    return h | 1;
+}
+
+/*
+ * How long each consumer held a context in (t0, t1]: a listed process from its start (when
+ * known) to the window's end; one that is no longer listed until its last sample. Returns
+ * the longest, the time at least one context was held as far as the readings tell.
+ */
+static uint64_t held_times(struct gpu_accounting *a, size_t n, uint64_t t0_us, uint64_t t1_us) {
+    uint64_t longest = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct ledger_process *p = a->procs[i];
+        uint64_t from = t0_us, until = t1_us;
+
+        if (i < a->n_running) {
+            double start_us = p->start_time_seconds * 1e6;
+
+            if (start_us > (double)t0_us)
+                from = start_us < (double)t1_us ? (uint64_t)start_us : t1_us;
+        } else
+            until = p->last_sample_us > t0_us ? MIN(p->last_sample_us, t1_us) : t0_us;
+        a->held_us[i] = until - from;
+        longest = MAX(longest, a->held_us[i]);
+    }
+    return longest;
+}
+
+static void fallback(struct gpu_accounting *a, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        a->consumers[i].weight = a->weights[i];
+        a->procs[i]->intensity_valid = false;
+    }
+}
+
+void learned_weights(struct gpu_accounting *a, struct gpu_track *t, const char *model, size_t n,
+                     uint64_t t0_us, uint64_t t1_us, uint64_t energy_uj, bool learn,
+                     struct learned_window *ret) {
+    struct intensity_window w;
+    struct intensity_result res;
+    uint64_t context_us = held_times(a, n, t0_us, t1_us);
+    double idle_w = idle_power_watts(&t->idle);
+    bool idle_known = idle_power_known(&t->idle) || gpu_typical_idle_watts(model, &idle_w);
+
+    *ret = (struct learned_window){.method = SPLIT_NOT_IDENTIFIABLE};
+    for (size_t i = 0; i < n; i++)
+        a->carries[i] = a->procs[i]->carry;
+    if (!t->intensity && !t->intensity_failed &&
+        intensity_gpu_new(&a->opts.intensity, &t->intensity) < 0)
+        t->intensity_failed = true; /* out of memory: SM share from now on */
+    if (!t->intensity) {
+        fallback(a, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct ledger_process *p = a->procs[i];
+
+        if (p->class_key == 0)
+            p->class_key = class_of(p);
+        a->intensity_in[i] = (struct intensity_consumer){
+            .class_key = p->class_key,
+            .activity = a->weights[i],
+            .early = a->early[i],
+        };
+    }
+    w = (struct intensity_window){
+        .duration_us = t1_us - t0_us,
+        .context_us = MIN(context_us, t1_us - t0_us),
+        .energy_uj = energy_uj,
+        .learn = learn,
+        .idle_prior_known = idle_known,
+        .idle_prior_w = idle_w,
+        .n = n,
+        .consumers = a->intensity_in,
+    };
+    if (intensity_window(t->intensity, &w, a->intensity_out, &res) < 0) {
+        fallback(a, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        a->consumers[i].weight = a->intensity_out[i].weight;
+        a->procs[i]->intensity_valid = a->intensity_out[i].learned;
+        a->procs[i]->intensity_watts = a->intensity_out[i].watts;
+    }
+    *ret = (struct learned_window){
+        .method = res.reason,
+        .context_uj = res.context_uj,
+        .idle_known = res.idle_known || idle_known,
+        .idle_watts = res.idle_known ? res.idle_watts : idle_w,
+    };
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * How a GPU window's active energy was split among its processes: by the learned power
+ * intensity of each (src/accounting/intensity.h), or by SM share and why the learned split
+ * did not apply. Exported per GPU (docs/METRICS.md).
+ */
+enum split_method {
+    SPLIT_LEARNED,          /* learned intensity x SM activity */
+    SPLIT_NO_ACTIVITY,      /* no process had SM activity in the window */
+    SPLIT_SINGLE_CLASS,     /* one workload active: the learned split equals SM share */
+    SPLIT_TOO_FEW_ROWS,     /* not enough windows learned from yet */
+    SPLIT_NOT_IDENTIFIABLE, /* fewer than two of the active workloads are identifiable */
+    _SPLIT_METHOD_MAX,
+};
+
+/* "learned", "no_activity", "single_class", "too_few_rows", "not_identifiable"; NULL out
+ * of range. */
+const char *split_method_to_string(enum split_method m);

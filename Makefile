@@ -24,7 +24,7 @@ DESTDIR     ?=
 INSTALL_SIM ?= OFF
 
 .PHONY: all deps deps-test deps-package build build-demo build-asan test test-main test-asan \
-	lint format demo install package bench clean
+	lint format demo install package bench accuracy clean
 
 all: build
 
@@ -92,6 +92,14 @@ package: deps-package
 bench:
 	@scripts/install-deps demo test bench
 	@bench/run
+
+# Every shipped scenario plus 32 generated mixes against the simulator's truth, beside the
+# baselines users would otherwise pick; rewrites docs/ACCURACY.md and docs/accuracy.png.
+accuracy: build-demo
+	@scripts/install-deps accuracy
+	@rm -rf $(BUILD)/mixes && scripts/gen-mixes --count 32 $(BUILD)/mixes
+	@scripts/accuracy-report --joulestat $(BUILD)/joulestat --jobs $(JOBS) \
+	    --markdown docs/ACCURACY.md --chart docs/accuracy.png scenarios/*.scn $(BUILD)/mixes/*.scn
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(PKG_BUILD)

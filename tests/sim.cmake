@@ -31,3 +31,9 @@ add_test(NAME accuracy-tools
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/accuracy-tools.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(accuracy-tools PROPERTIES LABELS e2e TIMEOUT 300)
+
+# A part of `make accuracy` with its thresholds (docs/ACCURACY.md).
+add_test(NAME accuracy-gate
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/accuracy-gate.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(accuracy-gate PROPERTIES LABELS e2e TIMEOUT 300)

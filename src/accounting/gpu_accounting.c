@@ -191,6 +191,12 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
     return 0;
 }
 
+void gpu_accounting_set_observer(struct gpu_accounting *a, gpu_window_observer_fn fn,
+                                 void *userdata) {
+    a->opts.observer = fn;
+    a->opts.observer_userdata = userdata;
+}
+
 void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_alloc_table *t,
                                     pod_uid_lookup_fn lookup_uid, void *userdata) {
     a->allocs = t;
@@ -509,6 +515,18 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
             p->memory_used_bytes = a->consumers[i].memory;
     }
     g->process_count = (unsigned)n;
+    if (a->opts.observer)
+        a->opts.observer(a->opts.observer_userdata,
+                         &(struct gpu_window_trace){
+                             .gpu = d->index,
+                             .t0_us = t->window_start_us,
+                             .t1_us = now_us,
+                             .energy_uj = energy_uj,
+                             .idle_uj = res.idle_uj,
+                             .n = n,
+                             .procs = (const struct ledger_process *const *)a->procs,
+                             .activity = a->weights,
+                         });
     if (same)
         t->n_last = n; /* the remembered arrays are this window's already */
     else

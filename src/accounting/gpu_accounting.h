@@ -16,12 +16,26 @@
  * and tick: (previous tick, this tick].
  */
 
+/* One GPU window as the split saw it, for `joulestat replay --trace` (the baselines of
+ * scripts/accuracy-score are computed from it). Arrays of n, valid during the call. */
+struct gpu_window_trace {
+    unsigned gpu;
+    uint64_t t0_us, t1_us;
+    uint64_t energy_uj, idle_uj;
+    size_t n;
+    const struct ledger_process *const *procs;
+    const uint64_t *activity; /* SM activity, percent-microseconds */
+};
+typedef void (*gpu_window_observer_fn)(void *userdata, const struct gpu_window_trace *w);
+
 struct gpu_accounting_options {
     enum idle_policy idle_policy;
     double idle_power_watts;            /* < 0: learn it from idle windows */
     double max_power_watts;             /* plausibility bound for counter deltas */
     bool sm_share_only;                 /* --gpu-split=sm-share: no learned intensity */
     struct intensity_options intensity; /* zero: the defaults */
+    gpu_window_observer_fn observer;    /* optional: called after each split window */
+    void *observer_userdata;
 };
 
 struct gpu_accounting;
@@ -40,6 +54,9 @@ typedef int (*pod_uid_lookup_fn)(void *userdata, const char *namespace_, const c
                                  const char **ret_uid);
 void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_alloc_table *t,
                                     pod_uid_lookup_fn lookup_uid, void *userdata);
+
+void gpu_accounting_set_observer(struct gpu_accounting *a, gpu_window_observer_fn fn,
+                                 void *userdata);
 
 struct gpu_tick_stats {
     unsigned devices_down;

@@ -195,6 +195,9 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
         if (parse_bool(arg, &cfg->cpu_process_metrics) < 0)
             return bad(name, arg, "expected true or false");
         return 0;
+    case OPT_TRACE:
+        cfg->replay_trace = arg;
+        return 0;
     case OPT_SCENARIO:
         cfg->scenario = arg;
         return 0;

@@ -62,6 +62,7 @@ struct config {
     bool cpu_process_metrics;         /* --cpu-process-metrics (cardinality: opt-in) */
 
     const char *scenario;        /* replay --scenario FILE */
+    const char *replay_trace;    /* replay --trace FILE */
     uint64_t replay_duration_ns; /* replay --duration (default: the scenario's) */
 
     bool json; /* ps --json */

@@ -42,6 +42,7 @@ enum option_id {
     OPT_RAPL_SOURCE,
     OPT_CPU_PROCESS_METRICS,
     OPT_SCENARIO,
+    OPT_TRACE,
     OPT_DURATION,
     OPT_JSON,
     OPT_ALL,

@@ -272,6 +272,10 @@ struct sampler *sampler_free(struct sampler *s) {
     return NULL;
 }
 
+void sampler_set_window_observer(struct sampler *s, gpu_window_observer_fn fn, void *userdata) {
+    gpu_accounting_set_observer(s->gpu_accounting, fn, userdata);
+}
+
 void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userdata) {
     s->resolve = fn;
     s->resolve_userdata = userdata;

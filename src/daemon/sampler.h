@@ -51,6 +51,9 @@ struct tick_time sampler_now(void);
 int sampler_start(struct sampler *s);
 void sampler_stop(struct sampler *s);
 
+/* Sees every GPU window as it is split (replay --trace). Call before the first tick. */
+void sampler_set_window_observer(struct sampler *s, gpu_window_observer_fn fn, void *userdata);
+
 /* Overrides the process resolver (tests, replay). */
 void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userdata);
 

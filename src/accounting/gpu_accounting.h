@@ -58,6 +58,11 @@ void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_a
 void gpu_accounting_set_observer(struct gpu_accounting *a, gpu_window_observer_fn fn,
                                  void *userdata);
 
+/* Between two ticks: integrates the power polled from GPUs without an energy counter
+ * (gpu_source_poll()), so their energy is not the trapezoid of one reading a window. */
+void gpu_accounting_poll(struct gpu_accounting *a, const struct gpu_poll_reading *polls, size_t n,
+                         uint64_t now_us);
+
 struct gpu_tick_stats {
     unsigned devices_down;
     unsigned counter_resets;

@@ -23,7 +23,9 @@ struct gpu_track {
     struct energy_counter counter;
     bool power_primed; /* power integration (no energy counter) */
     uint32_t last_power_mw;
+    uint64_t last_power_us;
     uint64_t power_remainder;
+    uint64_t power_polled_uj; /* integrated by polls since the window started */
     struct idle_power idle;
     /* pid + 1 -> start_ticks + 1 of the processes in the last two windows: a process that
      * exited since still has samples to account, but no /proc entry to resolve. */

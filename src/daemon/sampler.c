@@ -490,8 +490,13 @@ uint64_t sampler_poll_interval_ns(const struct config *cfg) {
 }
 
 void sampler_poll(struct sampler *s, const struct tick_time *t) {
-    if (s->gpu)
-        gpu_source_poll(s->gpu, t->sample_us);
+    const struct gpu_poll_reading *polls;
+    size_t n;
+
+    if (!s->gpu)
+        return;
+    gpu_source_poll(s->gpu, t->sample_us, &polls, &n);
+    gpu_accounting_poll(s->gpu_accounting, polls, n, t->sample_us);
 }
 
 struct tick_time sampler_now(void) {

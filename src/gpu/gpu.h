@@ -94,9 +94,20 @@ int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **r
 int gpu_source_sample(struct gpu_source *s, uint64_t now_us,
                       const struct gpu_device_reading **ret_devices, size_t *ret_n);
 
+/* What a poll between two readings gives the accounting: the power of a device without an
+ * energy counter, integrated at the poll rate instead of once a window. */
+struct gpu_poll_reading {
+    unsigned index;
+    bool power_valid;
+    uint32_t power_mw;
+};
+
 /* Between two gpu_source_sample() calls: keeps every device's new utilisation samples
- * for the next one. Cheap (one driver call per device); errors wait for the next sample. */
-void gpu_source_poll(struct gpu_source *s, uint64_t now_us);
+ * for the next one, and reads the power of devices without an energy counter. Cheap (one
+ * or two driver calls per device); errors wait for the next sample. *ret_polls (one per
+ * device polled) is valid until the next call. */
+void gpu_source_poll(struct gpu_source *s, uint64_t now_us,
+                     const struct gpu_poll_reading **ret_polls, size_t *ret_n);
 
 struct gpu_source *gpu_source_close(struct gpu_source *s);
 

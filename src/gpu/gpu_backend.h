@@ -45,10 +45,11 @@ struct gpu_backend {
     /* Per-process utilisation samples newer than the last call's and not after now_us
      * (rd->utils, rd->utils_supported). */
     int (*read_samples)(void *state, size_t i, uint64_t now_us, struct gpu_device_reading *rd);
-    /* Optional: reads the samples newer than the last now, and keeps them for the next
-     * read_samples (the driver returns only a process's newest sample per call, so reading
-     * once a second would see one sample period in six). */
-    int (*poll_samples)(void *state, size_t i, uint64_t now_us);
+    /* Optional, between two readings: reads the samples newer than the last now and keeps
+     * them for the next read_samples (the driver returns only a process's newest sample per
+     * call, so reading once a second would see one sample period in six); on a device
+     * without an energy counter also its power (ret->power_valid, ret->power_mw). */
+    int (*poll)(void *state, size_t i, uint64_t now_us, struct gpu_poll_reading *ret);
 
     /* `joulestat check`: the library line, then the features of one device. */
     void (*describe)(const void *state, size_t n_devices, struct strbuf *out);

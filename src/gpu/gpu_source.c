@@ -29,6 +29,7 @@ struct gpu_source {
     size_t n_devices;
     struct gpu_device_slot *slots;
     struct gpu_device_reading *readings;
+    struct gpu_poll_reading *polls; /* n_devices */
 };
 
 static void clear_reading(struct gpu_device_reading *rd) {
@@ -130,7 +131,8 @@ static void gpu_source_closep(struct gpu_source **s) {
 static int open_devices(struct gpu_source *s, size_t n, const char **ret_reason) {
     s->slots = calloc(n, sizeof(*s->slots));
     s->readings = calloc(n, sizeof(*s->readings));
-    if (!s->slots || !s->readings) {
+    s->polls = calloc(n, sizeof(*s->polls));
+    if (!s->slots || !s->readings || !s->polls) {
         *ret_reason = "out of memory";
         return -ENOMEM;
     }
@@ -198,12 +200,21 @@ int gpu_source_open(const struct gpu_source_options *opts, struct gpu_source **r
     return first_error < 0 ? first_error : -ENODEV;
 }
 
-void gpu_source_poll(struct gpu_source *s, uint64_t now_us) {
-    if (!s->backend->poll_samples)
-        return;
-    for (size_t i = 0; i < s->n_devices; i++)
-        if (s->slots[i].have_handle && s->readings[i].up)
-            (void)s->backend->poll_samples(s->state, i, now_us);
+void gpu_source_poll(struct gpu_source *s, uint64_t now_us,
+                     const struct gpu_poll_reading **ret_polls, size_t *ret_n) {
+    size_t n = 0;
+
+    for (size_t i = 0; s->backend->poll && i < s->n_devices; i++) {
+        struct gpu_poll_reading *p = &s->polls[n];
+
+        if (!s->slots[i].have_handle || !s->readings[i].up)
+            continue;
+        *p = (struct gpu_poll_reading){.index = s->readings[i].index};
+        if (s->backend->poll(s->state, i, now_us, p) >= 0)
+            n++;
+    }
+    *ret_polls = s->polls;
+    *ret_n = n;
 }
 
 struct gpu_source *gpu_source_close(struct gpu_source *s) {
@@ -213,6 +224,7 @@ struct gpu_source *gpu_source_close(struct gpu_source *s) {
         s->backend->close(s->state);
     free(s->slots);
     free(s->readings);
+    free(s->polls);
     free(s);
     return NULL;
 }

@@ -324,7 +324,7 @@ const struct gpu_backend gpu_backend_nvml = {
     .read_energy = nvml_read_energy,
     .read_processes = nvml_read_processes,
     .read_samples = nvml_read_utilization,
-    .poll_samples = nvml_poll_utilization,
+    .poll = nvml_poll,
     .describe = nvml_describe,
     .describe_device = nvml_describe_device,
 };

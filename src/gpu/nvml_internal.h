@@ -74,8 +74,9 @@ int nvml_read_processes(void *state, size_t index, struct gpu_device_reading *rd
 
 /* Fills rd->utils with samples newer than the last accepted one and not after now_us + a
  * little slack; none in MIG mode. Returns 0, -ENOMEM or -ENODEV (device lost). */
-/* Keeps the samples newer than the last for the next nvml_read_utilization(). */
-int nvml_poll_utilization(void *state, size_t index, uint64_t now_us);
+/* Keeps the samples newer than the last for the next nvml_read_utilization(); the power of
+ * a device without an energy counter (gpu_backend.h, poll). */
+int nvml_poll(void *state, size_t index, uint64_t now_us, struct gpu_poll_reading *ret);
 int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
                           struct gpu_device_reading *rd);
 

@@ -282,14 +282,28 @@ static int fetch_samples(struct nvml_state *s, struct nvml_device *d, uint64_t n
     return 0;
 }
 
-int nvml_poll_utilization(void *state, size_t index, uint64_t now_us) {
+int nvml_poll(void *state, size_t index, uint64_t now_us, struct gpu_poll_reading *ret) {
     struct nvml_state *s = state;
     struct nvml_device *d = &s->devices[index];
     bool supported;
+    int r = 0;
 
-    if (!d->handle || d->mig_enabled)
-        return 0;
-    return fetch_samples(s, d, now_us, &supported);
+    if (!d->handle)
+        return -ENODEV;
+    if (!d->mig_enabled)
+        r = fetch_samples(s, d, now_us, &supported);
+    if (r < 0)
+        return r;
+    /* Without an energy counter the energy is integrated from power: at the poll rate. */
+    if (!nvml_feature_usable(d, GPU_FEATURE_ENERGY) && nvml_feature_usable(d, GPU_FEATURE_POWER)) {
+        unsigned mw = 0;
+
+        if (s->api->device_get_power_usage(d->handle, &mw) == NVML_SUCCESS) {
+            ret->power_valid = true;
+            ret->power_mw = mw;
+        }
+    }
+    return 0;
 }
 
 int nvml_read_utilization(void *state, size_t index, uint64_t now_us,

@@ -359,12 +359,35 @@ static int reserve_window(struct intensity_gpu *g, size_t n) {
     return 0;
 }
 
-/* The split weights and the result from the current estimates. */
+/* What the window uses of a class: its estimate and how uncertain it is. A class with no
+ * information at all is not known (it takes the others' mean); one held from an earlier
+ * solve (frozen, remembered) counts as certain. */
+static bool class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
+                           double *ret_se) {
+    size_t p = PARAM_CLASS0 + s;
+
+    if (g->m[p * g->dim + p] <= 0 && !g->has_memory[p])
+        return false;
+    *ret_kappa = g->theta[p] > 0 ? g->theta[p] : 0;
+    *ret_se = g->se[p] > 0 ? g->se[p] : 0;
+    if (g->se[p] <= 0 && !g->has_memory[p])
+        return false; /* never solved with data yet */
+    return true;
+}
+
+/*
+ * The split weights and the result from the current estimates. Each active class's
+ * intensity is shrunk towards the window's mean intensity by how uncertain it is
+ * (empirical Bayes): with tau^2 the spread of the estimates beyond their noise,
+ * kappa_eff = mean + (kappa - mean) x tau^2 / (tau^2 + se^2). Estimates that differ by no
+ * more than their noise all become the mean (SM share); well-measured ones keep their own.
+ */
 static void window_shares(struct intensity_gpu *g, const struct intensity_window *w,
                           struct intensity_share *shares, struct intensity_result *res) {
-    double learned_act = 0, learned_energy = 0, kappa_max = 0, kappa_eq;
+    double act_sum = 0, mean = 0, spread = 0, noise = 0, tau2, kappa_max = 0;
+    double known_weight = 0, known_act = 0;
     size_t n_touched = 0;
-    unsigned unslotted = 0;
+    unsigned unslotted = 0, known = 0;
 
     /* The window's activity per class. */
     for (size_t i = 0; i < w->n; i++) {
@@ -384,44 +407,77 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     res->classes_active = (unsigned)n_touched + unslotted;
     for (size_t k = 0; k < n_touched; k++) {
         uint32_t s = g->win_touched[k];
-        double kappa = g->theta[PARAM_CLASS0 + s];
+        double kappa, se;
 
-        if (!g->learned[PARAM_CLASS0 + s])
+        if (!class_estimate(g, s, &kappa, &se))
             continue;
-        res->classes_learned++;
-        learned_act += g->win_act[s];
-        learned_energy += kappa * g->win_act[s];
-        kappa_max = kappa > kappa_max ? kappa : kappa_max;
+        known++;
+        res->classes_learned += g->learned[PARAM_CLASS0 + s];
+        act_sum += g->win_act[s];
+        mean += g->win_act[s] * kappa;
     }
+    mean = act_sum > 0 ? mean / act_sum : 0;
+    for (size_t k = 0; k < n_touched; k++) {
+        uint32_t s = g->win_touched[k];
+        double kappa, se;
+
+        if (!class_estimate(g, s, &kappa, &se))
+            continue;
+        spread += g->win_act[s] * (kappa - mean) * (kappa - mean);
+        noise += g->win_act[s] * se * se;
+    }
+    tau2 = act_sum > 0 ? (spread - noise) / act_sum : 0;
+    if (tau2 < 0)
+        tau2 = 0;
     for (size_t k = 0; k < n_touched; k++)
         g->win_act[g->win_touched[k]] = 0;
 
-    kappa_eq = learned_act > 0 ? learned_energy / learned_act : 0;
     if (res->classes_active == 0)
         res->reason = SPLIT_NO_ACTIVITY;
     else if (res->classes_active == 1)
         res->reason = SPLIT_SINGLE_CLASS;
-    else if (res->classes_learned >= 2 && kappa_eq > 0)
+    else if (known >= 2 && tau2 > 0 && mean > 0)
         res->reason = SPLIT_LEARNED;
     else
         res->reason = g->dof < 2 ? SPLIT_TOO_FEW_ROWS : SPLIT_NOT_IDENTIFIABLE;
     res->learned = res->reason == SPLIT_LEARNED;
-    res->classes_pooled = res->learned ? res->classes_active - res->classes_learned : 0;
 
+    /* Known classes their shrunk intensity; the others the mean of those, so that together
+     * they keep exactly their SM share (pooling a 40 W newcomer with a 450 W trainer's
+     * intensity would be worse than SM share). */
     for (size_t i = 0; i < w->n; i++) {
         uint32_t s = g->slot_of[i];
-        bool learned = s != NO_SLOT && g->learned[PARAM_CLASS0 + s];
-        double kappa = s != NO_SLOT ? g->theta[PARAM_CLASS0 + s] : 0;
-        uint64_t a = w->consumers[i].activity;
-        double weight;
+        double kappa, se, a = (double)w->consumers[i].activity;
 
-        shares[i] = (struct intensity_share){.weight = a, .watts = kappa, .learned = learned};
-        if (!res->learned || a == 0)
+        shares[i].learned = s != NO_SLOT && class_estimate(g, s, &kappa, &se);
+        if (!shares[i].learned)
             continue;
-        /* Not learned: the mean of the learned ones beside it (its group keeps its SM
-         * share). Learned: its own intensity, but never (almost) nothing. */
-        if (!learned || kappa < MIN_INTENSITY_PART * kappa_eq)
-            kappa = learned ? MIN_INTENSITY_PART * kappa_eq : kappa_eq;
+        kappa = mean + (kappa - mean) * tau2 / (tau2 + se * se);
+        if (kappa < MIN_INTENSITY_PART * mean)
+            kappa = MIN_INTENSITY_PART * mean;
+        shares[i].watts = kappa;
+        known_weight += a * kappa;
+        known_act += a;
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        if (!shares[i].learned)
+            shares[i].watts = known_act > 0 ? known_weight / known_act : mean;
+        kappa_max = shares[i].watts > kappa_max ? shares[i].watts : kappa_max;
+    }
+    res->classes_pooled = res->learned ? res->classes_active - known : 0;
+    for (size_t i = 0; i < w->n; i++) {
+        uint32_t s = g->slot_of[i];
+        uint64_t a = w->consumers[i].activity;
+        double kappa = shares[i].watts, weight;
+        bool learned = s != NO_SLOT && g->learned[PARAM_CLASS0 + s];
+
+        shares[i] = (struct intensity_share){
+            .weight = a,
+            .watts = s != NO_SLOT ? g->theta[PARAM_CLASS0 + s] : 0,
+            .learned = learned,
+        };
+        if (!res->learned || a == 0 || kappa_max <= 0)
+            continue;
         weight = (double)a * (kappa / kappa_max) * WEIGHT_SCALE;
         shares[i].weight = weight < MAX_WEIGHT ? (uint64_t)llround(weight) : (uint64_t)MAX_WEIGHT;
     }

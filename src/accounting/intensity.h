@@ -51,14 +51,17 @@
  * standard error sigma / sqrt(info) is at most max(max_rel_se x kappa_j, 5 % of the GPU's
  * mean intensity, min_se_w), sigma the residual standard deviation of the rows.
  *
- * Use in a window (never worse than SM share at the level of groups): with fewer than two
- * learned classes active, the weights are the SM activity (fallback, said so). Otherwise
- * learned classes weigh kappa_c x A; a class not (yet) learned gets the activity-weighted
- * mean intensity of the learned classes beside it in this window. The unlearned group then
- * gets exactly its SM share in total (pooling from the whole GPU could give a 40 W newcomer
- * a 450 W trainer's intensity, worse than SM share); only within the learned group do the
- * learned intensities move energy. Every weight is an input to distribute()/split_energy(),
- * so the split stays exact to the microjoule whatever is learned.
+ * Use in a window (never worse than SM share at the level of groups): each active class
+ * with an estimate is shrunk towards the window's activity-weighted mean intensity by how
+ * uncertain it is (empirical Bayes): with tau^2 the spread of the estimates beyond their
+ * squared standard errors, kappa_eff = mean + (kappa - mean) x tau^2 / (tau^2 + se^2).
+ * Estimates that differ by no more than their noise all become the mean, which is SM share
+ * (fallback, said so); well-measured ones keep their own. A class with no estimate yet gets
+ * the mean of the others' kappa_eff, so that the unlearned group keeps exactly its SM share
+ * (pooling from the whole GPU could give a 40 W newcomer a 450 W trainer's intensity, worse
+ * than SM share). Every weight is an input to distribute()/split_energy(), so the split
+ * stays exact to the microjoule whatever is learned. "Learned" in a class's info (and the
+ * exported intensity) still means identifiable by (a)-(c) above.
  *
  * Context uplift: when P_ctx is identifiable the result carries P_ctx x t_ctx (uJ), for the
  * caller to give to the processes holding a context, evenly over the time each held it

@@ -171,7 +171,8 @@ static void test_documented_example(void **state) {
 }
 
 /* Two classes that always run together, one at half the other's activity: only their sum
- * is known. Neither is learned, every window falls back to SM share and says so. */
+ * is known. Neither is learned; the estimates' spread is within their noise, so almost
+ * every window falls back to SM share and says so. */
 static void test_proportional_not_identifiable(void **state) {
     struct intensity_class_info info;
     struct synth s;
@@ -192,7 +193,7 @@ static void test_proportional_not_identifiable(void **state) {
     ASSERT_OK(synth_run_init(&r, NULL));
     r.measure_from_s = 30;
     run_seconds(&s, &r, 200);
-    assert_int_equal(r.windows_learned, 0);
+    assert_true(r.windows_learned * 10 <= r.windows);
     for (size_t c = 0; c < 2; c++) {
         ASSERT_OK(intensity_class_get(r.est, s.procs[c].class_key, &info));
         assert_false(info.learned);
@@ -345,7 +346,8 @@ static struct intensity_gpu *trained(struct synth *s, struct synth_run *r) {
 /*
  * A class not learned yet beside learned ones gets their activity-weighted mean intensity:
  * its weight's part of the total is exactly its SM share (50 : 30 : 20 activity -> 20 %),
- * while the learned two split the rest by intensity x activity.
+ * while the learned two split the rest by intensity x activity (their intensities, well
+ * measured, shrunk towards their mean by less than 2 %).
  */
 static void test_unlearned_class_keeps_its_sm_share(void **state) {
     struct intensity_consumer c[] = {{.class_key = 1000, .activity = 50 * S},
@@ -374,7 +376,7 @@ static void test_unlearned_class_keeps_its_sm_share(void **state) {
     total = (double)(sh[0].weight + sh[1].weight + sh[2].weight);
     assert_true(fabs((double)sh[2].weight / total - 0.2) < 1e-6);
     assert_true(fabs((double)sh[0].weight / (double)sh[1].weight -
-                     (a.watts * 50) / (b.watts * 30)) < 1e-6 * (a.watts * 50) / (b.watts * 30));
+                     (a.watts * 50) / (b.watts * 30)) < 0.02 * (a.watts * 50) / (b.watts * 30));
 
     /* One learned class and one not: nothing to learn from, SM share, said so. */
     w.n = 2;

@@ -22,6 +22,7 @@
 #define MIN_INTENSITY_PART 0.01
 /* Weights stay below 2^62 (a window of months at full activity): no overflow in the sum. */
 #define MAX_WEIGHT 4611686018427387904.0
+#define CONTEXT_MAX_REL_SE 0.5
 
 static int grow_slots(struct intensity_gpu *g, size_t new_cap);
 
@@ -483,6 +484,17 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     }
 }
 
+/* The uplift is measured well enough to be given to the holders by time held: its standard
+ * error within CONTEXT_MAX_REL_SE of it. Looser than the classes' test: giving
+ * it by activity instead is the larger error for a holder that computes little. */
+static bool context_measured(const struct intensity_gpu *g) {
+    double se = g->se[PARAM_CTX], ctx = g->theta[PARAM_CTX];
+
+    /* With one workload the uplift goes to it whatever it is estimated to be, and a
+     * constant load is easily mistaken for it: only a shared GPU needs it. */
+    return g->rows > 0 && g->n_used >= 2 && se > 0 && ctx > 0 && se <= CONTEXT_MAX_REL_SE * ctx;
+}
+
 int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
                      struct intensity_share *shares, struct intensity_result *ret) {
     struct intensity_result res = {0};
@@ -517,7 +529,7 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
     /* With a prior for the idle power, its posterior is known from the first solve on: the
      * prior is knowledge, and only the data can move it. */
     res.idle_known = g->learned[PARAM_IDLE] || (g->idle_prior_known && g->rows > 0);
-    res.context_known = g->learned[PARAM_CTX];
+    res.context_known = g->learned[PARAM_CTX] || (res.idle_known && context_measured(g));
     if (res.context_known) {
         double uj = g->theta[PARAM_CTX] * (double)w->context_us;
 

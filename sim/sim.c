@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "parse_num.h"
 #include "sim_control.h"
 
 /* Handles are addresses in these tables; their contents are never read. */
@@ -104,6 +105,17 @@ static uint64_t realtime_us(void) {
     return clock_realtime_ns() / 1000;
 }
 
+/* t = 0 of a scenario on the real clock: now, or JOULESTAT_SIM_START_TIME (Unix seconds)
+ * when set, so that a restarted exporter finds the scenario where it was. */
+static uint64_t real_origin_us(void) {
+    const char *v = secure_getenv(SIM_ENV_START_TIME);
+    uint64_t seconds;
+
+    if (v && *v && safe_atou64(v, &seconds) >= 0 && seconds <= UINT64_MAX / 1000000)
+        return seconds * 1000000;
+    return realtime_us();
+}
+
 /* Puts the procfs tree at t = 0 of the current scenario (when both exist and the clock runs). */
 static int procfs_restart(struct sim_state *st) {
     if (!st->procfs || !st->sc || !st->started)
@@ -127,7 +139,7 @@ static int restart(struct sim_state *st) {
         st->t0_us = st->virtual_now_us = JOULESTAT_SIM_EPOCH_US;
         st->started = true;
     } else if (st->init_count > 0) {
-        st->t0_us = realtime_us();
+        st->t0_us = real_origin_us();
         st->started = true;
     } else {
         st->started = false; /* t = 0 will be the next nvmlInit */
@@ -190,7 +202,7 @@ int sim_load_from_env(struct sim_state *st) {
 int sim_start_clock(struct sim_state *st) {
     if (st->started || !st->sc)
         return 0;
-    st->t0_us = realtime_us();
+    st->t0_us = real_origin_us();
     st->last_t = 0;
     st->started = true;
     return procfs_restart(st);

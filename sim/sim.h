@@ -22,6 +22,8 @@
 #include "scenario.h"
 
 #define SIM_ENV_SCENARIO "JOULESTAT_SIM_SCENARIO"
+/* Unix seconds of the scenario's t = 0 on the real clock (default: the first nvmlInit). */
+#define SIM_ENV_START_TIME "JOULESTAT_SIM_START_TIME"
 #define SIM_ENV_PROCFS "JOULESTAT_SIM_PROCFS"
 /* A file that gets the thread CPU time spent inside the library's calls (decimal ns,
  * cumulative, rewritten in place at most every 100 ms), so a benchmark can tell the

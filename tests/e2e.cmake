@@ -12,3 +12,8 @@ set_tests_properties(prometheus-e2e PROPERTIES LABELS e2e TIMEOUT 300 RUN_SERIAL
 add_test(NAME cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/cli.sh ${CMAKE_BINARY_DIR}
                           ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli PROPERTIES LABELS e2e TIMEOUT 120)
+
+# --state-dir: counters survive a stop and start on the same running scenario.
+add_test(NAME restart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/restart.sh ${CMAKE_BINARY_DIR}
+                              ${CMAKE_SOURCE_DIR})
+set_tests_properties(restart PROPERTIES LABELS e2e TIMEOUT 120)

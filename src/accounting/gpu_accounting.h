@@ -9,6 +9,7 @@
 #include "identity.h"
 #include "intensity.h"
 #include "ledger.h"
+#include "ledger_state.h"
 
 /*
  * GPU accounting: turns each tick's NVML readings into exact per-process energy in the
@@ -62,6 +63,14 @@ void gpu_accounting_set_observer(struct gpu_accounting *a, gpu_window_observer_f
  * (gpu_source_poll()), so their energy is not the trapezoid of one reading a window. */
 void gpu_accounting_poll(struct gpu_accounting *a, const struct gpu_poll_reading *polls, size_t n,
                          uint64_t now_us);
+
+/* Each GPU's raw energy counter as last read (ret: LEDGER_MAX_GPUS entries), for the saved
+ * state (ledger_state.h). */
+void gpu_accounting_baselines(const struct gpu_accounting *a, struct gpu_baseline *ret);
+/* After a restart, before the first tick: each GPU with a saved baseline measures its first
+ * window from it, and that window's energy, drawn while joulestat was not running, is
+ * booked as unattributed downtime. */
+void gpu_accounting_restore_baselines(struct gpu_accounting *a, const struct gpu_baseline *b);
 
 struct gpu_tick_stats {
     unsigned devices_down;

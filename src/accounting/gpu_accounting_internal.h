@@ -19,6 +19,7 @@ struct gpu_track {
     bool seen;
     bool window_open; /* a baseline exists: the next reading closes a window */
     bool gap;         /* readings were missing since the last window */
+    bool downtime;    /* the counter's baseline is from before a restart */
     uint64_t window_start_us;
     struct energy_counter counter;
     bool power_primed; /* power integration (no energy counter) */

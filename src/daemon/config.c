@@ -177,6 +177,11 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
         return 0;
     case OPT_GPU_IDLE_POLICY:
         return parse_policy(name, arg, false, &cfg->gpu_idle_policy);
+    case OPT_STATE_DIR:
+        if (!arg[0])
+            return bad(name, arg, "expected a directory");
+        cfg->state_dir = arg;
+        return 0;
     case OPT_GPU_SPLIT:
         if (strcmp(arg, "learned") == 0 || strcmp(arg, "sm-share") == 0) {
             cfg->gpu_split_sm_share = strcmp(arg, "sm-share") == 0;

@@ -57,6 +57,7 @@ struct config {
     double gpu_idle_power_watts;      /* --gpu-idle-power; < 0: learned */
     enum idle_policy gpu_idle_policy; /* --gpu-idle-policy */
     bool gpu_split_sm_share;          /* --gpu-split=sm-share */
+    const char *state_dir;            /* --state-dir; NULL: none */
     enum idle_policy cpu_idle_policy; /* --cpu-idle-policy */
     const char *rapl_source;          /* --rapl-source=auto|powercap|msr|perf|off */
     bool cpu_process_metrics;         /* --cpu-process-metrics (cardinality: opt-in) */

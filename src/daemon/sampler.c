@@ -19,15 +19,20 @@
 #include "macro.h"
 #include "pod_allocations.h"
 #include "proc.h"
+#include "state_file.h"
 #include "stopper.h"
 #include "store.h"
 
-enum source_id { SOURCE_NVML, SOURCE_RAPL, _SOURCE_MAX };
+enum source_id { SOURCE_NVML, SOURCE_RAPL, SOURCE_STATE, _SOURCE_MAX };
 
 static const char *const source_names[_SOURCE_MAX] = {
     [SOURCE_NVML] = "nvml",
     [SOURCE_RAPL] = "rapl",
+    [SOURCE_STATE] = "state",
 };
+
+/* --state-dir: the counters are saved this often (and at exit). */
+#define STATE_SAVE_INTERVAL_NS (5 * NSEC_PER_SEC)
 
 struct source_health {
     bool up;
@@ -63,6 +68,7 @@ struct sampler {
     struct source_health health[_SOURCE_MAX];
     uint64_t generation;
     uint64_t published_mono_ns; /* tick time of the last published snapshot */
+    uint64_t saved_mono_ns;     /* tick time of the last --state-dir save */
     uint64_t ticks;
     _Atomic uint64_t last_tick_mono_ns;
 
@@ -173,6 +179,31 @@ void sampler_kube_options(const struct config *cfg, struct kube_labels_options *
     };
 }
 
+/* --state-dir: the counters of the last run, and where each GPU's counter was. */
+static int restore_state(struct sampler *s) {
+    struct gpu_baseline baselines[LEDGER_MAX_GPUS] = {0};
+    int r = state_file_load(s->cfg->state_dir, &s->ledger, clock_monotonic_ns(), baselines);
+
+    if (r < 0)
+        return r;
+    gpu_accounting_restore_baselines(s->gpu_accounting, baselines);
+    source_ok(s, SOURCE_STATE);
+    return 0;
+}
+
+static void save_state(struct sampler *s, uint64_t mono_ns) {
+    struct gpu_baseline baselines[LEDGER_MAX_GPUS];
+    int r;
+
+    gpu_accounting_baselines(s->gpu_accounting, baselines);
+    r = state_file_save(s->cfg->state_dir, &s->ledger, baselines);
+    if (r < 0)
+        source_failed(s, SOURCE_STATE, r, mono_ns, "cannot save the counters to --state-dir");
+    else
+        source_ok(s, SOURCE_STATE);
+    s->saved_mono_ns = mono_ns;
+}
+
 int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sampler **ret) {
     struct kube_labels_options ko;
     struct gpu_accounting_options go = {
@@ -191,6 +222,8 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     ledger_init(&s->ledger);
     stopper_init(&s->stopper);
     r = gpu_accounting_new(&go, &s->gpu_accounting);
+    if (r >= 0 && cfg->state_dir)
+        r = restore_state(s);
     if (r < 0) {
         sampler_free(s);
         return r;
@@ -251,6 +284,8 @@ struct sampler *sampler_free(struct sampler *s) {
     if (!s)
         return NULL;
     sampler_stop(s);
+    if (s->cfg->state_dir && s->ticks > 0)
+        save_state(s, clock_monotonic_ns());
     s->gpu = gpu_source_close(s->gpu);
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);
@@ -392,6 +427,8 @@ static bool source_enabled(const struct sampler *s, enum source_id id) {
         return s->cfg->gpu_enabled;
     case SOURCE_RAPL:
         return rapl_mode_from_string(s->cfg->rapl_source) != RAPL_MODE_OFF;
+    case SOURCE_STATE:
+        return s->cfg->state_dir != NULL;
     default:
         return true;
     }
@@ -476,6 +513,8 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
     r = publish(s, t, duration);
     if (r < 0 && ret == 0)
         ret = r;
+    if (s->cfg->state_dir && t->mono_ns - s->saved_mono_ns >= STATE_SAVE_INTERVAL_NS)
+        save_state(s, t->mono_ns);
     return ret;
 }
 

@@ -184,7 +184,8 @@ static const struct family gpu_energy_estimated = {
     "1 when the GPU has no energy counter and its energy is integrated from power samples."};
 static const struct family gpu_unattr = {
     "joulestat_", "gpu_unattributed_energy_joules_total", "counter",
-    "GPU energy given to no process, by reason (idle, no_consumer, no_data), in joules."};
+    "GPU energy given to no process, by reason (idle, no_consumer, no_data, downtime), in "
+    "joules."};
 static const struct family gpu_power = {"joulestat_", "gpu_power_watts", "gauge",
                                         "Last power reading of the GPU in watts."};
 static const struct family gpu_idle_power = {

@@ -33,6 +33,8 @@ void exposition_render_rapl(struct render *r, const struct snapshot *s) {
     family_begin(r, &cpu_unattr);
     for (size_t i = 0; i < s->n_rapl; i++)
         for (unsigned k = 0; k < _UNATTR_MAX; k++) {
+            if (k == UNATTR_DOWNTIME) /* a GPU-only reason: RAPL downtime is not booked */
+                continue;
             rapl_labels(r, &s->rapl[i]);
             put_label(r->out, false, "reason", unattributed_reason_to_string(k), SIZE_MAX);
             end_micro(r, s->rapl[i].unattributed_uj[k]);

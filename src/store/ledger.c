@@ -162,6 +162,25 @@ static int workload_touch(struct ledger *l, enum workload_kind kind, const struc
     return 0;
 }
 
+int ledger_workload_restore(struct ledger *l, enum workload_kind kind,
+                            const struct snap_identity *id, uint64_t gpu_uj, uint64_t cpu_uj,
+                            const uint64_t *cpu_unseen_uj, uint64_t now_ns) {
+    struct ledger_workload *w;
+    int r = workload_touch(l, kind, id, now_ns, &w);
+
+    if (r < 0)
+        return r;
+    if (!w)
+        return -EINVAL;
+    w->gpu_uj = gpu_uj;
+    w->cpu_uj = cpu_uj;
+    w->cpu_unseen_valid = cpu_unseen_uj != NULL;
+    if (cpu_unseen_uj)
+        memcpy(w->cpu_unseen_uj, cpu_unseen_uj, sizeof(w->cpu_unseen_uj));
+    w->active = false;
+    return 0;
+}
+
 static int add_to_workloads(struct ledger *l, const struct snap_identity *id, uint64_t uj, bool gpu,
                             uint64_t now_ns) {
     for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++) {

@@ -164,6 +164,13 @@ uint64_t ledger_process_key(unsigned gpu, uint32_t pid, uint64_t start_ticks);
 int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t start_ticks,
                        const struct snap_identity *id, struct ledger_process **ret);
 
+/* A workload of kind with the ids in id and the given counters, inactive as of now_ns
+ * (restored from a saved state, ledger_state.h). Returns 0, -EINVAL (id names no workload
+ * of that kind) or -ENOMEM. cpu_unseen_uj: SNAP_CPU_DOMAINS values, or NULL. */
+int ledger_workload_restore(struct ledger *l, enum workload_kind kind,
+                            const struct snap_identity *id, uint64_t gpu_uj, uint64_t cpu_uj,
+                            const uint64_t *cpu_unseen_uj, uint64_t now_ns);
+
 /* Adds GPU energy to a process and to its container, pod and job. Returns 0/-ENOMEM. */
 int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t uj, bool estimated,
                           uint64_t now_ns);

@@ -9,10 +9,8 @@
 #include "rapl_domain.h"
 
 static const char *const reason_names[_UNATTR_MAX] = {
-    [UNATTR_IDLE] = "idle",
-    [UNATTR_NO_CONSUMER] = "no_consumer",
-    [UNATTR_NO_DATA] = "no_data",
-    [UNATTR_SYSTEM] = "system",
+    [UNATTR_IDLE] = "idle",     [UNATTR_NO_CONSUMER] = "no_consumer", [UNATTR_NO_DATA] = "no_data",
+    [UNATTR_SYSTEM] = "system", [UNATTR_DOWNTIME] = "downtime",
 };
 
 const char *unattributed_reason_to_string(enum unattributed_reason r) {

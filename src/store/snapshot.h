@@ -52,6 +52,7 @@ enum unattributed_reason {
     UNATTR_NO_CONSUMER, /* device busy or idle with no process on it */
     UNATTR_NO_DATA,     /* windows without a usable reading (GPU lost, counter glitch) */
     UNATTR_SYSTEM,      /* CPU time of processes that belong to no workload, and the kernel */
+    UNATTR_DOWNTIME,    /* what a GPU's counter moved while joulestat was not running */
     _UNATTR_MAX,
 };
 

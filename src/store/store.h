@@ -11,7 +11,8 @@
  *                    with retention; owned by the sampler thread;
  *   snapshot.h       an immutable picture of the ledger sharing its label sets, published
  *                    with a reference count; the HTTP thread renders from it;
- *   split_method.h   how a GPU window was split (learned intensity or SM share, and why).
+ *   split_method.h   how a GPU window was split (learned intensity or SM share, and why);
+ *   ledger_state.h   the ledger's counters as text, restored after a restart.
  *
  * Contract: no I/O. The ledger is single-threaded; snapshots and label sets are
  * immutable once published and freed by whichever thread drops the last reference.
@@ -19,6 +20,7 @@
  */
 #include "labels.h"        /* IWYU pragma: export */
 #include "ledger.h"        /* IWYU pragma: export */
+#include "ledger_state.h"  /* IWYU pragma: export */
 #include "snapshot.h"      /* IWYU pragma: export */
 #include "split_method.h"  /* IWYU pragma: export */
 #include "workload_kind.h" /* IWYU pragma: export */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+#include "state_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "log.h"
+#include "macro.h"
+#include "strbuf.h"
+
+#define STATE_TMP_NAME STATE_FILE_NAME ".tmp"
+#define STATE_BAD_NAME STATE_FILE_NAME ".bad"
+/* A node's ledger is a few MiB at most (10 000 series of ~200 bytes). */
+#define STATE_MAX_SIZE (256U * 1024 * 1024)
+
+int state_file_load(const char *dir, struct ledger *l, uint64_t now_ns,
+                    struct gpu_baseline *baselines) {
+    _cleanup_(closep) int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    _cleanup_(freep) char *text = NULL;
+    unsigned bad_line = 0;
+    size_t size;
+    int r;
+
+    if (dfd < 0) {
+        log_warning_errno(-errno, "state: cannot open --state-dir '%s': %m; counting from zero",
+                          dir);
+        return 0;
+    }
+    r = read_virtual_file_at(dfd, STATE_FILE_NAME, STATE_MAX_SIZE, &text, &size);
+    if (r == -ENOENT)
+        return 0; /* the first start */
+    if (r < 0) {
+        log_warning_errno(r, "state: cannot read %s/%s: %m; counting from zero", dir,
+                          STATE_FILE_NAME);
+        return 0;
+    }
+    r = ledger_state_restore(l, text, now_ns, baselines, &bad_line);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
+        log_warning("state: %s/%s line %u is not a joulestat state of this version; set aside "
+                    "as %s, counting from zero",
+                    dir, STATE_FILE_NAME, bad_line, STATE_BAD_NAME);
+        (void)renameat(dfd, STATE_FILE_NAME, dfd, STATE_BAD_NAME);
+        ledger_done(l);
+        ledger_init(l);
+        for (size_t i = 0; i < LEDGER_MAX_GPUS; i++)
+            baselines[i] = (struct gpu_baseline){0};
+        return 0;
+    }
+    log_info("state: %d counters restored from %s/%s", r, dir, STATE_FILE_NAME);
+    return r;
+}
+
+/* Writes all of buf to fd. */
+static int write_all(int fd, const char *buf, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int state_file_save(const char *dir, const struct ledger *l, const struct gpu_baseline *baselines) {
+    _cleanup_(closep) int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct strbuf text;
+    int fd, r;
+
+    if (dfd < 0)
+        return -errno;
+    strbuf_init(&text);
+    ledger_state_format(l, baselines, &text);
+    r = strbuf_error(&text);
+    if (r < 0)
+        goto finish;
+    fd = openat(dfd, STATE_TMP_NAME, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        r = -errno;
+        goto finish;
+    }
+    r = write_all(fd, text.buf, text.len);
+    if (r >= 0 && fsync(fd) < 0)
+        r = -errno;
+    if (close(fd) < 0 && r >= 0)
+        r = -errno;
+    if (r >= 0 && renameat(dfd, STATE_TMP_NAME, dfd, STATE_FILE_NAME) < 0)
+        r = -errno;
+    if (r >= 0 && fsync(dfd) < 0)
+        r = -errno;
+    if (r < 0)
+        (void)unlinkat(dfd, STATE_TMP_NAME, 0);
+finish:
+    strbuf_done(&text);
+    return r;
+}

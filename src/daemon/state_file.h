@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+
+#include "store.h"
+
+/*
+ * --state-dir: the ledger's counters in <dir>/joulestat.state (ledger_state.h), written
+ * atomically (a temporary file, fsync, rename, fsync of the directory) and read back at
+ * start, so that no counter decreases across a restart (docs/DEPLOY.md, "Restarts").
+ */
+#define STATE_FILE_NAME "joulestat.state"
+
+/*
+ * Restores l (empty) and the GPUs' baselines (LEDGER_MAX_GPUS entries) from dir. No file
+ * is a first start. A file that is not a state (corrupt, foreign, another version) is
+ * reported, renamed to joulestat.state.bad and l left empty. Returns the entries restored
+ * (>= 0), or -ENOMEM; other errors are logged and count as a first start.
+ */
+int state_file_load(const char *dir, struct ledger *l, uint64_t now_ns,
+                    struct gpu_baseline *baselines);
+
+/* Writes l and the baselines to dir. Returns 0 or -errno (the old file is kept). */
+int state_file_save(const char *dir, const struct ledger *l, const struct gpu_baseline *baselines);

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+#include "ledger_state.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "parse_num.h"
+#include "strbuf.h"
+
+#define STATE_MAGIC "joulestat-state 1"
+#define MAX_FIELDS 40
+#define CPU_DOMAIN_KEYS "d0", "d1", "d2", "d3", "d4"
+
+static const char *const cpu_domain_keys[SNAP_CPU_DOMAINS] = {CPU_DOMAIN_KEYS};
+
+/* ---- writing ----------------------------------------------------------------------- */
+
+static void put_escaped(struct strbuf *out, const char *key, const char *value) {
+    strbuf_printf(out, "\t%s=", key);
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+        if (*p <= 0x20 || *p == 0x7f || *p == '%')
+            strbuf_printf(out, "%%%02X", *p);
+        else
+            strbuf_putc(out, (char)*p);
+    }
+}
+
+static void put_u64(struct strbuf *out, const char *key, uint64_t v) {
+    strbuf_printf(out, "\t%s=%" PRIu64, key, v);
+}
+
+static void put_reasons(struct strbuf *out, const uint64_t *uj) {
+    for (unsigned k = 0; k < _UNATTR_MAX; k++)
+        put_u64(out, unattributed_reason_to_string(k), uj[k]);
+}
+
+static void put_split(struct strbuf *out, enum split_method m, uint64_t windows) {
+    strbuf_printf(out, "\tsplit_%s=%" PRIu64, split_method_to_string(m), windows);
+}
+
+static void put_labels(struct strbuf *out, const struct snap_identity *id) {
+    for (enum label_field f = 0; f < _LABEL_FIELD_MAX; f++)
+        if (id && label_value(id, f)[0])
+            put_escaped(out, label_fields[f].label, label_value(id, f));
+}
+
+void ledger_state_format(const struct ledger *l, const struct gpu_baseline *baselines,
+                         struct strbuf *out) {
+    void *v;
+
+    strbuf_puts(out, STATE_MAGIC "\n");
+    for (unsigned i = 0; i < LEDGER_MAX_GPUS; i++) {
+        const struct ledger_gpu *g = &l->gpus[i];
+
+        if (!g->present)
+            continue;
+        strbuf_puts(out, "gpu");
+        put_u64(out, "index", i);
+        put_escaped(out, "uuid", g->uuid);
+        put_escaped(out, "model", g->model);
+        put_u64(out, "energy_uj", g->energy_uj);
+        put_reasons(out, g->unattributed_uj);
+        for (unsigned m = 0; m < _SPLIT_METHOD_MAX; m++)
+            if (g->split_windows[m])
+                put_split(out, m, g->split_windows[m]);
+        if (baselines && baselines[i].valid) {
+            put_u64(out, "raw_mj", baselines[i].raw_mj);
+            put_u64(out, "at_us", baselines[i].at_us);
+        }
+        strbuf_putc(out, '\n');
+    }
+    for (size_t i = 0; i < l->n_rapl; i++) {
+        strbuf_puts(out, "rapl");
+        put_u64(out, "package", l->rapl[i].package);
+        put_escaped(out, "domain", l->rapl[i].domain);
+        put_u64(out, "energy_uj", l->rapl[i].energy_uj);
+        put_reasons(out, l->rapl[i].unattributed_uj);
+        strbuf_putc(out, '\n');
+    }
+    for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &v);) {
+        const struct ledger_process *p = v;
+
+        strbuf_puts(out, "process");
+        put_u64(out, "gpu", p->gpu);
+        put_u64(out, "pid", p->pid);
+        put_u64(out, "start_ticks", p->start_ticks);
+        put_u64(out, "start_us", (uint64_t)(p->start_time_seconds * 1e6));
+        put_u64(out, "measured_uj", p->measured_uj);
+        put_u64(out, "estimated_uj", p->estimated_uj);
+        put_labels(out, p->id);
+        strbuf_putc(out, '\n');
+    }
+    for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, NULL, &v);) {
+        const struct ledger_cpu_process *p = v;
+
+        strbuf_puts(out, "cpu_process");
+        put_u64(out, "pid", p->pid);
+        put_u64(out, "start_ticks", p->start_ticks);
+        for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+            put_u64(out, cpu_domain_keys[d], p->energy_uj[d]);
+        put_labels(out, p->id);
+        strbuf_putc(out, '\n');
+    }
+    for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
+        const struct ledger_workload *w = v;
+
+        strbuf_puts(out, "workload");
+        put_escaped(out, "kind", workload_kinds[w->kind].name);
+        put_u64(out, "gpu_uj", w->gpu_uj);
+        put_u64(out, "cpu_uj", w->cpu_uj);
+        if (w->cpu_unseen_valid)
+            for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+                put_u64(out, cpu_domain_keys[d], w->cpu_unseen_uj[d]);
+        put_labels(out, w->id);
+        strbuf_putc(out, '\n');
+    }
+}
+
+/* ---- reading ----------------------------------------------------------------------- */
+
+struct fields {
+    size_t n;
+    char *key[MAX_FIELDS];
+    char *value[MAX_FIELDS];
+};
+
+static int hex(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Undoes put_escaped() in place. */
+static int unescape(char *s) {
+    char *w = s;
+
+    for (char *p = s; *p; p++) {
+        if (*p != '%') {
+            *w++ = *p;
+            continue;
+        }
+        if (hex(p[1]) < 0 || hex(p[2]) < 0)
+            return -EBADMSG;
+        *w++ = (char)(hex(p[1]) * 16 + hex(p[2]));
+        p += 2;
+    }
+    *w = '\0';
+    return 0;
+}
+
+/* Splits a line (modified in place) into its kind and fields. */
+static int split_line(char *line, char **ret_kind, struct fields *f) {
+    char *save = NULL, *tok = strtok_r(line, "\t", &save);
+
+    if (!tok)
+        return -EBADMSG;
+    *ret_kind = tok;
+    f->n = 0;
+    while ((tok = strtok_r(NULL, "\t", &save))) {
+        char *eq = strchr(tok, '=');
+
+        if (!eq || eq == tok || f->n == MAX_FIELDS)
+            return -EBADMSG;
+        *eq = '\0';
+        if (unescape(eq + 1) < 0)
+            return -EBADMSG;
+        f->key[f->n] = tok;
+        f->value[f->n++] = eq + 1;
+    }
+    return 0;
+}
+
+static const char *get(const struct fields *f, const char *key) {
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->key[i], key) == 0)
+            return f->value[i];
+    return NULL;
+}
+
+/* A number field; a missing optional one is 0. */
+static int get_u64(const struct fields *f, const char *key, bool required, uint64_t *ret) {
+    const char *v = get(f, key);
+
+    if (!v) {
+        *ret = 0;
+        return required ? -EBADMSG : 0;
+    }
+    return safe_atou64(v, ret) < 0 ? -EBADMSG : 0;
+}
+
+static int get_labels(const struct fields *f, struct snap_identity *id) {
+    *id = (struct snap_identity){0};
+    for (enum label_field lf = 0; lf < _LABEL_FIELD_MAX; lf++) {
+        const char *v = get(f, label_fields[lf].label);
+
+        if (v)
+            copy_cut((char *)id + label_fields[lf].offset, label_fields[lf].size, v);
+    }
+    return 0;
+}
+
+static int get_reasons(const struct fields *f, uint64_t *uj) {
+    for (unsigned k = 0; k < _UNATTR_MAX; k++)
+        if (get_u64(f, unattributed_reason_to_string(k), false, &uj[k]) < 0)
+            return -EBADMSG;
+    return 0;
+}
+
+static int restore_gpu(struct ledger *l, const struct fields *f, struct gpu_baseline *baselines) {
+    uint64_t index, raw, at;
+    struct ledger_gpu *g;
+    const char *uuid = get(f, "uuid"), *model = get(f, "model");
+
+    if (get_u64(f, "index", true, &index) < 0 || index >= LEDGER_MAX_GPUS || !uuid)
+        return -EBADMSG;
+    g = ledger_gpu(l, (unsigned)index);
+    g->present = true;
+    g->index = (unsigned)index;
+    copy_cut(g->uuid, sizeof(g->uuid), uuid);
+    copy_cut(g->model, sizeof(g->model), model ? model : "");
+    if (get_u64(f, "energy_uj", true, &g->energy_uj) < 0 || get_reasons(f, g->unattributed_uj) < 0)
+        return -EBADMSG;
+    for (unsigned m = 0; m < _SPLIT_METHOD_MAX; m++) {
+        char key[48];
+
+        (void)snprintf(key, sizeof(key), "split_%s", split_method_to_string(m));
+        if (get_u64(f, key, false, &g->split_windows[m]) < 0)
+            return -EBADMSG;
+    }
+    if (get_u64(f, "raw_mj", false, &raw) < 0 || get_u64(f, "at_us", false, &at) < 0)
+        return -EBADMSG;
+    if (baselines && get(f, "raw_mj") && get(f, "at_us"))
+        baselines[index] = (struct gpu_baseline){.valid = true, .raw_mj = raw, .at_us = at};
+    return 0;
+}
+
+static int restore_rapl(struct ledger *l, const struct fields *f) {
+    const char *domain = get(f, "domain");
+    struct ledger_rapl *r;
+    uint64_t package;
+    int ret;
+
+    if (get_u64(f, "package", true, &package) < 0 || package > UINT32_MAX || !domain)
+        return -EBADMSG;
+    ret = ledger_rapl_get(l, (unsigned)package, domain, &r);
+    if (ret < 0)
+        return ret;
+    if (get_u64(f, "energy_uj", true, &r->energy_uj) < 0 || get_reasons(f, r->unattributed_uj) < 0)
+        return -EBADMSG;
+    return 0;
+}
+
+static int restore_process(struct ledger *l, const struct fields *f, uint64_t now_ns) {
+    uint64_t gpu, pid, start_ticks, start_us;
+    struct ledger_process *p;
+    struct snap_identity id;
+    int r;
+
+    if (get_u64(f, "gpu", true, &gpu) < 0 || gpu >= LEDGER_MAX_GPUS ||
+        get_u64(f, "pid", true, &pid) < 0 || pid > UINT32_MAX ||
+        get_u64(f, "start_ticks", true, &start_ticks) < 0 ||
+        get_u64(f, "start_us", false, &start_us) < 0)
+        return -EBADMSG;
+    get_labels(f, &id);
+    r = ledger_process_get(l, (unsigned)gpu, (uint32_t)pid, start_ticks, &id, &p);
+    if (r < 0)
+        return r;
+    if (get_u64(f, "measured_uj", true, &p->measured_uj) < 0 ||
+        get_u64(f, "estimated_uj", true, &p->estimated_uj) < 0)
+        return -EBADMSG;
+    p->start_time_seconds = (double)start_us / 1e6;
+    p->active = false;
+    p->last_seen_ns = now_ns;
+    return 0;
+}
+
+static int restore_cpu_process(struct ledger *l, const struct fields *f, uint64_t now_ns) {
+    uint64_t pid, start_ticks, uj;
+    struct snap_identity id;
+    int r;
+
+    if (get_u64(f, "pid", true, &pid) < 0 || pid > UINT32_MAX ||
+        get_u64(f, "start_ticks", true, &start_ticks) < 0)
+        return -EBADMSG;
+    get_labels(f, &id);
+    for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
+        if (get_u64(f, cpu_domain_keys[d], false, &uj) < 0)
+            return -EBADMSG;
+        r = ledger_add_cpu_process_energy(l, (uint32_t)pid, start_ticks, &id, d, uj, now_ns);
+        if (r < 0)
+            return r;
+    }
+    ledger_cpu_process_exited(l, (uint32_t)pid, start_ticks, &id, now_ns);
+    return 0;
+}
+
+static int restore_workload(struct ledger *l, const struct fields *f, uint64_t now_ns) {
+    const char *kind = get(f, "kind");
+    uint64_t gpu_uj, cpu_uj, unseen[SNAP_CPU_DOMAINS];
+    bool unseen_valid = get(f, cpu_domain_keys[0]) != NULL;
+    struct snap_identity id;
+
+    if (!kind || get_u64(f, "gpu_uj", true, &gpu_uj) < 0 || get_u64(f, "cpu_uj", true, &cpu_uj) < 0)
+        return -EBADMSG;
+    for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+        if (get_u64(f, cpu_domain_keys[d], false, &unseen[d]) < 0)
+            return -EBADMSG;
+    get_labels(f, &id);
+    for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++)
+        if (strcmp(workload_kinds[k].name, kind) == 0)
+            return ledger_workload_restore(l, k, &id, gpu_uj, cpu_uj, unseen_valid ? unseen : NULL,
+                                           now_ns);
+    return -EBADMSG; /* a kind this version does not know */
+}
+
+int ledger_state_restore(struct ledger *l, const char *text, uint64_t now_ns,
+                         struct gpu_baseline *baselines, unsigned *ret_bad_line) {
+    _cleanup_(freep) char *copy = strdup(text);
+    char *save = NULL, *line;
+    unsigned line_no = 0;
+    int n = 0;
+
+    if (!copy)
+        return -ENOMEM;
+    for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        struct fields f;
+        char *kind;
+        int r;
+
+        line_no++;
+        if (line_no == 1) {
+            if (strcmp(line, STATE_MAGIC) != 0)
+                goto bad;
+            continue;
+        }
+        if (split_line(line, &kind, &f) < 0)
+            goto bad;
+        r = strcmp(kind, "gpu") == 0           ? restore_gpu(l, &f, baselines)
+            : strcmp(kind, "rapl") == 0        ? restore_rapl(l, &f)
+            : strcmp(kind, "process") == 0     ? restore_process(l, &f, now_ns)
+            : strcmp(kind, "cpu_process") == 0 ? restore_cpu_process(l, &f, now_ns)
+            : strcmp(kind, "workload") == 0    ? restore_workload(l, &f, now_ns)
+                                               : -EBADMSG;
+        if (r == -ENOMEM)
+            return r;
+        if (r < 0)
+            goto bad;
+        n++;
+    }
+    if (line_no == 0)
+        goto bad;
+    return n;
+
+bad:
+    *ret_bad_line = line_no ? line_no : 1;
+    return -EBADMSG;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Restart-safe counters (--state-dir): joulestat serves the simulated node, is stopped
+# (SIGTERM) and started again on the same running scenario (JOULESTAT_SIM_START_TIME).
+# Every energy counter of the first run is there after the restart and none went back (the
+# self-metrics, like process_cpu_seconds_total, are the running process's), the energy
+# the GPU drew while joulestat was down is booked as unattributed downtime, and the GPU's
+# energy is still exactly its processes' plus the unattributed parts. A corrupt state file
+# is set aside and joulestat starts from zero.
+set -euo pipefail
+build=$1 src=$2
+. "$src/tests/e2e/lib.sh"
+
+state=$E2E_TMP/state proc=$E2E_TMP/proc
+mkdir -p "$state" "$proc"
+export JOULESTAT_SIM_SCENARIO=$src/scenarios/dcgm-three-pods.scn JOULESTAT_SIM_PROCFS=$proc
+JOULESTAT_SIM_START_TIME=$(date +%s)
+export JOULESTAT_SIM_START_TIME
+
+# serve_once N SECONDS: serves for about SECONDS, saves /metrics to $E2E_TMP/mN, stops.
+serve_once() {
+    local port pid
+    port=$(e2e_free_port)
+    "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" \
+        --path.procfs "$proc" --rapl-source off --process-scan-interval 1s \
+        --listen-address "127.0.0.1:$port" --state-dir "$state" >"$E2E_TMP/log$1" 2>&1 &
+    pid=$!
+    E2E_PIDS+=($pid)
+    e2e_wait 10 curl -sf "http://127.0.0.1:$port/metrics" || e2e_fail "exporter $1 did not come up"
+    sleep "$2"
+    curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m$1" || e2e_fail "scrape $1"
+    kill -TERM "$pid"
+    wait "$pid" || e2e_fail "exporter $1 did not exit cleanly: $(tail -3 "$E2E_TMP/log$1")"
+}
+
+serve_once 1 3
+[[ -s $state/joulestat.state ]] || e2e_fail "no state file after a clean stop"
+sleep 2
+serve_once 2 2
+grep -q "counters restored" "$E2E_TMP/log2" || e2e_fail "nothing restored: $(cat "$E2E_TMP/log2")"
+
+python3 - "$E2E_TMP/m1" "$E2E_TMP/m2" <<'EOP' || e2e_fail "counters across the restart"
+import re, sys
+from decimal import Decimal
+
+def counters(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'^(\w+_joules_total|\w+_split_windows_total)(\{[^}]*\})? (\S+)$', line)
+        if m:
+            out[m[1] + (m[2] or '')] = Decimal(m[3])
+    return out
+
+a, b = counters(sys.argv[1]), counters(sys.argv[2])
+for k, v in a.items():
+    assert k in b, f'{k} gone after the restart'
+    assert b[k] >= v, f'{k} went back: {v} -> {b[k]}'
+down = b['joulestat_gpu_unattributed_energy_joules_total{gpu="0",reason="downtime"}']
+assert down > 0, 'no downtime booked'
+gpu = [v for k, v in b.items() if k.startswith('joulestat_gpu_energy_joules_total')][0]
+procs = sum(v for k, v in b.items() if k.startswith('joulestat_gpu_process_energy_joules_total'))
+unattr = sum(v for k, v in b.items() if k.startswith('joulestat_gpu_unattributed_energy'))
+assert procs + unattr == gpu, f'{procs} + {unattr} != {gpu}'
+print(f'restart: GPU {gpu} J, downtime {down} J, processes {procs} J')
+EOP
+
+# A corrupt file is set aside, never fatal.
+printf 'joulestat-state 1\ngpu\tindex=zero\n' >"$state/joulestat.state"
+serve_once 3 1
+[[ -f $state/joulestat.state.bad ]] || e2e_fail "the corrupt state was not set aside"
+grep -q "line 2 is not a joulestat state" "$E2E_TMP/log3" || e2e_fail "no clear message: $(cat "$E2E_TMP/log3")"
+echo "restart: ok"

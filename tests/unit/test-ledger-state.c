@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The saved state (--state-dir): every counter of the ledger comes back after a restart,
+ * with its labels (escaped characters included) and the GPUs' raw counter baselines;
+ * restored entries are inactive until seen again, and then continue from the saved values;
+ * text that is not a state is refused with its line, never half-trusted.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "ledger_state.h"
+#include "strbuf.h"
+
+#define NOW_NS UINT64_C(5000000000)
+
+static void fill(struct ledger *l) {
+    struct snap_identity pod = {.process_name = "python 3\t%x",
+                                .pod_uid = "u-1",
+                                .container_id = "c0ffee",
+                                .pod = "train",
+                                .namespace_ = "ml"};
+    struct snap_identity job = {.process_name = "lmp", .slurm_job = "4242"};
+    struct ledger_process *p;
+    struct ledger_rapl *r;
+    struct ledger_gpu *g = ledger_gpu(l, 3);
+
+    g->present = true;
+    g->index = 3;
+    strcpy(g->uuid, "GPU-abc");
+    strcpy(g->model, "NVIDIA H100 80GB HBM3");
+    g->energy_uj = 1000000;
+    g->unattributed_uj[UNATTR_IDLE] = 7;
+    g->unattributed_uj[UNATTR_DOWNTIME] = 11;
+    g->split_windows[SPLIT_LEARNED] = 13;
+    ASSERT_OK(ledger_process_get(l, 3, 100, 777, &pod, &p));
+    ASSERT_OK(ledger_add_gpu_energy(l, p, 600000, true, 1));
+    ASSERT_OK(ledger_add_gpu_energy(l, p, 1234, false, 1));
+    p->start_time_seconds = 1700000000.5;
+    ASSERT_OK(ledger_process_get(l, 3, 200, 888, &job, &p));
+    ASSERT_OK(ledger_add_gpu_energy(l, p, 300000, true, 1));
+    ASSERT_OK(ledger_add_cpu_energy(l, &job, 55, 1));
+    ASSERT_OK(ledger_add_cpu_unseen(l, &job, 1, 5, 1));
+    ASSERT_OK(ledger_add_cpu_process_energy(l, 200, 888, &job, 0, 99, 1));
+    ASSERT_OK(ledger_rapl_get(l, 0, "package", &r));
+    r->energy_uj = 123456789;
+    r->unattributed_uj[UNATTR_SYSTEM] = 42;
+}
+
+static char *format(const struct ledger *l, const struct gpu_baseline *b) {
+    struct strbuf out;
+    char *s;
+
+    strbuf_init(&out);
+    ledger_state_format(l, b, &out);
+    ASSERT_OK(strbuf_error(&out));
+    s = strndup(out.buf, out.len);
+    assert_non_null(s);
+    strbuf_done(&out);
+    return s;
+}
+
+static void test_round_trip(void **state _unused_) {
+    struct gpu_baseline saved[LEDGER_MAX_GPUS] = {0}, got[LEDGER_MAX_GPUS] = {0};
+    struct ledger a, b;
+    struct ledger_process *p;
+    char *text, *again;
+    unsigned bad = 0;
+    int n;
+
+    ledger_init(&a);
+    ledger_init(&b);
+    fill(&a);
+    saved[3] = (struct gpu_baseline){.valid = true, .raw_mj = 987654321, .at_us = 17};
+    text = format(&a, saved);
+    n = ledger_state_restore(&b, text, NOW_NS, got, &bad);
+    /* One GPU, one RAPL domain, two GPU processes, one CPU series, the container, pod and
+     * job. */
+    assert_int_equal(n, 8);
+    assert_memory_equal(&got[3], &saved[3], sizeof(saved[3]));
+    assert_false(got[0].valid);
+
+    /* The same text back: every counter and label survived. */
+    again = format(&b, got);
+    assert_int_equal(strlen(again), strlen(text));
+    assert_int_equal(ledger_gpu(&b, 3)->unattributed_uj[UNATTR_DOWNTIME], 11);
+    assert_int_equal(ledger_gpu(&b, 3)->split_windows[SPLIT_LEARNED], 13);
+
+    /* Restored inactive; seen again, the process continues from its saved counters. */
+    ASSERT_OK(ledger_process_get(&b, 3, 100, 777, &(struct snap_identity){0}, &p));
+    assert_false(p->active);
+    assert_int_equal(p->last_seen_ns, NOW_NS);
+    assert_int_equal(p->estimated_uj, 600000);
+    assert_int_equal(p->measured_uj, 1234);
+    assert_string_equal(p->id->process_name, "python 3\t%x");
+    assert_string_equal(p->id->namespace_, "ml");
+    assert_true(p->start_time_seconds > 1700000000.4 && p->start_time_seconds < 1700000000.6);
+    ASSERT_OK(ledger_add_gpu_energy(&b, p, 1, true, NOW_NS));
+    assert_int_equal(p->estimated_uj, 600001);
+    free(text);
+    free(again);
+    ledger_done(&a);
+    ledger_done(&b);
+}
+
+static void test_bad_text(void **state _unused_) {
+    static const struct {
+        const char *text;
+        unsigned line;
+    } cases[] = {
+        {"", 1},
+        {"joulestat-state 2\n", 1},
+        {"# not a state\n", 1},
+        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=12x\n", 2},
+        {"joulestat-state 1\ngpu\tindex=99\tuuid=x\tenergy_uj=1\n", 2},
+        {"joulestat-state 1\nrapl\tpackage=0\tdomain=package\tenergy_uj=1\nnonsense\n", 3},
+        {"joulestat-state 1\nworkload\tkind=ray_job\tgpu_uj=1\tcpu_uj=1\n", 2},
+        {"joulestat-state 1\nprocess\tgpu=0\tpid=1\tstart_ticks=1\tmeasured_uj=1\n", 2},
+        {"joulestat-state 1\nprocess\tgpu=0\tpid=1\tstart_ticks=1\tprocess_name=%zz\n", 2},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+        struct ledger l;
+        unsigned bad = 0;
+
+        ledger_init(&l);
+        assert_int_equal(ledger_state_restore(&l, cases[i].text, NOW_NS, b, &bad), -EBADMSG);
+        assert_int_equal(bad, cases[i].line);
+        ledger_done(&l);
+    }
+}
+
+/* A newer version may add fields: unknown ones are ignored. */
+static void test_unknown_fields(void **state _unused_) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger l;
+    unsigned bad = 0;
+
+    ledger_init(&l);
+    assert_int_equal(ledger_state_restore(&l,
+                                          "joulestat-state 1\n"
+                                          "gpu\tindex=1\tuuid=GPU-1\tenergy_uj=5\tfuture=9\n",
+                                          NOW_NS, b, &bad),
+                     1);
+    assert_int_equal(ledger_gpu(&l, 1)->energy_uj, 5);
+    assert_false(b[1].valid);
+    ledger_done(&l);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_bad_text),
+        cmocka_unit_test(test_unknown_fields),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -109,3 +109,10 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
 void learned_weights(struct gpu_accounting *a, struct gpu_track *t, const char *model, size_t n,
                      uint64_t t0_us, uint64_t t1_us, uint64_t energy_uj, bool learn,
                      struct learned_window *ret);
+
+/* --gpu-idle-policy=allocation (gpu_holders.c): the pods holding the GPU, one holder per
+ * pod weighted by the ids it holds, into a->holders. Returns 0 or -ENOMEM. */
+int holders_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *ret_n);
+/* Books the holders' parts; on failure the parts not booked yet become no_data. */
+int holders_book(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsigned gpu,
+                 uint64_t now_ns, struct ledger *ledger);

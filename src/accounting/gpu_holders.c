@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "gpu_accounting_internal.h"
+#include "hashmap.h"
+#include "macro.h"
+#include "pod_resources_gpu.h"
+
+/* The pods holding this GPU, one holder per pod weighted by the ids it holds (the table is
+ * sorted by GPU, namespace, pod, so a pod's entries are adjacent). */
+int holders_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *ret_n) {
+    const struct gpu_alloc *first = NULL;
+    size_t n_entries, n = 0;
+    int r;
+
+    *ret_n = 0;
+    if (a->opts.idle_policy != IDLE_POLICY_ALLOCATION)
+        return 0;
+    n_entries = gpu_alloc_table_find(a->allocs, d->uuid, &first);
+    for (size_t i = 0; i < n_entries; i++) {
+        const struct gpu_alloc *e = &first[i];
+
+        if (n > 0 && strcmp(a->holder_first[n - 1]->namespace_, e->namespace_) == 0 &&
+            strcmp(a->holder_first[n - 1]->pod, e->pod) == 0) {
+            a->holders[n - 1].weight += e->replicas;
+            continue;
+        }
+        if (n + 1 > a->holders_cap) {
+            size_t c1 = a->holders_cap, c2 = a->holders_cap, c3 = a->holders_cap;
+
+            r = grow_array(&a->holders, &c1, n + 1, sizeof(*a->holders));
+            if (r >= 0)
+                r = grow_array(&a->holder_parts, &c2, n + 1, sizeof(*a->holder_parts));
+            if (r >= 0)
+                r = grow_array(&a->holder_first, &c3, n + 1, sizeof(*a->holder_first));
+            if (r < 0)
+                return r;
+            a->holders_cap = MIN(c1, MIN(c2, c3));
+        }
+        a->holder_first[n] = e;
+        a->holders[n] = (struct split_consumer){
+            .key = hash_bytes(e->pod, strlen(e->pod),
+                              hash_bytes(e->namespace_, strlen(e->namespace_), 1)),
+            .weight = e->replicas,
+        };
+        n++;
+    }
+    r = split_scratch_reserve(&a->split, n);
+    if (r < 0)
+        return r;
+    *ret_n = n;
+    return 0;
+}
+
+/* Books the holders' parts; on failure the parts not booked yet become no_data. */
+int holders_book(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsigned gpu,
+                 uint64_t now_ns, struct ledger *ledger) {
+    for (size_t i = 0; i < n; i++) {
+        const struct gpu_alloc *e = a->holder_first[i];
+        const char *uid = "";
+        int r;
+
+        if (!a->lookup_uid || a->lookup_uid(a->lookup_userdata, e->namespace_, e->pod, &uid) < 0)
+            uid = "";
+        r = ledger_add_allocation_energy(ledger, gpu, e->namespace_, e->pod, uid,
+                                         (unsigned)a->holders[i].weight, a->holder_parts[i],
+                                         now_ns);
+        if (r < 0) {
+            for (size_t j = i; j < n; j++)
+                g->unattributed_uj[UNATTR_NO_DATA] += a->holder_parts[j];
+            return r;
+        }
+    }
+    return 0;
+}

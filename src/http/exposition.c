@@ -20,21 +20,17 @@
  * Each process's label set is escaped once into one scratch buffer and copied into the
  * six families, so a render allocates twice, not per series.
  */
-static void put_process_labels(struct strbuf *sb, const struct snap_gpu_process *p, bool compat) {
+/* The labels my-gpu-exporter's users query (its README and metrics reference): the same
+ * with or without its prefix. A scrape config with honor_labels keeps pod and namespace
+ * from being renamed exported_pod, exported_namespace (docs/METRICS.md). */
+static void put_process_labels(struct strbuf *sb, const struct snap_gpu_process *p) {
     put_label_u64(sb, true, "pid", p->pid);
     put_label_u64(sb, false, "gpu", p->gpu);
     PUT_LABEL(sb, false, "process_name", p->id->process_name);
-    if (compat) {
-        /* my-gpu-exporter's exporter.go: exported_ names (the DCGM convention), no pod_uid. */
-        PUT_LABEL(sb, false, "exported_pod", p->id->pod);
-        PUT_LABEL(sb, false, "exported_namespace", p->id->namespace_);
-        PUT_LABEL(sb, false, "exported_container", p->id->container);
-    } else {
-        PUT_LABEL(sb, false, "pod", p->id->pod);
-        PUT_LABEL(sb, false, "namespace", p->id->namespace_);
-        PUT_LABEL(sb, false, "container", p->id->container);
-        PUT_LABEL(sb, false, "pod_uid", p->id->pod_uid);
-    }
+    PUT_LABEL(sb, false, "pod", p->id->pod);
+    PUT_LABEL(sb, false, "namespace", p->id->namespace_);
+    PUT_LABEL(sb, false, "container", p->id->container);
+    PUT_LABEL(sb, false, "pod_uid", p->id->pod_uid);
     PUT_LABEL(sb, false, "container_id", p->id->container_id);
 }
 
@@ -121,7 +117,7 @@ static int render_processes(struct render *r, const struct snapshot *s, const ch
     strbuf_init(&lbl);
     for (size_t i = 0; i < n; i++) {
         off[i] = lbl.len;
-        put_process_labels(&lbl, &s->gpu_processes[i], compat);
+        put_process_labels(&lbl, &s->gpu_processes[i]);
     }
     off[n] = lbl.len;
     if (strbuf_error(&lbl) < 0) {
@@ -129,7 +125,9 @@ static int render_processes(struct render *r, const struct snapshot *s, const ch
         goto finish;
     }
 
-    f = (struct family){prefix, "_energy_joules_total", "counter",
+    /* my-gpu-exporter's name has no _total (its users query my_gpu_process_energy_joules);
+     * joulestat's own follows the convention. */
+    f = (struct family){prefix, compat ? "_energy_joules" : "_energy_joules_total", "counter",
                         "Energy attributed to the process in joules. energy_estimated=\"false\": "
                         "windows it had the GPU to itself (measured); \"true\": shared windows "
                         "(split by SM utilization)."};

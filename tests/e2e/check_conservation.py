@@ -29,7 +29,7 @@ def main():
     for name, labels, value in parse(path):
         if name == 'joulestat_gpu_energy_joules_total':
             gpu[labels['gpu']] = value
-        elif name in (prefix + '_energy_joules_total', 'joulestat_gpu_unattributed_energy_joules_total',
+        elif name in (prefix + '_energy_joules_total', prefix + '_energy_joules', 'joulestat_gpu_unattributed_energy_joules_total',
                       'joulestat_gpu_allocation_energy_joules_total'):
             parts[labels['gpu']] += value
     if not gpu:

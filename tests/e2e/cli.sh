@@ -57,7 +57,7 @@ E2E_PIDS+=($pid)
 e2e_wait 20 curl -sf "http://127.0.0.1:$port/metrics" || e2e_fail "serve did not come up"
 sleep 1
 curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/compat.prom"
-for name in my_gpu_process_energy_joules_total my_gpu_process_sm_utilization_ratio \
+for name in my_gpu_process_energy_joules my_gpu_process_sm_utilization_ratio \
     my_gpu_process_memory_utilization_ratio my_gpu_process_memory_used_bytes \
     my_gpu_process_start_time_seconds my_gpu_process_active; do
     grep -q "^$name{" "$E2E_TMP/compat.prom" || e2e_fail "no $name series in compat mode"

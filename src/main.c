@@ -15,6 +15,7 @@
 #include "options.h"
 #include "ps.h"
 #include "replay.h"
+#include "run.h"
 #include "serve.h"
 
 /*
@@ -79,6 +80,13 @@ int main(int argc, char **argv) {
     case COMMAND_REPLAY:
         r = replay_run(&cfg);
         break;
+    case COMMAND_RUN: {
+        int status = 0;
+
+        /* The command's own status, as perf stat and time do; 127 when it did not start. */
+        r = run_command(&cfg, &status);
+        return r < 0 ? 127 : status;
+    }
     case COMMAND_SERVE:
         r = serve_run(&cfg);
         break;

@@ -17,3 +17,14 @@ set_tests_properties(cli PROPERTIES LABELS e2e TIMEOUT 120)
 add_test(NAME restart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/restart.sh ${CMAKE_BINARY_DIR}
                               ${CMAKE_SOURCE_DIR})
 set_tests_properties(restart PROPERTIES LABELS e2e TIMEOUT 120)
+
+# my-gpu-exporter's README queries through a real Prometheus (--metric-prefix=my_gpu_process).
+add_test(NAME compat-queries
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/compat-queries.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(compat-queries PROPERTIES LABELS e2e TIMEOUT 300)
+
+# joulestat run -- CMD: the command's status and energy.
+add_test(NAME run-command COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run-command.sh
+                                  ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(run-command PROPERTIES LABELS e2e TIMEOUT 120)

@@ -23,6 +23,7 @@
 /* Weights stay below 2^62 (a window of months at full activity): no overflow in the sum. */
 #define MAX_WEIGHT 4611686018427387904.0
 #define CONTEXT_MAX_REL_SE 0.5
+#define CONTEXT_MAX_IDLE_RATIO 3.0
 
 static int grow_slots(struct intensity_gpu *g, size_t new_cap);
 
@@ -267,6 +268,8 @@ static void rebase(struct intensity_gpu *g, double t) {
         g->b[i] *= f;
     g->syy *= f;
     g->neff *= f;
+    g->sfrac *= f;
+    g->sfrac2 *= f;
     g->t_ref_s = t;
 }
 
@@ -296,6 +299,15 @@ static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) 
     }
     g->syy += wt * y * y;
     g->neff += wt;
+    if (row->dt_s > 0) {
+        double frac = 0;
+
+        for (size_t k = 0; k < row->n_touched; k++)
+            frac += row->act[row->touched[k]];
+        frac /= row->dt_s;
+        g->sfrac += wt * frac;
+        g->sfrac2 += wt * frac * frac;
+    }
     g->rows++;
 }
 
@@ -492,7 +504,15 @@ static bool context_measured(const struct intensity_gpu *g) {
 
     /* With one workload the uplift goes to it whatever it is estimated to be, and a
      * constant load is easily mistaken for it: only a shared GPU needs it. */
-    return g->rows > 0 && g->n_used >= 2 && se > 0 && ctx > 0 && se <= CONTEXT_MAX_REL_SE * ctx;
+    if (g->rows == 0 || g->n_used < 2 || !(se > 0 && ctx > 0))
+        return false;
+    /* While the GPU is fully busy the activities add up to 100 % in every row, and the
+     * uplift cannot be told from a common part of the intensities, whatever its error says
+     * (the priors make it look small): such a fit takes most of the active power for
+     * uplift. A held context raises the board to P0 clocks, which costs about as much as
+     * its idle (A100 +26 W over 55 W, H100 +50 W over 70 W, L40S +66 W over 35 W): more
+     * than three times the idle is not an uplift. */
+    return ctx <= CONTEXT_MAX_IDLE_RATIO * g->theta[PARAM_IDLE] && se <= CONTEXT_MAX_REL_SE * ctx;
 }
 
 int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,

@@ -70,7 +70,9 @@
  * idle follows the policy. The looser test is because the alternative, the uplift split
  * by activity, gives a holder that computes little almost none of it: on the simulated
  * mixes a bound of 0.5 gave the lowest error (0.2: +0.3 points, 1.0: a constant load
- * mistaken for uplift).
+ * mistaken for uplift). On a GPU kept fully busy the uplift is not identifiable at all
+ * (the activities always add up to 100 %) and a fit may take most of the active power for
+ * it: an uplift above three times the idle power is never handed out.
  *
  * Cost (K classes tracked per GPU, at most max_classes; L live, at most max_live; n
  * consumers and m classes in a window): per window O(n) (hash look-ups, sums); per row

@@ -251,6 +251,10 @@ int config_parse(int argc, char **argv, struct config *cfg) {
         if (argv[next][0] != '-') {
             bool found = false;
 
+            if (have_command && c.command == COMMAND_RUN) {
+                c.run_argv = &argv[next]; /* the command, without a "--" before it */
+                break;
+            }
             if (have_command) {
                 fprintf(stderr, "joulestat: unexpected argument '%s'\n", argv[next]);
                 return -EINVAL;
@@ -269,8 +273,11 @@ int config_parse(int argc, char **argv, struct config *cfg) {
             continue;
         }
         opt = getopt_long_only(argc, argv, "+", longopts, NULL);
-        if (opt == -1)
+        if (opt == -1) {
+            if (c.command == COMMAND_RUN && optind < argc)
+                c.run_argv = &argv[optind]; /* after "--" */
             break;
+        }
         if (opt == '?' || opt == ':') {
             fprintf(stderr, "joulestat: unknown or incomplete option '%s' (try --help)\n",
                     argv[optind - 1]);
@@ -279,6 +286,10 @@ int config_parse(int argc, char **argv, struct config *cfg) {
         r = apply_option(&c, opt, optarg);
         if (r < 0)
             return r;
+    }
+    if (c.command == COMMAND_RUN && (!c.run_argv || !c.run_argv[0])) {
+        fprintf(stderr, "joulestat: run needs a command: joulestat run -- CMD [ARGS...]\n");
+        return -EINVAL;
     }
     if (c.command == COMMAND_REPLAY && !c.scenario) {
         fprintf(stderr, "joulestat: replay needs --scenario FILE\n");

@@ -85,7 +85,7 @@ const struct option_doc option_docs[] = {
     {OPT_TRACE, "trace", NULL, required_argument, "FILE", C,
      "replay: also write every GPU window (energy, idle, each process's SM activity) to FILE, "
      "for scripts/accuracy-score's baselines."},
-    {OPT_JSON, "json", NULL, no_argument, NULL, C, "ps: JSON instead of a table."},
+    {OPT_JSON, "json", NULL, no_argument, NULL, C, "ps, run: JSON instead of a table."},
     {OPT_ALL, "all", NULL, no_argument, NULL, C,
      "ps: every process, also those with no energy yet."},
 
@@ -104,6 +104,9 @@ const struct command_doc command_docs[] = {
      "Processes using the GPUs and CPUs, with their identity and energy."},
     {"replay", COMMAND_REPLAY, "--scenario FILE",
      "Play a simulated GPU node on a virtual clock and print the exposition."},
+    {"run", COMMAND_RUN, "[--json] -- CMD [ARGS...]",
+     "Run a command and print the GPU and CPU energy it and its children used (like perf "
+     "stat), then exit with its status."},
     {"version", COMMAND_VERSION, "", "Print the version."},
     {"help", COMMAND_HELP, "", "Print the help."},
 };

@@ -10,6 +10,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "pod_allocations.h"
+#include "json_out.h"
 #include "macro.h"
 #include "procfs.h"
 #include "ps_rows.h"
@@ -17,24 +18,9 @@
 #include "sampler.h"
 #include "snapshot.h"
 
-static void print_json_string(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 static void print_json_field(const char *key, const char *value) {
     printf(", \"%s\": ", key);
-    print_json_string(value);
+    json_put_string(stdout, value);
 }
 
 static const char *or_dash(const char *s) {

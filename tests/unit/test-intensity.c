@@ -205,6 +205,31 @@ static void test_proportional_not_identifiable(void **state) {
     synth_done(&s);
 }
 
+/* A GPU always fully busy: three workloads whose activities add up to 100 % in every row.
+ * The uplift cannot be told from a common part of their intensities, so however small its
+ * error looks, it is never handed out by time held. */
+static void test_saturated_gpu_keeps_uplift_unknown(void **state) {
+    struct synth s;
+    struct synth_run r;
+
+    assert_int_equal(synth_init(&s, 3, 200, 11), 0);
+    s.idle_w = 55;
+    s.ctx_w = 0;
+    s.noise = 0.01;
+    for (size_t p = 0; p < 3; p++)
+        s.procs[p].kappa_w = 150 + 100 * (double)p;
+    synth_random_duty(&s, 0, 0, 200, 10, 50, 1, 3, false);
+    synth_random_duty(&s, 1, 0, 200, 10, 50, 2, 5, false);
+    for (size_t i = 0; i < s.n_slots; i++)
+        *synth_slot(&s, 2, i) = (uint8_t)(100 - *synth_slot(&s, 0, i) - *synth_slot(&s, 1, i));
+    ASSERT_OK(synth_run_init(&r, NULL));
+    run_seconds(&s, &r, 200);
+    assert_false(r.last.context_known);
+    assert_int_equal(r.last.context_uj, 0);
+    synth_run_done(&r);
+    synth_done(&s);
+}
+
 /* One class, two processes with varying activity: the learned split would be SM share,
  * so it is not used ("single_class"). One process at constant activity: its intensity
  * cannot be told from the context uplift, and neither is learned. */
@@ -525,6 +550,7 @@ int main(void) {
         cmocka_unit_test(test_documented_example),
         cmocka_unit_test(test_proportional_not_identifiable),
         cmocka_unit_test(test_single_class),
+        cmocka_unit_test(test_saturated_gpu_keeps_uplift_unknown),
         cmocka_unit_test(test_phase_change_followed),
         cmocka_unit_test(test_short_jobs_share_their_class),
         cmocka_unit_test(test_unlearned_class_keeps_its_sm_share),

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+#include "run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fileio.h"
+#include "hashmap.h"
+#include "json_out.h"
+#include "log.h"
+#include "macro.h"
+#include "parse_num.h"
+#include "proc_cpu_stat.h"
+#include "proc_pid_stat.h"
+#include "rapl_domain.h"
+#include "sampler.h"
+#include "snapshot.h"
+#include "store.h"
+
+/* The command's processes: its own and every descendant seen at a scan, by pid. */
+struct tree {
+    pid_t root;
+    int proc_fd;
+    struct hashmap members; /* pid + 1 -> 1: in the tree at some scan */
+    struct hashmap alive;   /* pid + 1 -> ppid + 1, this scan, scratch */
+    struct hashmap ticks;   /* pid + 1 -> utime + stime + 1, this scan, scratch */
+    unsigned n_members;
+    uint64_t cpu_ticks; /* of the members alive at the last scan */
+};
+
+/* The CPU ticks of the members alive now (after tree_scan()). */
+static void tree_sum_ticks(struct tree *t) {
+    for (size_t i = 0;;) {
+        uint64_t key;
+        void *v;
+
+        if (!hashmap_next(&t->ticks, &i, &key, &v))
+            break;
+        if (hashmap_get(&t->members, key))
+            t->cpu_ticks += (uint64_t)(uintptr_t)v - 1;
+    }
+}
+
+/* One pass over /proc: adds the processes whose parent is in the tree, until no more. */
+static void tree_scan(struct tree *t) {
+    _cleanup_(closedirp) DIR *dir = NULL;
+    struct dirent *de;
+    bool grew = true;
+    char buf[1024];
+
+    hashmap_clear(&t->alive);
+    hashmap_clear(&t->ticks);
+    t->cpu_ticks = 0;
+    if (opendir_at(t->proc_fd, ".", false, &dir) < 0)
+        return;
+    while ((de = readdir(dir))) {
+        struct proc_pid_stat st;
+        char path[64];
+        uint32_t pid;
+        int len;
+
+        if (safe_atou32(de->d_name, &pid) < 0)
+            continue;
+        (void)snprintf(path, sizeof(path), "%u/stat", pid);
+        len = read_file_into_at(t->proc_fd, path, buf, sizeof(buf));
+        if (len < 0 || proc_pid_stat_parse(buf, (size_t)len, &st) < 0)
+            continue; /* gone since the listing */
+        (void)hashmap_put(&t->alive, (uint64_t)pid + 1, (void *)(uintptr_t)(st.ppid + 1));
+        (void)hashmap_put(&t->ticks, (uint64_t)pid + 1,
+                          (void *)(uintptr_t)(st.utime + st.stime + 1));
+    }
+    while (grew) { /* children usually have higher pids, but pids wrap: until stable */
+        grew = false;
+        for (size_t i = 0;;) {
+            uint64_t key;
+            void *v;
+
+            if (!hashmap_next(&t->alive, &i, &key, &v))
+                break;
+            if (hashmap_get(&t->members, key) || !hashmap_get(&t->members, (uint64_t)(uintptr_t)v))
+                continue;
+            if (hashmap_put(&t->members, key, (void *)(uintptr_t)1) >= 0) {
+                t->n_members++;
+                grew = true;
+            }
+        }
+    }
+    tree_sum_ticks(t);
+}
+
+static bool tree_has(const struct tree *t, uint32_t pid) {
+    return hashmap_get(&t->members, (uint64_t)pid + 1) != NULL;
+}
+
+/* What the command used, summed from the snapshot over its processes. */
+struct usage {
+    uint64_t gpu_measured_uj[LEDGER_MAX_GPUS], gpu_estimated_uj[LEDGER_MAX_GPUS];
+    bool gpu_used[LEDGER_MAX_GPUS];
+    uint64_t cpu_uj[SNAP_CPU_DOMAINS];
+};
+
+static void sum_usage(const struct snapshot *s, const struct tree *t, struct usage *u) {
+    *u = (struct usage){0};
+    for (size_t i = 0; i < s->n_gpu_processes; i++) {
+        const struct snap_gpu_process *p = &s->gpu_processes[i];
+
+        if (!tree_has(t, p->pid) || p->gpu >= LEDGER_MAX_GPUS)
+            continue;
+        u->gpu_used[p->gpu] = true;
+        u->gpu_measured_uj[p->gpu] += p->energy_measured_uj;
+        u->gpu_estimated_uj[p->gpu] += p->energy_estimated_uj;
+    }
+}
+
+/*
+ * The command's CPU energy, by the attribution rule for one consumer: each window's RAPL
+ * energy per domain x the command's CPU time / all CPUs' time (busy and idle) in the window.
+ * Its processes need not belong to any workload (a command on a login node does not).
+ */
+struct cpu_meter {
+    bool primed;
+    uint64_t rapl_uj[SNAP_CPU_DOMAINS];
+    uint64_t cmd_ticks, all_ticks;
+    double uj[SNAP_CPU_DOMAINS];
+};
+
+static void meter_update(struct cpu_meter *m, const struct snapshot *s, uint64_t cmd_ticks,
+                         uint64_t all_ticks) {
+    uint64_t rapl[SNAP_CPU_DOMAINS] = {0};
+
+    for (size_t i = 0; i < s->n_rapl; i++) {
+        int d = rapl_domain_from_string(s->rapl[i].domain);
+
+        if (d >= 0 && d < SNAP_CPU_DOMAINS)
+            rapl[d] += s->rapl[i].energy_uj;
+    }
+    if (m->primed && all_ticks > m->all_ticks) {
+        double share = cmd_ticks > m->cmd_ticks
+                           ? (double)(cmd_ticks - m->cmd_ticks) / (double)(all_ticks - m->all_ticks)
+                           : 0;
+
+        for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+            if (rapl[d] >= m->rapl_uj[d])
+                m->uj[d] += (double)(rapl[d] - m->rapl_uj[d]) * MIN(share, 1.0);
+    }
+    memcpy(m->rapl_uj, rapl, sizeof(rapl));
+    m->cmd_ticks = MAX(cmd_ticks, m->cmd_ticks);
+    m->all_ticks = all_ticks;
+    m->primed = true;
+}
+
+/* All CPUs' time, busy and idle, from <procfs>/stat; 0 when unreadable. */
+static uint64_t all_cpu_ticks(int proc_fd) {
+    char buf[16384];
+    struct cpu_times ct;
+    int len = read_file_into_at(proc_fd, "stat", buf, sizeof(buf));
+
+    if (len < 0 || proc_cpu_stat_parse(buf, (size_t)len, &ct) < 0)
+        return 0;
+    return cpu_times_active(&ct) + cpu_times_idle(&ct);
+}
+
+/* Ticks the sampler and the CPU meter once. */
+static void run_tick(struct sampler *sampler, struct snapshot_slot *slot, struct tree *t,
+                     struct cpu_meter *m, uint64_t cmd_ticks) {
+    struct tick_time now = sampler_now();
+    struct snapshot *snap;
+
+    (void)sampler_tick(sampler, &now);
+    snap = snapshot_slot_get(slot);
+    if (snap)
+        meter_update(m, snap, cmd_ticks, all_cpu_ticks(t->proc_fd));
+    (void)snapshot_unref(snap);
+}
+
+static const struct snap_source *source(const struct snapshot *s, const char *name) {
+    for (size_t i = 0; i < s->n_sources; i++)
+        if (strcmp(s->sources[i].name, name) == 0)
+            return &s->sources[i];
+    return NULL;
+}
+
+/* The total of the CPU domains that do not count each other: package (it contains the
+ * cores and the integrated GPU) plus DRAM; psys when that is all there is. */
+static uint64_t cpu_total(const struct usage *u) {
+    uint64_t sum = u->cpu_uj[RAPL_DOMAIN_PACKAGE] + u->cpu_uj[RAPL_DOMAIN_DRAM];
+
+    return sum ? sum : u->cpu_uj[RAPL_DOMAIN_PSYS];
+}
+
+static void print_table(const struct config *cfg, char **argv, const struct snapshot *s,
+                        const struct usage *u, double seconds, int status) {
+    const struct snap_source *nvml = source(s, "nvml"), *rapl = source(s, "rapl");
+    uint64_t total = cpu_total(u);
+
+    fprintf(stderr, "\n Energy of '");
+    for (char **a = argv; *a; a++)
+        fprintf(stderr, "%s%s", a == argv ? "" : " ", *a);
+    fprintf(stderr, "' (joulestat run):\n\n");
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct snap_gpu *g = &s->gpus[i];
+        uint64_t uj = g->index < LEDGER_MAX_GPUS
+                          ? u->gpu_measured_uj[g->index] + u->gpu_estimated_uj[g->index]
+                          : 0;
+
+        if (g->index >= LEDGER_MAX_GPUS || !u->gpu_used[g->index])
+            continue;
+        total += uj;
+        fprintf(stderr, "  %14.3f J  GPU %u %s (%s)\n", (double)uj / 1e6, g->index, g->model,
+                u->gpu_estimated_uj[g->index] ? "estimated: the GPU was shared"
+                                              : "measured: the GPU to itself");
+    }
+    for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+        if (u->cpu_uj[d])
+            fprintf(stderr, "  %14.3f J  CPU %s\n", (double)u->cpu_uj[d] / 1e6,
+                    rapl_domain_to_string(d));
+    if (!nvml && cfg->gpu_enabled)
+        fprintf(stderr, "  %16s  GPU: not measured (no NVML)\n", "-");
+    else if (nvml && !nvml->up)
+        fprintf(stderr, "  %16s  GPU: not measured (NVML failed; see joulestat check)\n", "-");
+    if (rapl && !rapl->up)
+        fprintf(stderr, "  %16s  CPU: not measured (no RAPL; see joulestat check)\n", "-");
+    fprintf(stderr, "\n  %14.3f J  total, %.3f s elapsed, %.3f W mean; exit status %d\n\n",
+            (double)total / 1e6, seconds, seconds > 0 ? (double)total / 1e6 / seconds : 0, status);
+}
+
+static void print_json(char **argv, const struct snapshot *s, const struct usage *u, double seconds,
+                       int status) {
+    uint64_t total = cpu_total(u);
+    bool first = true;
+
+    fprintf(stderr, "{\"command\": [");
+    for (char **a = argv; *a; a++) {
+        fputs(a == argv ? "" : ", ", stderr);
+        json_put_string(stderr, *a);
+    }
+    fprintf(stderr, "], \"exit_status\": %d, \"elapsed_seconds\": %.6f, \"gpus\": [", status,
+            seconds);
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        unsigned g = s->gpus[i].index;
+
+        if (g >= LEDGER_MAX_GPUS || !u->gpu_used[g])
+            continue;
+        total += u->gpu_measured_uj[g] + u->gpu_estimated_uj[g];
+        fprintf(stderr, "%s{\"gpu\": %u, \"measured_joules\": %.6f, \"estimated_joules\": %.6f}",
+                first ? "" : ", ", g, (double)u->gpu_measured_uj[g] / 1e6,
+                (double)u->gpu_estimated_uj[g] / 1e6);
+        first = false;
+    }
+    fprintf(stderr, "], \"cpu_joules\": {");
+    first = true;
+    for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+        if (u->cpu_uj[d]) {
+            fprintf(stderr, "%s\"%s\": %.6f", first ? "" : ", ", rapl_domain_to_string(d),
+                    (double)u->cpu_uj[d] / 1e6);
+            first = false;
+        }
+    fprintf(stderr, "}, \"total_joules\": %.6f}\n", (double)total / 1e6);
+}
+
+static void sleep_ns(uint64_t ns) {
+    struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+                          .tv_nsec = (long)(ns % NSEC_PER_SEC)};
+
+    (void)nanosleep(&ts, NULL);
+}
+
+/* Ticks the sampler until the command exits; then the last window, with the command's
+ * own CPU time and its reaped children's from wait4(). Returns 0 or -errno. */
+static int follow(struct sampler *sampler, struct snapshot_slot *slot, const struct config *cfg,
+                  struct tree *t, struct cpu_meter *m, int *ret_wstatus) {
+    uint64_t poll = sampler_poll_interval_ns(cfg), next_tick = clock_monotonic_ns();
+    long hz = sysconf(_SC_CLK_TCK);
+
+    for (;;) {
+        struct tick_time now = sampler_now();
+        struct rusage ru;
+        pid_t w = wait4(t->root, ret_wstatus, WNOHANG, &ru);
+
+        if (w < 0 && errno != EINTR)
+            return -errno;
+        if (w == t->root) {
+            /* The root is gone from /proc: its time (and its reaped children's) is here. */
+            double root_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+
+            tree_scan(t);
+            run_tick(sampler, slot, t, m,
+                     t->cpu_ticks + (uint64_t)(root_s * (double)(hz > 0 ? hz : 100)));
+            return 0;
+        }
+        if (now.mono_ns >= next_tick) {
+            tree_scan(t);
+            run_tick(sampler, slot, t, m, t->cpu_ticks);
+            next_tick += cfg->sample_interval_ns;
+        } else
+            sampler_poll(sampler, &now);
+        sleep_ns(poll);
+    }
+}
+
+int run_command(const struct config *given, int *ret_status) {
+    struct config c = *given;
+    struct snapshot_slot *slot = snapshot_slot_new();
+    struct sampler *sampler = NULL;
+    struct snapshot *snap = NULL;
+    struct tree t = {.proc_fd = -1};
+    struct cpu_meter meter = {0};
+    struct usage u;
+    uint64_t started;
+    int r, wstatus = 0, status;
+
+    if (!slot)
+        return -ENOMEM;
+    /* Short windows for a command that may last a second. */
+    c.sample_interval_ns = MIN(c.sample_interval_ns, 200 * NSEC_PER_MSEC);
+    c.process_scan_interval_ns = c.sample_interval_ns;
+    hashmap_init(&t.members);
+    hashmap_init(&t.alive);
+    hashmap_init(&t.ticks);
+    t.proc_fd = open(c.procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (t.proc_fd < 0) {
+        r = log_error_errno(-errno, "run: cannot open --path.procfs '%s': %m", c.procfs);
+        goto finish;
+    }
+    r = sampler_new(&c, slot, &sampler);
+    if (r < 0) {
+        log_error_errno(r, "run: cannot open the sources: %m");
+        goto finish;
+    }
+    run_tick(sampler, slot, &t, &meter, 0); /* the baseline of every counter */
+    started = clock_monotonic_ns();
+    r = posix_spawnp(&t.root, c.run_argv[0], NULL, NULL, c.run_argv, environ);
+    if (r != 0) {
+        r = log_error_errno(-r, "run: cannot start '%s': %m", c.run_argv[0]);
+        goto finish;
+    }
+    (void)hashmap_put(&t.members, (uint64_t)t.root + 1, (void *)(uintptr_t)1);
+    t.n_members = 1;
+    r = follow(sampler, slot, &c, &t, &meter, &wstatus);
+    if (r < 0) {
+        log_error_errno(r, "run: cannot wait for the command: %m");
+        goto finish;
+    }
+    status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    snap = snapshot_slot_get(slot);
+    if (!snap) {
+        r = -ENODATA;
+        goto finish;
+    }
+    sum_usage(snap, &t, &u);
+    for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+        u.cpu_uj[d] = (uint64_t)meter.uj[d];
+    if (c.json)
+        print_json(c.run_argv, snap, &u, (double)(clock_monotonic_ns() - started) / 1e9, status);
+    else
+        print_table(&c, c.run_argv, snap, &u, (double)(clock_monotonic_ns() - started) / 1e9,
+                    status);
+    *ret_status = status;
+    r = 0;
+
+finish:
+    (void)snapshot_unref(snap);
+    sampler_free(sampler);
+    snapshot_slot_free(slot);
+    hashmap_done(&t.members);
+    hashmap_done(&t.alive);
+    hashmap_done(&t.ticks);
+    if (t.proc_fd >= 0)
+        (void)close(t.proc_fd);
+    return r;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "config.h"
+
+/*
+ * `joulestat run [--json] -- CMD ARGS...`: runs the command, follows it and every process
+ * it starts (its process tree, found in /proc at each scan), and when it exits prints the
+ * energy they used, like `perf stat`: GPU per device (measured or estimated), CPU by RAPL
+ * domain, duration and mean power. It opens the sources itself (no daemon needed); a
+ * source that is missing is said so and the rest is reported.
+ *
+ * Returns 0 with *ret_status the command's exit status (128 + signal when killed), or
+ * -errno when the command could not be started (127-style failures are reported as such).
+ */
+int run_command(const struct config *cfg, int *ret_status);

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `joulestat run -- CMD`: the command's exit status comes back, and the energy it used is
+# printed; on the real /proc with a fake RAPL zone (+2 J every 100 ms) a CPU burner and
+# its child get CPU energy, never more than the zone measured while it ran; a missing
+# source is said so; a command that cannot start exits 127 with the reason.
+set -euo pipefail
+build=$1 src=$2
+. "$src/tests/e2e/lib.sh"
+js=$build/joulestat
+
+# 1. The exit status, and what is missing said plainly.
+status=0
+"$js" run --no-gpu --rapl-source off -- sh -c 'exit 3' 2>"$E2E_TMP/err" || status=$?
+[[ $status == 3 ]] || e2e_fail "run -- sh -c 'exit 3' exited $status"
+grep -q "exit status 3" "$E2E_TMP/err" || e2e_fail "no report: $(cat "$E2E_TMP/err")"
+status=0
+"$js" run --no-gpu --rapl-source off -- /no/such/command 2>"$E2E_TMP/err" || status=$?
+[[ $status == 127 ]] || e2e_fail "a missing command exited $status"
+grep -q "cannot start '/no/such/command'" "$E2E_TMP/err" || e2e_fail "no reason: $(cat "$E2E_TMP/err")"
+"$js" run 2>"$E2E_TMP/err" && e2e_fail "run without a command succeeded"
+grep -q "run needs a command" "$E2E_TMP/err" || e2e_fail "no usage: $(cat "$E2E_TMP/err")"
+
+# 2. CPU energy of a command and its child, on a fake RAPL zone.
+zone=$E2E_TMP/sys/class/powercap/intel-rapl:0
+mkdir -p "$zone"
+echo package-0 >"$zone/name"
+echo 1 >"$zone/enabled"
+echo 262143328850 >"$zone/max_energy_range_uj"
+printf '%20d\n' 1000000 >"$zone/energy_uj"
+ln -s /sys/fs "$E2E_TMP/sys/fs"
+ln -s /sys/devices "$E2E_TMP/sys/devices"
+(
+    e=1000000
+    while :; do
+        e=$((e + 2000000))
+        printf '%20d\n' "$e" 1<>"$zone/energy_uj"
+        sleep 0.1
+    done
+) &
+E2E_PIDS+=($!)
+burn='i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'
+"$js" run --json --no-gpu --rapl-source powercap --path.sysfs "$E2E_TMP/sys" -- \
+    sh -c "$burn & $burn; wait" 2>"$E2E_TMP/err" || e2e_fail "run failed: $(cat "$E2E_TMP/err")"
+python3 - "$E2E_TMP/err" <<'EOP' || e2e_fail "run --json: $(cat "$E2E_TMP/err")"
+import json, sys
+report = json.loads([l for l in open(sys.argv[1]) if l.startswith('{"command"')][-1])
+assert report["exit_status"] == 0, report
+assert report["command"][0] == "sh", report
+cpu = report["cpu_joules"].get("package", 0)
+# The zone moves 20 W; the command gets its share of all CPUs' time, so more than nothing
+# and never more than the zone measured over the run (one 100 ms step of slack).
+limit = 20 * report["elapsed_seconds"] + 2
+assert 0 < cpu <= limit, (cpu, limit)
+assert abs(report["total_joules"] - cpu) < 1e-6, report
+print(f"run: {cpu:.3f} J of CPU package over {report['elapsed_seconds']:.2f} s")
+EOP
+echo "run-command: ok"

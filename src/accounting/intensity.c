@@ -268,8 +268,6 @@ static void rebase(struct intensity_gpu *g, double t) {
         g->b[i] *= f;
     g->syy *= f;
     g->neff *= f;
-    g->sfrac *= f;
-    g->sfrac2 *= f;
     g->t_ref_s = t;
 }
 
@@ -299,15 +297,6 @@ static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) 
     }
     g->syy += wt * y * y;
     g->neff += wt;
-    if (row->dt_s > 0) {
-        double frac = 0;
-
-        for (size_t k = 0; k < row->n_touched; k++)
-            frac += row->act[row->touched[k]];
-        frac /= row->dt_s;
-        g->sfrac += wt * frac;
-        g->sfrac2 += wt * frac * frac;
-    }
     g->rows++;
 }
 

@@ -49,7 +49,6 @@ struct intensity_gpu {
     double *m;  /* dim x dim */
     double *b;  /* dim */
     double syy, neff;
-    double sfrac, sfrac2; /* the rows' total SM fraction and its square, stored like neff */
     double t_ref_s;
     double clock_s; /* sum of window durations: immune to clock steps */
     unsigned rows;  /* rows learned from */

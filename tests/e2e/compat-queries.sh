@@ -16,13 +16,7 @@ d=$E2E_TMP
 mkdir -p "$d/proc"
 
 # The fake API server, over HTTPS with a CA only this test trusts.
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" \
-    -subj /CN=joulestat-test-ca -days 2 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -keyout "$d/server.key" -out "$d/server.csr" \
-    -subj /CN=127.0.0.1 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' >"$d/san.ext"
-openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
-    -out "$d/server.crt" -days 2 -extfile "$d/san.ext" 2>/dev/null
+e2e_test_ca "$d"
 echo "token-$RANDOM$RANDOM" >"$d/token"
 : >"$d/control"
 python3 "$src/tests/e2e/compat_pods.py" "$src/scenarios/dcgm-three-pods.scn" >"$d/pods.json"

@@ -63,3 +63,40 @@ e2e_cpu_fixture() {
     e2e_wait 10 curl -sf "$E2E_URL" || e2e_fail "exporter did not come up"
     python3 "$fixture" drive "$node" "$E2E_URL" || e2e_fail "$what does not match the fixture"
 }
+
+# A throwaway CA and a server certificate for 127.0.0.1 under DIR (ca.crt, server.crt,
+# server.key), trusted by nothing but the test that asks for it.
+e2e_test_ca() {
+    local d=$1
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" \
+        -subj /CN=joulestat-test-ca -days 2 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout "$d/server.key" -out "$d/server.csr" \
+        -subj /CN=127.0.0.1 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/san.ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+        -out "$d/server.crt" -days 2 -extfile "$d/san.ext" 2>/dev/null
+}
+
+# A fake RAPL powercap zone under SYSFS (package-0, +2 J every 100 ms: 20 W) with the real
+# cgroup and CPU topology linked in; the writer runs in the background, its pid in
+# E2E_FAKE_RAPL_PID. joulestat keeps energy_uj open and re-reads it, as on sysfs, so the
+# value is rewritten in place with a fixed width (never renamed, never truncated).
+e2e_fake_rapl_zone() {
+    local sysfs=$1 zone=$1/class/powercap/intel-rapl:0
+    mkdir -p "$zone"
+    echo package-0 >"$zone/name"
+    echo 1 >"$zone/enabled"
+    echo 262143328850 >"$zone/max_energy_range_uj"
+    printf '%20d\n' 1000000 >"$zone/energy_uj"
+    ln -s /sys/fs "$sysfs/fs"
+    ln -s /sys/devices "$sysfs/devices"
+    (
+        e=1000000
+        while :; do
+            e=$((e + 2000000))
+            printf '%20d\n' "$e" 1<>"$zone/energy_uj"
+            sleep 0.1
+        done
+    ) &
+    E2E_FAKE_RAPL_PID=$!
+}

@@ -77,23 +77,8 @@ EOP
 # 3. Real /proc, fake RAPL zone, one process burning a CPU. CPU energy goes to workloads'
 #    processes only (the rest is "system"), so the burner is a SLURM job by its
 #    environment (the fallback for nodes without Slurm cgroups; this VM's cgroups are "/").
-zone=$E2E_TMP/sys/class/powercap/intel-rapl:0
-mkdir -p "$zone"
-echo package-0 >"$zone/name"
-echo 1 >"$zone/enabled"
-echo 262143328850 >"$zone/max_energy_range_uj"
-printf '%20d\n' 1000000 >"$zone/energy_uj"
-ln -s /sys/fs "$E2E_TMP/sys/fs"
-ln -s /sys/devices "$E2E_TMP/sys/devices"
-(
-    e=1000000
-    while :; do
-        e=$((e + 2000000))
-        printf '%20d\n' "$e" 1<>"$zone/energy_uj" # in place: joulestat keeps the file open
-        sleep 0.1
-    done
-) &
-E2E_PIDS+=($!)
+e2e_fake_rapl_zone "$E2E_TMP/sys"
+E2E_PIDS+=("$E2E_FAKE_RAPL_PID")
 SLURM_JOB_ID=4242 bash -c 'while :; do :; done' &
 burner=$!
 E2E_PIDS+=($burner)

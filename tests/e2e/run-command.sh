@@ -21,23 +21,8 @@ grep -q "cannot start '/no/such/command'" "$E2E_TMP/err" || e2e_fail "no reason:
 grep -q "run needs a command" "$E2E_TMP/err" || e2e_fail "no usage: $(cat "$E2E_TMP/err")"
 
 # 2. CPU energy of a command and its child, on a fake RAPL zone.
-zone=$E2E_TMP/sys/class/powercap/intel-rapl:0
-mkdir -p "$zone"
-echo package-0 >"$zone/name"
-echo 1 >"$zone/enabled"
-echo 262143328850 >"$zone/max_energy_range_uj"
-printf '%20d\n' 1000000 >"$zone/energy_uj"
-ln -s /sys/fs "$E2E_TMP/sys/fs"
-ln -s /sys/devices "$E2E_TMP/sys/devices"
-(
-    e=1000000
-    while :; do
-        e=$((e + 2000000))
-        printf '%20d\n' "$e" 1<>"$zone/energy_uj"
-        sleep 0.1
-    done
-) &
-E2E_PIDS+=($!)
+e2e_fake_rapl_zone "$E2E_TMP/sys"
+E2E_PIDS+=("$E2E_FAKE_RAPL_PID")
 burn='i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'
 "$js" run --json --no-gpu --rapl-source powercap --path.sysfs "$E2E_TMP/sys" -- \
     sh -c "$burn & $burn; wait" 2>"$E2E_TMP/err" || e2e_fail "run failed: $(cat "$E2E_TMP/err")"

@@ -23,13 +23,7 @@ check() { python3 "$kube/kube_e2e_check.py" "$@"; }
 metric=joulestat_gpu_process_energy_joules_total
 
 # A CA and a server certificate for 127.0.0.1 that only this test trusts.
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" \
-    -subj /CN=joulestat-test-ca -days 2 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -keyout "$d/server.key" -out "$d/server.csr" \
-    -subj /CN=127.0.0.1 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/san.ext"
-openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
-    -out "$d/server.crt" -days 2 -extfile "$d/san.ext" 2>/dev/null
+e2e_test_ca "$d"
 echo "good-token-$RANDOM$RANDOM" >"$d/token"
 echo "not-the-token" >"$d/bad-token"
 : >"$d/control"

@@ -24,6 +24,10 @@
 #define MAX_WEIGHT 4611686018427387904.0
 #define CONTEXT_MAX_REL_SE 0.5
 #define CONTEXT_MAX_IDLE_RATIO 3.0
+/* A row is unsaturated below this total SM activity; the uplift is learned only when at
+ * least this part of the recent rows is. */
+#define UNSATURATED_ACTIVITY 0.9
+#define CONTEXT_MIN_UNSATURATED 0.05
 
 static int grow_slots(struct intensity_gpu *g, size_t new_cap);
 
@@ -268,6 +272,7 @@ static void rebase(struct intensity_gpu *g, double t) {
         g->b[i] *= f;
     g->syy *= f;
     g->neff *= f;
+    g->unsaturated *= f;
     g->t_ref_s = t;
 }
 
@@ -297,6 +302,14 @@ static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) 
     }
     g->syy += wt * y * y;
     g->neff += wt;
+    if (row->dt_s > 0) {
+        double total = 0;
+
+        for (size_t k = 0; k < row->n_touched; k++)
+            total += row->act[row->touched[k]];
+        if (total < UNSATURATED_ACTIVITY * row->dt_s)
+            g->unsaturated += wt;
+    }
     g->rows++;
 }
 
@@ -493,7 +506,11 @@ static bool context_measured(const struct intensity_gpu *g) {
 
     /* With one workload the uplift goes to it whatever it is estimated to be, and a
      * constant load is easily mistaken for it: only a shared GPU needs it. */
-    if (g->rows == 0 || g->n_used < 2 || !(se > 0 && ctx > 0))
+    if (g->rows == 0 || g->n_used < 2 || !(se > 0 && ctx > 0) || g->neff <= 0)
+        return false;
+    /* Seen below full activity often enough: only those rows tell the uplift from the
+     * intensities (below). */
+    if (g->unsaturated < CONTEXT_MIN_UNSATURATED * g->neff)
         return false;
     /* While the GPU is fully busy the activities add up to 100 % in every row, and the
      * uplift cannot be told from a common part of the intensities, whatever its error says

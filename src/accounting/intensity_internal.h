@@ -49,6 +49,7 @@ struct intensity_gpu {
     double *m;  /* dim x dim */
     double *b;  /* dim */
     double syy, neff;
+    double unsaturated; /* rows with the GPU clearly below full activity, stored like neff */
     double t_ref_s;
     double clock_s; /* sum of window durations: immune to clock steps */
     unsigned rows;  /* rows learned from */

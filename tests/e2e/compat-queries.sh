@@ -19,7 +19,7 @@ mkdir -p "$d/proc"
 e2e_test_ca "$d"
 echo "token-$RANDOM$RANDOM" >"$d/token"
 : >"$d/control"
-python3 "$src/tests/e2e/compat_pods.py" "$src/scenarios/dcgm-three-pods.scn" >"$d/pods.json"
+python3 "$src/scripts/scenario-pods" "$src/scenarios/dcgm-three-pods.scn" >"$d/pods.json"
 api_port=$(e2e_free_port)
 python3 "$src/tests/kube/fake_apiserver.py" --port "$api_port" --cert "$d/server.crt" \
     --key "$d/server.key" --token-file "$d/token" --control "$d/control" \

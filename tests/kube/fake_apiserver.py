@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""A small Kubernetes API server for tests: GET /api/v1/pods with a nodeName field
-selector, as a LIST (PodList) or a WATCH (chunked, one JSON event per line, bookmarks,
-410 for resource versions it does not know), over HTTPS, with a bearer-token check.
+"""A small Kubernetes API server for tests and the demo: GET /api/v1/pods with a nodeName
+field selector, as a LIST (PodList) or a WATCH (chunked, one JSON event per line,
+bookmarks, 410 for resource versions it does not know), over HTTPS (--cert, --key) or
+plain HTTP, with a bearer-token check.
 
 It is driven through a control file: each line appended to it is a JSON command,
   {"op": "add", "file": "pod.json"}   ADDED (or MODIFIED when the UID is known)
@@ -188,15 +189,15 @@ def make_handler(state, token_file, log):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
+    ap.add_argument("--cert", help="serve HTTPS with this certificate (default: plain HTTP)")
+    ap.add_argument("--key")
     ap.add_argument("--token-file", required=True)
     ap.add_argument("--pods", required=True, help="PodList JSON, or a JSON array of pods")
     ap.add_argument("--add", action="append", default=[], help="more pod files")
     ap.add_argument("--node", default="node-a")
-    ap.add_argument("--control", required=True)
+    ap.add_argument("--control", default=os.devnull)
     ap.add_argument("--state")
-    ap.add_argument("--log", required=True)
+    ap.add_argument("--log", default=os.devnull)
     ap.add_argument("--rv-start", type=int, default=48000)
     a = ap.parse_args()
 
@@ -210,11 +211,12 @@ def main():
     # a restarted server must not replay the previous one's commands
     offset_start = os.path.getsize(a.control) if os.path.exists(a.control) else 0
 
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(a.cert, a.key)
     server = ThreadingHTTPServer(("127.0.0.1", a.port), make_handler(state, a.token_file, a.log))
     server.daemon_threads = True
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    if a.cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.cert, a.key)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
 
     def follow():
         nonlocal offset_start

@@ -12,3 +12,8 @@ set_tests_properties(prometheus-e2e PROPERTIES LABELS e2e TIMEOUT 300 RUN_SERIAL
 add_test(NAME cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/cli.sh ${CMAKE_BINARY_DIR}
                           ${CMAKE_SOURCE_DIR})
 set_tests_properties(cli PROPERTIES LABELS e2e TIMEOUT 120)
+
+add_test(NAME http-starvation
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-starvation.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(http-starvation PROPERTIES LABELS e2e TIMEOUT 120 RUN_SERIAL ON)

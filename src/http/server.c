@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conn_guard.h"
 #include "exposition.h"
 #include "gzip.h"
 #include "tls_init.h"
@@ -28,6 +29,7 @@
 
 struct http_server {
     struct MHD_Daemon *daemon;
+    struct conn_guard *guard;
     struct snapshot_slot *slot;
     struct web_config *web_config;
     char *metrics_path;
@@ -218,6 +220,45 @@ static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connect
                  gz ? "gzip" : NULL);
 }
 
+static void *guard_handle(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return i ? i->socket_context : NULL;
+}
+
+/* The request's headers are in: the header deadline no longer applies. */
+static void mark_busy(struct http_server *srv, struct MHD_Connection *conn) {
+    conn_guard_busy(srv->guard, guard_handle(conn));
+}
+
+/* The reply is done; on keep-alive the next request's headers are awaited from now. */
+static void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                              enum MHD_RequestTerminationCode toe) {
+    struct http_server *srv = cls;
+
+    (void)con_cls;
+    (void)toe;
+    conn_guard_waiting(srv->guard, guard_handle(conn));
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+    struct http_server *srv = cls;
+    const union MHD_ConnectionInfo *fd, *addr;
+
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) {
+        /* libmicrohttpd closes the socket after this returns. */
+        conn_guard_closed(srv->guard, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    *socket_context =
+        conn_guard_opened(srv->guard, fd ? fd->connect_fd : -1, addr ? addr->client_addr : NULL);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls) {
@@ -229,6 +270,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
      * makes it close the connection, and scrapers reuse theirs (keep-alive). */
     if (*con_cls != srv) {
         *con_cls = srv;
+        mark_busy(srv, conn);
         return MHD_YES;
     }
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -281,6 +323,7 @@ struct http_server *http_server_stop(struct http_server *srv) {
     /* Joins the polling thread and closes the listening socket and all connections. */
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
+    srv->guard = conn_guard_free(srv->guard);
     free(srv->metrics_path);
     free(srv->metric_prefix);
     free(srv->landing);
@@ -288,14 +331,37 @@ struct http_server *http_server_stop(struct http_server *srv) {
     return NULL;
 }
 
+static unsigned or_default(unsigned v, unsigned def) {
+    return v ? v : def;
+}
+
+static int start_guard(struct http_server *srv, const struct http_server_options *o,
+                       unsigned capacity, unsigned per_client) {
+    struct conn_guard_limits l = {
+        .capacity = capacity,
+        .per_client = per_client,
+        /* An eighth of the slots stays free of waiting connections: the headroom for cut
+         * connections still closing, so that a new one is never refused. */
+        .reserve = MAX(capacity / 8, 1u),
+        .header_timeout_ns =
+            or_default(o->header_timeout_ms, HTTP_DEFAULT_HEADER_TIMEOUT_MS) * NSEC_PER_MSEC,
+    };
+
+    return conn_guard_new(&l, &srv->guard);
+}
+
 static int start_daemon(struct http_server *srv, const struct http_server_options *o, int fd) {
     const char *cert = web_config_tls_cert(o->web_config), *key = web_config_tls_key(o->web_config);
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-    struct MHD_OptionItem opts[8];
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    unsigned capacity = or_default(o->connection_limit, HTTP_DEFAULT_CONNECTION_LIMIT);
+    unsigned per_client =
+        MIN(or_default(o->per_client_limit, HTTP_DEFAULT_PER_CLIENT_LIMIT), capacity);
+    unsigned threads = MIN(or_default(o->threads, HTTP_DEFAULT_THREADS), capacity);
+    struct MHD_OptionItem opts[10];
     size_t n = 0;
     int r;
 
-    if (!!cert != !!key)
+    if (!!cert != !!key || capacity < 2 || per_client < 2)
         return -EINVAL;
     if (cert) {
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
@@ -307,16 +373,26 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key};
     }
+    r = start_guard(srv, o, capacity, per_client);
+    if (r < 0)
+        return r;
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL};
-    opts[n++] = (struct MHD_OptionItem){
-        MHD_OPTION_CONNECTION_LIMIT,
-        o->connection_limit ? o->connection_limit : HTTP_DEFAULT_CONNECTION_LIMIT, NULL};
+    /* The hard limits; conn_guard keeps the waiting connections below them. */
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, capacity, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client, NULL};
+    /* Connections are spread over the workers; one busy with a slow render or a bcrypt
+     * check does not hold up the others, nor new connections (a busy worker does not
+     * accept). */
+    if (threads > 1)
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
-                                        o->timeout_s ? o->timeout_s : HTTP_DEFAULT_TIMEOUT_S, NULL};
+                                        or_default(o->timeout_s, HTTP_DEFAULT_TIMEOUT_S), NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
     srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_EXTERNAL_LOGGER,
-                                   mhd_log, srv, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+                                   mhd_log, srv, MHD_OPTION_NOTIFY_CONNECTION, notify_connection,
+                                   srv, MHD_OPTION_NOTIFY_COMPLETED, request_completed, srv,
+                                   MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     /* MHD refuses mostly for TLS material it cannot load. */
     return srv->daemon ? 0 : -EINVAL;
 }

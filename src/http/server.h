@@ -8,7 +8,8 @@
 #include "webconfig.h"
 
 /*
- * The HTTP side of the daemon: libmicrohttpd with its own polling thread. A scrape takes a
+ * The HTTP side of the daemon: libmicrohttpd with a small pool of worker threads, guarded
+ * against idle and slow clients by conn_guard.h. A scrape takes a
  * reference to the latest snapshot, renders it into a fresh buffer (gzip when the client
  * accepts it) and hands that buffer to MHD; it never samples and holds no lock while
  * formatting.
@@ -20,9 +21,15 @@
 
 #define HTTP_DEFAULT_LISTEN ":19400"
 #define HTTP_DEFAULT_METRICS_PATH "/metrics"
-#define HTTP_DEFAULT_CONNECTION_LIMIT 64
+/* Serving limits (docs/DEPLOY.md, "Exposing the port"): connections in all and per client
+ * address, worker threads, the idle timeout and the absolute deadline for a request's
+ * headers (conn_guard.h). */
+#define HTTP_DEFAULT_CONNECTION_LIMIT 256
+#define HTTP_DEFAULT_PER_CLIENT_LIMIT 32
+#define HTTP_DEFAULT_THREADS 4
 #define HTTP_DEFAULT_TIMEOUT_S 10
-#define HTTP_LISTEN_BACKLOG 64
+#define HTTP_DEFAULT_HEADER_TIMEOUT_MS 5000
+#define HTTP_LISTEN_BACKLOG 128
 
 struct http_server_options {
     const char *listen_address; /* NULL: HTTP_DEFAULT_LISTEN; forms in listen.h */
@@ -30,8 +37,11 @@ struct http_server_options {
     const char *metric_prefix;  /* NULL: the snapshot's, then the exposition default */
     /* TLS and basic auth; NULL for neither. Borrowed: must outlive the server. */
     struct web_config *web_config;
-    unsigned connection_limit; /* 0: HTTP_DEFAULT_CONNECTION_LIMIT */
-    unsigned timeout_s;        /* per connection, idle; 0: HTTP_DEFAULT_TIMEOUT_S */
+    unsigned connection_limit;  /* 0: HTTP_DEFAULT_CONNECTION_LIMIT */
+    unsigned per_client_limit;  /* 0: HTTP_DEFAULT_PER_CLIENT_LIMIT (at most connection_limit) */
+    unsigned threads;           /* worker threads; 0: HTTP_DEFAULT_THREADS */
+    unsigned timeout_s;         /* per connection, idle; 0: HTTP_DEFAULT_TIMEOUT_S */
+    unsigned header_timeout_ms; /* accept to complete headers, absolute; 0: the default */
     /* /healthz: a snapshot older than this (by its timestamp_seconds, against the real-time
      * clock) is stale. 0: any snapshot is fresh. */
     uint64_t max_sample_age_ns;

@@ -272,10 +272,10 @@ static int wait_closed(int fd, int limit_ms) {
 
 static void test_slow_clients(void **state) {
     struct http_server_options o = {
-        .listen_address = "127.0.0.1:0", .timeout_s = 1, .connection_limit = 4};
+        .listen_address = "127.0.0.1:0", .timeout_s = 1, .connection_limit = 16, .threads = 2};
     struct fixture f = {0};
     struct http_reply r;
-    int silent, partial, extra[3], ms;
+    int silent, partial, ms;
     uint64_t t0;
 
     start(&f, &o);
@@ -296,26 +296,73 @@ static void test_slow_clients(void **state) {
     assert_true(wait_closed(partial, 5000) >= 0);
     close(silent);
     close(partial);
+    stop(&f);
+}
 
-    /* At the connection limit (4), a fifth client waits in the backlog until the idle
-     * timeout frees a slot: the limit holds, and the server recovers by itself. */
-    for (int i = 0; i < 3; i++) {
-        extra[i] = http_connect(f.port);
-        assert_true(extra[i] >= 0);
-    }
-    silent = http_connect(f.port);
-    assert_true(silent >= 0);
-    usleep(100000);
+/* One byte every 200 ms restarts libmicrohttpd's idle timeout (10 s here) each time; the
+ * header deadline (1 s) is absolute and cuts the client anyway. */
+static void test_header_deadline(void **state) {
+    struct http_server_options o = {
+        .listen_address = "127.0.0.1:0", .timeout_s = 10, .header_timeout_ms = 1000};
+    static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaa";
+    struct fixture f = {0};
+    struct pollfd p;
+    uint64_t t0;
+    int fd, ms = -1;
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    fd = http_connect(f.port);
+    assert_true(fd >= 0);
     t0 = clock_monotonic_ns();
-    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
-    assert_int_equal(r.status, 200);
-    http_reply_done(&r);
-    ms = (int)((clock_monotonic_ns() - t0) / NSEC_PER_MSEC);
-    if (ms < 500 || ms > 4000)
-        fail_msg("scrape at the connection limit took %d ms, expected 0.5-4 s", ms);
-    for (int i = 0; i < 3; i++)
-        close(extra[i]);
-    close(silent);
+    for (size_t i = 0; i < sizeof(req) - 1; i++) {
+        if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1)
+            break;
+        p = (struct pollfd){.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) > 0) {
+            ms = (int)((clock_monotonic_ns() - t0) / NSEC_PER_MSEC);
+            break;
+        }
+    }
+    if (ms < 900 || ms > 2500)
+        fail_msg("a client sending a byte every 200 ms was cut after %d ms, expected ~1 s", ms);
+    close(fd);
+    stop(&f);
+}
+
+/* At the connection limit, a new client is let in and the oldest waiting one is cut: idle
+ * connections, from this address or any, never keep a scrape out. */
+static void test_connection_limit(void **state) {
+    struct http_server_options o = {
+        .listen_address = "127.0.0.1:0", .timeout_s = 10, .connection_limit = 8, .threads = 2};
+    struct fixture f = {0};
+    struct http_reply r;
+    int idle[20], cut = 0;
+    uint64_t t0;
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    for (size_t i = 0; i < ARRAY_SIZE(idle); i++) {
+        idle[i] = http_connect(f.port);
+        assert_true(idle[i] >= 0);
+        usleep(5000);
+    }
+    for (int i = 0; i < 5; i++) {
+        t0 = clock_monotonic_ns();
+        ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+        assert_int_equal(r.status, 200);
+        http_reply_done(&r);
+        assert_true(clock_monotonic_ns() - t0 < 500 * NSEC_PER_MSEC);
+    }
+    /* The oldest were cut, the newest are still open. */
+    for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+        if (wait_closed(idle[i], 0) >= 0)
+            cut++;
+    assert_true(cut >= 12);
+    assert_true(wait_closed(idle[0], 0) >= 0);
+    assert_true(wait_closed(idle[ARRAY_SIZE(idle) - 1], 0) < 0);
+    for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+        close(idle[i]);
     stop(&f);
 }
 
@@ -503,6 +550,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routes),           cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_header_deadline),  cmocka_unit_test(test_connection_limit),
         cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_listen_forms),
         cmocka_unit_test(test_bad_addresses),
     };

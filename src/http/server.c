@@ -275,6 +275,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     }
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+    /* Health says only "ok" or not, so it needs no credentials: liveness probes have none. */
+    if (strcmp(url, "/healthz") == 0)
+        return serve_health(srv, conn);
     r = check_auth(srv, conn, &result);
     if (r < 0)
         return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
@@ -282,8 +285,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return result;
     if (strcmp(url, srv->metrics_path) == 0)
         return serve_metrics(srv, conn);
-    if (strcmp(url, "/healthz") == 0)
-        return serve_health(srv, conn);
     if (strcmp(url, "/") == 0)
         return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing, srv->landing_len,
                      MHD_RESPMEM_PERSISTENT, NULL);

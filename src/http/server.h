@@ -16,7 +16,8 @@
  *
  * Routes: <metrics_path> (default /metrics), /healthz (200 "ok" when a snapshot exists and
  * is fresh, 503 otherwise), / (a landing page), 404 for anything else; GET and HEAD only
- * (405 otherwise). With basic-auth users in the web config every route needs them (401).
+ * (405 otherwise). With basic-auth users in the web config every route but /healthz needs
+ * them (401); /healthz reveals nothing and answers without credentials.
  */
 
 #define HTTP_DEFAULT_LISTEN ":19400"

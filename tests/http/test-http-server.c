@@ -413,8 +413,17 @@ static void test_basic_auth(void **state) {
     http_reply_done(&r);
     /* other:s3cret */
     ASSERT_OK(
-        http_simple(f.port, "GET", "/healthz", "Authorization: Basic b3RoZXI6czNjcmV0\r\n", &r));
+        http_simple(f.port, "GET", "/metrics", "Authorization: Basic b3RoZXI6czNjcmV0\r\n", &r));
     assert_int_equal(r.status, 401);
+    http_reply_done(&r);
+    /* Health needs no credentials (liveness probes send none), and ignores wrong ones. */
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "ok\n");
+    http_reply_done(&r);
+    ASSERT_OK(
+        http_simple(f.port, "GET", "/healthz", "Authorization: Basic b3RoZXI6czNjcmV0\r\n", &r));
+    assert_int_equal(r.status, 200);
     http_reply_done(&r);
     /* Not base64 at all. */
     ASSERT_OK(http_simple(f.port, "GET", "/", "Authorization: Basic !!!\r\n", &r));

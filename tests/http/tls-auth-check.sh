@@ -62,6 +62,7 @@ grep -q '^joulestat_series ' "$tmp/body"
 hdr=$("${c[@]}" -D - -o /dev/null --compressed -u prometheus:'c0rrect horse' "$base/metrics")
 grep -qi '^content-encoding: gzip' <<<"$hdr" || { echo "FAIL: no gzip"; exit 1; }
 expect 200 "TLS, healthz" -u prometheus:'c0rrect horse' "$base/healthz"
+expect 200 "TLS, healthz without credentials" "$base/healthz"
 
 # Without the CA the certificate is refused; plain HTTP on the TLS port gets no answer.
 if curl -s --max-time 5 -o /dev/null "$base/metrics"; then

@@ -77,6 +77,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
     }
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -279,6 +281,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (strcmp(url, "/healthz") == 0)
         return serve_health(srv, conn);
     r = check_auth(srv, conn, &result);
+    if (r == -EBUSY)
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "password checks busy, retry\n");
     if (r < 0)
         return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     if (r == 0)

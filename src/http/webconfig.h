@@ -23,7 +23,8 @@ struct web_config;
 
 /*
  * Loads and validates path: parses the YAML, reads the certificate and key into memory,
- * checks every hash is a usable bcrypt hash. Returns 0, -ENOENT/-EACCES when path itself
+ * checks that every hash has bcrypt's shape and a cost libxcrypt computes (04..31), without
+ * computing one (a costly hash never delays start-up). Returns 0, -ENOENT/-EACCES when path itself
  * cannot be read, -EINVAL for any problem in it (bad YAML, unknown or unsupported key,
  * missing or unreadable cert/key file, bad hash), -ENOMEM. On failure, err (if not NULL)
  * receives a message naming the file, line and key. *ret is written only on success.
@@ -37,10 +38,16 @@ const char *web_config_tls_key(const struct web_config *c);
 /* Number of basic-auth users; 0 means no authentication. */
 size_t web_config_n_users(const struct web_config *c);
 
+/* bcrypt checks that may run at once; the server's other workers stay free for scrapes
+ * whose credentials are remembered, and for /healthz. */
+#define WEB_AUTH_MAX_CHECKS 2
+
 /*
  * Checks a user/password pair: 1 accepted, 0 refused (unknown user or wrong password,
- * indistinguishable by timing: an unknown user still costs one bcrypt), -ENOMEM.
- * A password once accepted is remembered as a salted SHA-256-crypt token, so repeated
- * scrapes do not pay bcrypt each time. Thread-safe.
+ * indistinguishable by timing: an unknown user still costs one bcrypt), -EBUSY when the
+ * answer is not remembered and WEB_AUTH_MAX_CHECKS bcrypt checks are already running (try
+ * again later), -ENOMEM. Accepted and refused pairs are remembered (as salted tokens, see
+ * web_auth.c) for the life of this configuration, so a repeated pair, right or wrong, does
+ * not run bcrypt again. Thread-safe.
  */
 int web_config_check_password(struct web_config *c, const char *user, const char *password);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -366,16 +367,20 @@ static void test_connection_limit(void **state) {
     stop(&f);
 }
 
-static char *bcrypt(const char *password) {
+static char *bcrypt_cost(const char *password, unsigned long cost) {
     char salt[CRYPT_GENSALT_OUTPUT_SIZE];
     struct crypt_data *cd = calloc(1, sizeof(*cd));
     char *out;
 
     assert_non_null(cd);
-    assert_non_null(crypt_gensalt_rn("$2y$", 4, NULL, 0, salt, sizeof(salt)));
+    assert_non_null(crypt_gensalt_rn("$2y$", cost, NULL, 0, salt, sizeof(salt)));
     out = strdup(crypt_rn(password, salt, cd, sizeof(*cd)));
     free(cd);
     return out;
+}
+
+static char *bcrypt(const char *password) {
+    return bcrypt_cost(password, 4);
 }
 
 static void test_basic_auth(void **state) {
@@ -429,6 +434,86 @@ static void test_basic_auth(void **state) {
     ASSERT_OK(http_simple(f.port, "GET", "/", "Authorization: Basic !!!\r\n", &r));
     assert_int_equal(r.status, 401);
     http_reply_done(&r);
+    stop(&f);
+    web_config_free(wc);
+    test_rm_rf(dir);
+}
+
+struct timed_request {
+    int port;
+    const char *headers;
+    int status;
+    uint64_t ns;
+};
+
+static void *timed_request(void *arg) {
+    struct timed_request *t = arg;
+    uint64_t t0 = clock_monotonic_ns();
+    struct http_reply r;
+
+    t->status = http_simple(t->port, "GET", "/metrics", t->headers, &r) < 0 ? -1 : r.status;
+    if (t->status > 0)
+        http_reply_done(&r);
+    t->ns = clock_monotonic_ns() - t0;
+    return NULL;
+}
+
+#define AUTH_RIGHT "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n" /* prom:s3cret */
+#define AUTH_WRONG "Authorization: Basic cHJvbTp3cm9uZzE=\r\n" /* prom:wrong1 */
+
+/* A wrong password costs a bcrypt (cost 13 here, ~0.5 s) on one worker; meanwhile a scrape
+ * with remembered credentials and /healthz answer at once, and the same wrong password again
+ * is refused from memory. */
+static void test_auth_not_blocking(void **state) {
+    _cleanup_(freep) char *hash = bcrypt_cost("s3cret", 13);
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct timed_request wrong, right, again;
+    struct web_config *wc = NULL;
+    struct fixture f = {0};
+    struct http_reply r;
+    char dir[256], text[256], path[512];
+    pthread_t th;
+    uint64_t t0, health_ns;
+
+    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
+    ASSERT_OK(test_write_file(dir, "web.yml", text));
+    (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
+    ASSERT_OK(web_config_load(path, &wc, NULL, 0));
+    o.web_config = wc;
+    start(&f, &o);
+    publish_sample(&f, now_s());
+
+    right = (struct timed_request){.port = f.port, .headers = AUTH_RIGHT};
+    (void)timed_request(&right); /* the first use of a password pays its bcrypt */
+    assert_int_equal(right.status, 200);
+
+    wrong = (struct timed_request){.port = f.port, .headers = AUTH_WRONG};
+    assert_int_equal(pthread_create(&th, NULL, timed_request, &wrong), 0);
+    usleep(50000);
+    right = (struct timed_request){.port = f.port, .headers = AUTH_RIGHT};
+    (void)timed_request(&right);
+    t0 = clock_monotonic_ns();
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    health_ns = clock_monotonic_ns() - t0;
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    again = (struct timed_request){.port = f.port, .headers = AUTH_WRONG};
+    (void)timed_request(&again);
+
+    print_message("wrong password %.0f ms; meanwhile scrape %.1f ms, healthz %.1f ms; "
+                  "the same wrong password again %.1f ms\n",
+                  (double)wrong.ns / 1e6, (double)right.ns / 1e6, (double)health_ns / 1e6,
+                  (double)again.ns / 1e6);
+    assert_int_equal(wrong.status, 401);
+    assert_int_equal(right.status, 200);
+    assert_int_equal(again.status, 401);
+    /* The wrong password was still being checked while the scrape ran. */
+    assert_true(wrong.ns > right.ns + 100 * NSEC_PER_MSEC);
+    assert_true(right.ns < 150 * NSEC_PER_MSEC);
+    assert_true(health_ns < 150 * NSEC_PER_MSEC);
+    assert_true(again.ns < 50 * NSEC_PER_MSEC);
     stop(&f);
     web_config_free(wc);
     test_rm_rf(dir);
@@ -560,8 +645,8 @@ int main(void) {
         cmocka_unit_test(test_routes),           cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
         cmocka_unit_test(test_header_deadline),  cmocka_unit_test(test_connection_limit),
-        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_listen_forms),
-        cmocka_unit_test(test_bad_addresses),
+        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_auth_not_blocking),
+        cmocka_unit_test(test_listen_forms),     cmocka_unit_test(test_bad_addresses),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

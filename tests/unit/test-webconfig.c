@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "webconfig.h"
 
@@ -170,7 +171,10 @@ static void test_bad_configs(void **state) {
     /* bcrypt-shaped, but cost 99 is outside what libxcrypt computes. */
     check_bad("basic_auth_users:\n  alice: "
               "$2y$99$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
-              ":", "rejected by libxcrypt");
+              ":2:", "basic_auth_users.alice: bcrypt cost outside 04..31");
+    check_bad("basic_auth_users:\n  alice: "
+              "$2y$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ0123!\n",
+              ":2:", "outside its alphabet");
     check_bad("- a\n- b\n", ":1:", "top level must be a mapping");
     check_bad("[1, 2]: x\n", ":1:", "keys must be plain names");
     (void)snprintf(text, sizeof(text), "basic_auth_users:\n  a: %s\n  a: %s\n", hash, hash);
@@ -180,6 +184,68 @@ static void test_bad_configs(void **state) {
     check_bad("tls_server_config: {}\ntls_server_config: {}\n", ":2:", "given twice");
     check_bad("tls_server_config:\n  cert_file: c.pem\n  cert_file: c.pem\n  key_file: k.pem\n",
               ":3:", "cert_file given twice");
+}
+
+static double elapsed_ms(const struct timespec *t0) {
+    struct timespec t1;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* A costly hash does not delay loading: only its shape is checked (cost 17 would take
+ * several seconds to compute once; the hash is a cost-4 one relabelled, valid in shape). */
+static void test_costly_hash_loads_fast(void **state) {
+    char hash[64], text[256];
+    struct web_config *c = NULL;
+    struct timespec t0;
+    double ms;
+
+    make_hash("$2y$", "pw", hash, sizeof(hash));
+    hash[4] = '1';
+    hash[5] = '7';
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  u: %s\n", hash);
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+    ms = elapsed_ms(&t0);
+    if (ms > 200)
+        fail_msg("loading a cost-17 hash took %.0f ms", ms);
+    c = web_config_free(c);
+}
+
+/* Wrong passwords are remembered: the second identical attempt runs no bcrypt. */
+static void test_failures_remembered(void **state) {
+    char hash[64], salt[CRYPT_GENSALT_OUTPUT_SIZE], text[256];
+    struct crypt_data *cd = calloc(1, sizeof(*cd));
+    struct web_config *c = NULL;
+    struct timespec t0;
+    double first, second, again;
+
+    assert_non_null(cd);
+    assert_non_null(crypt_gensalt_rn("$2y$", 12, NULL, 0, salt, sizeof(salt)));
+    (void)snprintf(hash, sizeof(hash), "%s", crypt_rn("right", salt, cd, sizeof(*cd)));
+    free(cd);
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  u: %s\n", hash);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(web_config_check_password(c, "u", "wrong"), 0);
+    first = elapsed_ms(&t0);
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(web_config_check_password(c, "u", "wrong"), 0);
+    second = elapsed_ms(&t0);
+    /* An unknown user's refusal is remembered too. */
+    assert_int_equal(web_config_check_password(c, "nobody", "wrong"), 0);
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(web_config_check_password(c, "nobody", "wrong"), 0);
+    again = elapsed_ms(&t0);
+    /* The right password still works after the wrong ones, and is remembered. */
+    assert_int_equal(web_config_check_password(c, "u", "right"), 1);
+    assert_int_equal(web_config_check_password(c, "u", "right"), 1);
+    print_message("bcrypt cost 12: first wrong attempt %.1f ms, repeated %.2f ms\n", first, second);
+    if (first < 20 || second > first / 10 || second > 20 || again > 20)
+        fail_msg("a repeated wrong password took %.1f ms (the first %.1f ms)", second, first);
+    c = web_config_free(c);
 }
 
 static void test_config_file_errors(void **state) {
@@ -201,6 +267,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_minimal_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_file_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_costly_hash_loads_fast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failures_remembered, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "macro.h"
 #include "promtext.h"
+#include "request_check.h"
 #include "strbuf.h"
 
 #define REALM "joulestat"
@@ -75,8 +76,6 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     }
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     ret = MHD_queue_response(conn, status, resp);
@@ -87,6 +86,25 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, const char *text) {
     return reply(conn, status, "text/plain; charset=utf-8", (void *)(uintptr_t)text, strlen(text),
                  MHD_RESPMEM_PERSISTENT, NULL);
+}
+
+/* An error answer that closes the connection (static text). */
+static enum MHD_Result reply_refusal(struct MHD_Connection *conn, unsigned status,
+                                     const char *text) {
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    resp = MHD_create_response_from_buffer(strlen(text), (void *)(uintptr_t)text,
+                                           MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 /* 1 authorised (or no users configured), 0 refused (401 queued), <0 error. */
@@ -271,12 +289,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     /* Answer on the second call: a reply queued while MHD still expects the request body
      * makes it close the connection, and scrapers reuse theirs (keep-alive). */
     if (*con_cls != srv) {
+        const char *why;
+        unsigned status;
+
         *con_cls = srv;
         mark_busy(srv, conn);
+        /* A request refused here is answered at once, before any body it announced, and
+         * the connection closed after the answer: its framing is not to be trusted. */
+        status = request_check(conn, method, version, &why);
+        if (status)
+            return reply_refusal(conn, status, why);
         return MHD_YES;
     }
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
     /* Health says only "ok" or not, so it needs no credentials: liveness probes have none. */
     if (strcmp(url, "/healthz") == 0)
         return serve_health(srv, conn);
@@ -362,7 +386,7 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
     unsigned per_client =
         MIN(or_default(o->per_client_limit, HTTP_DEFAULT_PER_CLIENT_LIMIT), capacity);
     unsigned threads = MIN(or_default(o->threads, HTTP_DEFAULT_THREADS), capacity);
-    struct MHD_OptionItem opts[10];
+    struct MHD_OptionItem opts[12];
     size_t n = 0;
     int r;
 
@@ -390,6 +414,9 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
      * accept). */
     if (threads > 1)
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
+    /* Per connection: the request's headers and the reply's headers must fit (431 beyond). */
+    opts[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
                                         or_default(o->timeout_s, HTTP_DEFAULT_TIMEOUT_S), NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};

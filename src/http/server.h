@@ -31,6 +31,9 @@
 #define HTTP_DEFAULT_TIMEOUT_S 10
 #define HTTP_DEFAULT_HEADER_TIMEOUT_MS 5000
 #define HTTP_LISTEN_BACKLOG 128
+/* Memory per connection for the request and the reply's headers: a request's headers over
+ * about half of it get 431. */
+#define HTTP_CONNECTION_MEMORY ((size_t)8192)
 
 struct http_server_options {
     const char *listen_address; /* NULL: HTTP_DEFAULT_LISTEN; forms in listen.h */

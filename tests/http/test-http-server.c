@@ -519,6 +519,75 @@ static void test_auth_not_blocking(void **state) {
     test_rm_rf(dir);
 }
 
+/* One raw request (with Connection: close where it matters); returns the status. */
+static int raw_status(int port, const char *request, char *allow, size_t allow_size) {
+    struct http_reply r;
+    int status;
+
+    ASSERT_OK(http_exchange(AF_INET, "127.0.0.1", port, request, 5000, &r));
+    status = r.status;
+    if (allow && !http_header(&r, "Allow", allow, allow_size))
+        allow[0] = '\0';
+    http_reply_done(&r);
+    return status;
+}
+
+static void test_strict_http(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct fixture f = {0};
+    char allow[64], big[12000], req[12200];
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    /* Other methods: 405 with Allow, also with a body (the connection used to be closed
+     * without an answer). */
+    assert_int_equal(raw_status(f.port,
+                                "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+                                "hello",
+                                allow, sizeof(allow)),
+                     405);
+    assert_string_equal(allow, "GET, HEAD");
+    assert_int_equal(raw_status(f.port,
+                                "PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+                                allow, sizeof(allow)),
+                     405);
+    assert_string_equal(allow, "GET, HEAD");
+    /* HTTP/1.1 needs exactly one Host; HTTP/1.0 none. */
+    assert_int_equal(
+        raw_status(f.port, "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", NULL, 0), 400);
+    assert_int_equal(raw_status(f.port,
+                                "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n"
+                                "Connection: close\r\n\r\n",
+                                NULL, 0),
+                     400);
+    assert_int_equal(raw_status(f.port, "GET /healthz HTTP/1.0\r\n\r\n", NULL, 0), 200);
+    /* Content-Length twice: different values are refused, the same value is one. */
+    assert_int_equal(raw_status(f.port,
+                                "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                "Content-Length: 5\r\nConnection: close\r\n\r\n",
+                                NULL, 0),
+                     400);
+    assert_int_equal(raw_status(f.port,
+                                "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                "Content-Length: 0\r\nConnection: close\r\n\r\n",
+                                NULL, 0),
+                     200);
+    /* Request headers are bounded (HTTP_CONNECTION_MEMORY): 4 KB pass, 10 KB get 431. */
+    memset(big, 'a', sizeof(big));
+    big[4000] = '\0';
+    (void)snprintf(req, sizeof(req),
+                   "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\nConnection: close\r\n\r\n",
+                   big);
+    assert_int_equal(raw_status(f.port, req, NULL, 0), 200);
+    big[4000] = 'a';
+    big[10000] = '\0';
+    (void)snprintf(req, sizeof(req),
+                   "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\nConnection: close\r\n\r\n",
+                   big);
+    assert_int_equal(raw_status(f.port, req, NULL, 0), 431);
+    stop(&f);
+}
+
 static bool ipv6_loopback_works(void) {
     struct listen_address a;
     int fd;
@@ -646,7 +715,8 @@ int main(void) {
         cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
         cmocka_unit_test(test_header_deadline),  cmocka_unit_test(test_connection_limit),
         cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_auth_not_blocking),
-        cmocka_unit_test(test_listen_forms),     cmocka_unit_test(test_bad_addresses),
+        cmocka_unit_test(test_strict_http),      cmocka_unit_test(test_listen_forms),
+        cmocka_unit_test(test_bad_addresses),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -381,6 +381,7 @@ static int start_guard(struct http_server *srv, const struct http_server_options
 
 static int start_daemon(struct http_server *srv, const struct http_server_options *o, int fd) {
     const char *cert = web_config_tls_cert(o->web_config), *key = web_config_tls_key(o->web_config);
+    const char *prio = web_config_tls_priorities(o->web_config);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
     unsigned capacity = or_default(o->connection_limit, HTTP_DEFAULT_CONNECTION_LIMIT);
     unsigned per_client =
@@ -401,6 +402,10 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key};
+        /* TLS versions (web config min_version/max_version, at least TLS 1.2 by default). */
+        if (prio)
+            opts[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)prio};
     }
     r = start_guard(srv, o, capacity, per_client);
     if (r < 0)

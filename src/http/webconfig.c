@@ -15,6 +15,7 @@
 
 #include "fileio.h"
 #include "macro.h"
+#include "tls_check.h"
 #include "webconfig_internal.h"
 
 #define CONFIG_MAX_SIZE (1u << 20)
@@ -95,8 +96,6 @@ static const char *const tls_unsupported[] = {
     "client_auth_type",
     "client_ca_file",
     "client_allowed_sans",
-    "min_version",
-    "max_version",
     "cipher_suites",
     "prefer_server_cipher_suites",
     "curve_preferences",
@@ -111,7 +110,52 @@ static bool in_list(const char *key, const char *const *list, size_t n) {
     return false;
 }
 
+/* min_version / max_version: TLS10 ... TLS13, as exporter-toolkit names them. */
+static int parse_version(struct loader *l, const yaml_node_t *k, const yaml_node_t *v,
+                         const yaml_node_t **seen, int *ret) {
+    const char *key = scalar(k);
+    int r;
+
+    if (*seen)
+        return fail(l, k, "tls_server_config.%s given twice", key);
+    r = tls_version_from_string(scalar(v));
+    if (r < 0)
+        return fail(l, v, "tls_server_config.%s: '%s' is not TLS10, TLS11, TLS12 or TLS13", key,
+                    scalar(v) ? scalar(v) : "");
+    *seen = k;
+    *ret = r;
+    return 0;
+}
+
+/* The pair must parse and match, and the versions be allowed: checked now, with the lines
+ * to blame, rather than when the server fails to start. */
+static int check_tls(struct loader *l, const yaml_node_t *map, const yaml_node_t *min_at, int min,
+                     int max) {
+    const char *why = NULL;
+    int r;
+
+    if (min > max)
+        return fail(l, min_at, "tls_server_config.min_version TLS1%d is above max_version TLS1%d",
+                    min - TLS_VERSION_1_0, max - TLS_VERSION_1_0);
+    if (!l->c->cert_pem)
+        return 0;
+    r = tls_check_pair(l->c->cert_pem, l->c->key_pem, &why);
+    if (r == -EINVAL)
+        return fail(l, map, "tls_server_config: cert_file and key_file are not a usable pair: %s",
+                    why);
+    if (r < 0)
+        return r;
+    r = tls_priorities(min, max, &l->c->priorities);
+    if (r == -EINVAL)
+        return fail(l, min_at ? min_at : map,
+                    "tls_server_config: TLS versions TLS1%d to TLS1%d are refused by GnuTLS",
+                    min - TLS_VERSION_1_0, max - TLS_VERSION_1_0);
+    return r;
+}
+
 static int parse_tls(struct loader *l, const yaml_node_t *map) {
+    const yaml_node_t *min_at = NULL, *max_at = NULL;
+    int min = TLS_VERSION_1_2, max = TLS_VERSION_1_3;
     bool seen_cert = false, seen_key = false;
     int r;
 
@@ -136,6 +180,14 @@ static int parse_tls(struct loader *l, const yaml_node_t *map) {
             if (r < 0)
                 return r;
             *(cert ? &seen_cert : &seen_key) = true;
+        } else if (strcmp(key, "min_version") == 0) {
+            r = parse_version(l, k, v, &min_at, &min);
+            if (r < 0)
+                return r;
+        } else if (strcmp(key, "max_version") == 0) {
+            r = parse_version(l, k, v, &max_at, &max);
+            if (r < 0)
+                return r;
         } else if (in_list(key, tls_unsupported, ARRAY_SIZE(tls_unsupported)))
             return fail(l, k, "tls_server_config.%s is not supported by joulestat", key);
         else
@@ -143,7 +195,7 @@ static int parse_tls(struct loader *l, const yaml_node_t *map) {
     }
     if (seen_cert != seen_key)
         return fail(l, map, "tls_server_config needs both cert_file and key_file");
-    return 0;
+    return check_tls(l, map, min_at ? min_at : max_at, min, max);
 }
 
 /* bcrypt: "$2a$", "$2b$" or "$2y$", a cost of two digits, '$', 22 characters of salt and 31
@@ -328,6 +380,7 @@ struct web_config *web_config_free(struct web_config *c) {
         explicit_bzero(c->key_pem, strlen(c->key_pem));
     free(c->key_pem);
     free(c->cert_pem);
+    free(c->priorities);
     (void)pthread_mutex_destroy(&c->lock);
     free(c);
     return NULL;
@@ -339,6 +392,10 @@ const char *web_config_tls_cert(const struct web_config *c) {
 
 const char *web_config_tls_key(const struct web_config *c) {
     return c ? c->key_pem : NULL;
+}
+
+const char *web_config_tls_priorities(const struct web_config *c) {
+    return c ? c->priorities : NULL;
 }
 
 size_t web_config_n_users(const struct web_config *c) {

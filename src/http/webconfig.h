@@ -10,11 +10,13 @@
  *
  *   tls_server_config:
  *     cert_file: server.crt      # relative paths are relative to the config file
- *     key_file: server.key
+ *     key_file: server.key       # checked to parse and to match the certificate
+ *     min_version: TLS12         # TLS10 ... TLS13; the default TLS12
+ *     max_version: TLS13         # the default TLS13
  *   basic_auth_users:
  *     alice: $2y$10$...           # bcrypt hashes ($2a$, $2b$, $2y$)
  *
- * Other exporter-toolkit keys (client_auth_type, min_version, http_server_config, ...) are
+ * Other exporter-toolkit keys (client_auth_type, cipher_suites, http_server_config, ...) are
  * refused with a message rather than silently ignored, as are keys it does not know.
  * Library code: no logging; errors come back as -errno plus a message for the caller.
  */
@@ -35,6 +37,9 @@ struct web_config *web_config_free(struct web_config *c);
 /* PEM text of the certificate (chain) and key, NUL-terminated; NULL without TLS. */
 const char *web_config_tls_cert(const struct web_config *c);
 const char *web_config_tls_key(const struct web_config *c);
+/* The GnuTLS priority string for min_version..max_version (default TLS12..TLS13); NULL
+ * without TLS. */
+const char *web_config_tls_priorities(const struct web_config *c);
 /* Number of basic-auth users; 0 means no authentication. */
 size_t web_config_n_users(const struct web_config *c);
 

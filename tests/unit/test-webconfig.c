@@ -3,10 +3,13 @@
 
 #include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "fileio.h"
+#include "macro.h"
 #include "webconfig.h"
 
 static char dir[256];
@@ -43,6 +46,25 @@ static const char *config_path(const char *name) {
     return path;
 }
 
+/* The test TLS material (tests/http/tls/NAME) as text; the caller frees it. */
+static char *tls_file(const char *name) {
+    char rel[64], path[1024];
+    char *text;
+    size_t len;
+
+    (void)snprintf(rel, sizeof(rel), "tests/http/tls/%s", name);
+    ASSERT_OK(read_virtual_file_at(AT_FDCWD, test_source_path(path, sizeof(path), rel), 65536,
+                                   &text, &len));
+    return text;
+}
+
+/* Copies tests/http/tls/NAME to the test directory as AS. */
+static void put_tls_file(const char *name, const char *as) {
+    _cleanup_(freep) char *text = tls_file(name);
+
+    ASSERT_OK(test_write_file(dir, as, text));
+}
+
 /* Loads a config with the given text; returns the result and leaves the message in err. */
 static int load_text(const char *text, char *err, size_t err_size, struct web_config **ret) {
     ASSERT_OK(test_write_file(dir, "web.yml", text));
@@ -52,11 +74,13 @@ static int load_text(const char *text, char *err, size_t err_size, struct web_co
 static void test_full_config(void **state) {
     char alice[64], bob[64], text[1024], err[512];
     struct web_config *c = NULL;
+    _cleanup_(freep) char *crt = tls_file("server.crt");
+    _cleanup_(freep) char *key = tls_file("server.key");
 
     make_hash("$2b$", "wonderland", alice, sizeof(alice));
     make_hash("$2y$", "builder", bob, sizeof(bob));
-    ASSERT_OK(test_write_file(dir, "tls/server.crt", "-----BEGIN CERTIFICATE-----\nAAAA\n"));
-    ASSERT_OK(test_write_file(dir, "tls/server.key", "-----BEGIN PRIVATE KEY-----\nBBBB\n"));
+    put_tls_file("server.crt", "tls/server.crt");
+    put_tls_file("server.key", "tls/server.key");
     (void)snprintf(text, sizeof(text),
                    "# comment\n"
                    "tls_server_config:\n"
@@ -68,8 +92,10 @@ static void test_full_config(void **state) {
                    alice, bob);
     ASSERT_OK(load_text(text, err, sizeof(err), &c));
     assert_string_equal(err, "");
-    assert_string_equal(web_config_tls_cert(c), "-----BEGIN CERTIFICATE-----\nAAAA\n");
-    assert_string_equal(web_config_tls_key(c), "-----BEGIN PRIVATE KEY-----\nBBBB\n");
+    assert_string_equal(web_config_tls_cert(c), crt);
+    assert_string_equal(web_config_tls_key(c), key);
+    /* The default versions: TLS 1.2 and 1.3 only. */
+    assert_string_equal(web_config_tls_priorities(c), "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3");
     assert_int_equal(web_config_n_users(c), 2);
 
     assert_int_equal(web_config_check_password(c, "alice", "wonderland"), 1);
@@ -110,14 +136,28 @@ static void test_minimal_configs(void **state) {
     assert_int_equal(web_config_n_users(c), 1);
     assert_int_equal(web_config_check_password(c, "u", "pw"), 1);
     c = web_config_free(c);
-    ASSERT_OK(test_write_file(dir, "abs.crt", "CERT\n"));
-    ASSERT_OK(test_write_file(dir, "abs.key", "KEY\n"));
+    put_tls_file("server.crt", "abs.crt");
+    put_tls_file("server.key", "abs.key");
     (void)snprintf(text, sizeof(text),
                    "tls_server_config:\n  cert_file: %s/abs.crt\n"
                    "  key_file: %s/abs.key\n",
                    dir, dir);
     ASSERT_OK(load_text(text, err, sizeof(err), &c));
-    assert_string_equal(web_config_tls_cert(c), "CERT\n");
+    assert_non_null(strstr(web_config_tls_cert(c), "BEGIN CERTIFICATE"));
+    c = web_config_free(c);
+    /* TLS versions. */
+    (void)snprintf(text, sizeof(text),
+                   "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
+                   "  min_version: TLS13\n");
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(web_config_tls_priorities(c), "NORMAL:-VERS-ALL:+VERS-TLS1.3");
+    c = web_config_free(c);
+    (void)snprintf(text, sizeof(text),
+                   "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
+                   "  min_version: TLS10\n  max_version: TLS12\n");
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(web_config_tls_priorities(c),
+                        "NORMAL:-VERS-ALL:+VERS-TLS1.0:+VERS-TLS1.1:+VERS-TLS1.2");
     c = web_config_free(c);
     assert_null(web_config_free(NULL));
 }
@@ -160,6 +200,19 @@ static void test_bad_configs(void **state) {
     check_bad("tls_server_config:\n  cert_file: [a]\n  key_file: k.pem\n",
               ":2:", "cert_file must be a file name");
     check_bad("tls_server_config: yes\n", ":1:", "tls_server_config must be a mapping");
+    put_tls_file("server.crt", "good.crt");
+    put_tls_file("other.key", "other.key");
+    check_bad("tls_server_config:\n  cert_file: good.crt\n  key_file: other.key\n", ":2:",
+              "cert_file and key_file are not a usable pair: The certificate and the given key "
+              "do not match");
+    check_bad("tls_server_config:\n  cert_file: good.crt\n  key_file: k.pem\n",
+              ":2:", "not a usable pair");
+    check_bad("tls_server_config:\n  min_version: TLS14\n",
+              ":2:", "tls_server_config.min_version: 'TLS14' is not TLS10, TLS11, TLS12 or TLS13");
+    check_bad("tls_server_config:\n  max_version: TLS11\n  min_version: TLS13\n",
+              ":3:", "min_version TLS13 is above max_version TLS11");
+    check_bad("tls_server_config:\n  min_version: TLS12\n  min_version: TLS12\n",
+              ":3:", "min_version given twice");
     check_bad("basic_auth_users: [a, b]\n", ":1:", "must be a mapping of user: bcrypt-hash");
     check_bad("basic_auth_users:\n  alice: [unclosed\n", ":", "invalid YAML");
     check_bad("basic_auth_users:\n  alice: \"open\n", ":", "line 2");

@@ -17,3 +17,8 @@ add_test(NAME http-starvation
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-starvation.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(http-starvation PROPERTIES LABELS e2e TIMEOUT 120 RUN_SERIAL ON)
+
+add_test(NAME http-reload
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-reload.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(http-reload PROPERTIES LABELS e2e TIMEOUT 120)

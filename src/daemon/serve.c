@@ -37,6 +37,42 @@ static int bind_listen_address(const char *address) {
     return r;
 }
 
+/* SIGHUP: the web configuration file again. A file that does not load, or that would
+ * switch TLS on or off, is logged and the running configuration kept. */
+static void reload_web_config(const struct config *cfg, struct http_server *server,
+                              struct web_config **web) {
+    struct web_config *fresh = NULL;
+    char err[512] = "";
+    int r;
+
+    if (!cfg->web_config_file) {
+        log_info("SIGHUP: no --web.config.file to reload");
+        return;
+    }
+    r = web_config_load(cfg->web_config_file, &fresh, err, sizeof(err));
+    if (r < 0) {
+        log_error_errno(r, "SIGHUP: --web.config.file '%s': %s; keeping the previous configuration",
+                        cfg->web_config_file, err[0] ? err : "cannot load");
+        return;
+    }
+    r = http_server_set_web_config(server, fresh);
+    if (r < 0) {
+        log_error("SIGHUP: --web.config.file '%s' switches TLS %s, which needs a restart; "
+                  "keeping the previous configuration",
+                  cfg->web_config_file, web_config_tls_cert(fresh) ? "on" : "off");
+        web_config_free(fresh);
+        return;
+    }
+    if (r > 0)
+        log_warning("SIGHUP: --web.config.file '%s': the new certificate, key or TLS versions "
+                    "apply at the next start",
+                    cfg->web_config_file);
+    web_config_free(*web);
+    *web = fresh;
+    log_info("SIGHUP: reloaded --web.config.file '%s' (%zu basic-auth users)", cfg->web_config_file,
+             web_config_n_users(fresh));
+}
+
 static bool sampler_is_fresh(const struct snapshot *s, void *userdata) {
     return s && sampler_healthy(userdata);
 }
@@ -114,7 +150,7 @@ int serve_run(const struct config *cfg) {
         if (r != 0)
             continue;
         if (sig == SIGHUP) {
-            log_info("SIGHUP ignored: restart joulestat to change its configuration");
+            reload_web_config(cfg, server, &web);
             continue;
         }
         log_info("received %s, stopping", strsignal(sig));

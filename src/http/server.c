@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,7 +33,11 @@ struct http_server {
     struct MHD_Daemon *daemon;
     struct conn_guard *guard;
     struct snapshot_slot *slot;
+    /* The configuration in use (a reference; replaced by http_server_set_web_config()), and
+     * the one the server started with, whose TLS material libmicrohttpd was given. */
+    pthread_mutex_t config_lock;
     struct web_config *web_config;
+    struct web_config *tls_config;
     char *metrics_path;
     char *metric_prefix;
     char *landing; /* the HTML of "/", built once */
@@ -111,15 +116,19 @@ static enum MHD_Result reply_refusal(struct MHD_Connection *conn, unsigned statu
 static int check_auth(struct http_server *srv, struct MHD_Connection *conn,
                       enum MHD_Result *ret_result) {
     static const char body[] = "Unauthorized\n";
+    _cleanup_(web_config_freep) struct web_config *wc = NULL;
     struct MHD_Response *resp;
     char *user, *pass = NULL;
     int ok = 0;
 
-    if (web_config_n_users(srv->web_config) == 0)
+    (void)pthread_mutex_lock(&srv->config_lock);
+    wc = web_config_ref(srv->web_config);
+    (void)pthread_mutex_unlock(&srv->config_lock);
+    if (web_config_n_users(wc) == 0)
         return 1;
     user = MHD_basic_auth_get_username_password(conn, &pass);
     if (user && pass)
-        ok = web_config_check_password(srv->web_config, user, pass);
+        ok = web_config_check_password(wc, user, pass);
     if (pass) {
         explicit_bzero(pass, strlen(pass));
         MHD_free(pass);
@@ -353,6 +362,9 @@ struct http_server *http_server_stop(struct http_server *srv) {
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
     srv->guard = conn_guard_free(srv->guard);
+    srv->web_config = web_config_free(srv->web_config);
+    srv->tls_config = web_config_free(srv->tls_config);
+    (void)pthread_mutex_destroy(&srv->config_lock);
     free(srv->metrics_path);
     free(srv->metric_prefix);
     free(srv->landing);
@@ -470,7 +482,9 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
     if (!srv)
         return -ENOMEM;
     srv->slot = slot;
-    srv->web_config = o->web_config;
+    (void)pthread_mutex_init(&srv->config_lock, NULL);
+    srv->web_config = web_config_ref(o->web_config);
+    srv->tls_config = web_config_ref(o->web_config);
     srv->max_sample_age_ns = o->max_sample_age_ns;
     srv->is_fresh = o->is_fresh;
     srv->userdata = o->userdata;
@@ -500,6 +514,21 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
 fail:
     http_server_stop(srv);
     return r;
+}
+
+int http_server_set_web_config(struct http_server *srv, struct web_config *c) {
+    struct web_config *old;
+
+    if (!srv)
+        return -EINVAL;
+    if (!!web_config_tls_cert(c) != !!web_config_tls_cert(srv->tls_config))
+        return -EINVAL;
+    (void)pthread_mutex_lock(&srv->config_lock);
+    old = srv->web_config;
+    srv->web_config = web_config_ref(c);
+    (void)pthread_mutex_unlock(&srv->config_lock);
+    web_config_free(old);
+    return !web_config_same_tls(c, srv->tls_config);
 }
 
 int http_server_port(const struct http_server *srv) {

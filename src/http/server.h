@@ -39,7 +39,7 @@ struct http_server_options {
     const char *listen_address; /* NULL: HTTP_DEFAULT_LISTEN; forms in listen.h */
     const char *metrics_path;   /* NULL: HTTP_DEFAULT_METRICS_PATH */
     const char *metric_prefix;  /* NULL: the snapshot's, then the exposition default */
-    /* TLS and basic auth; NULL for neither. Borrowed: must outlive the server. */
+    /* TLS and basic auth; NULL for neither. The server takes its own reference. */
     struct web_config *web_config;
     unsigned connection_limit;  /* 0: HTTP_DEFAULT_CONNECTION_LIMIT */
     unsigned per_client_limit;  /* 0: HTTP_DEFAULT_PER_CLIENT_LIMIT (at most connection_limit) */
@@ -70,6 +70,14 @@ int http_server_start(const struct http_server_options *o, struct snapshot_slot 
  * starts anything else. Owns listen_fd from the call on, also when it fails. */
 int http_server_start_on(const struct http_server_options *o, int listen_fd,
                          struct snapshot_slot *slot, struct http_server **ret);
+/*
+ * Replaces the web configuration (a reload): requests from now on check their credentials
+ * against c (the server takes a reference; NULL: no authentication), those running finish
+ * with the old one. TLS material and versions cannot change under libmicrohttpd: they stay
+ * those the server started with. Returns 0, 1 when c's TLS settings differ from those in
+ * use (they apply at the next start), -EINVAL when c would switch TLS on or off.
+ */
+int http_server_set_web_config(struct http_server *s, struct web_config *c);
 /* The bound TCP port (the real one when the address asked for port 0). */
 int http_server_port(const struct http_server *s);
 /* Stops the thread, closes all connections. Accepts NULL; returns NULL. */

@@ -351,6 +351,7 @@ int web_config_load(const char *path, struct web_config **ret, char *err, size_t
         free(c);
         return -ENOMEM;
     }
+    atomic_init(&c->refs, 1);
     (void)pthread_mutex_init(&c->lock, NULL);
     l.dir = dirname(dir_copy);
     l.c = c;
@@ -366,8 +367,14 @@ int web_config_load(const char *path, struct web_config **ret, char *err, size_t
     return 0;
 }
 
+struct web_config *web_config_ref(struct web_config *c) {
+    if (c)
+        atomic_fetch_add(&c->refs, 1);
+    return c;
+}
+
 struct web_config *web_config_free(struct web_config *c) {
-    if (!c)
+    if (!c || atomic_fetch_sub(&c->refs, 1) > 1)
         return NULL;
     for (size_t i = 0; i < c->n_users; i++) {
         free(c->users[i].name);
@@ -396,6 +403,20 @@ const char *web_config_tls_key(const struct web_config *c) {
 
 const char *web_config_tls_priorities(const struct web_config *c) {
     return c ? c->priorities : NULL;
+}
+
+void web_config_freep(struct web_config **p) {
+    *p = web_config_free(*p);
+}
+
+static bool same_text(const char *a, const char *b) {
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool web_config_same_tls(const struct web_config *a, const struct web_config *b) {
+    return same_text(web_config_tls_cert(a), web_config_tls_cert(b)) &&
+           same_text(web_config_tls_key(a), web_config_tls_key(b)) &&
+           same_text(web_config_tls_priorities(a), web_config_tls_priorities(b));
 }
 
 size_t web_config_n_users(const struct web_config *c) {

@@ -32,7 +32,12 @@ struct web_config;
  * receives a message naming the file, line and key. *ret is written only on success.
  */
 int web_config_load(const char *path, struct web_config **ret, char *err, size_t err_size);
+/* A configuration is reference-counted (the server holds one while it uses it, so a reload
+ * can replace it under running requests): web_config_ref() adds a reference and returns c;
+ * web_config_free() drops one and frees on the last. Both accept NULL; free returns NULL. */
+struct web_config *web_config_ref(struct web_config *c);
 struct web_config *web_config_free(struct web_config *c);
+void web_config_freep(struct web_config **p);
 
 /* PEM text of the certificate (chain) and key, NUL-terminated; NULL without TLS. */
 const char *web_config_tls_cert(const struct web_config *c);
@@ -40,6 +45,8 @@ const char *web_config_tls_key(const struct web_config *c);
 /* The GnuTLS priority string for min_version..max_version (default TLS12..TLS13); NULL
  * without TLS. */
 const char *web_config_tls_priorities(const struct web_config *c);
+/* Whether both have the same TLS material and versions (both NULL: no TLS, equal). */
+bool web_config_same_tls(const struct web_config *a, const struct web_config *b);
 /* Number of basic-auth users; 0 means no authentication. */
 size_t web_config_n_users(const struct web_config *c);
 

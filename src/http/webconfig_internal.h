@@ -6,6 +6,7 @@
 
 #include <crypt.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Wrong "user:password" pairs remembered per configuration (least recently used out). */
@@ -24,6 +25,7 @@ struct web_failure {
 };
 
 struct web_config {
+    atomic_uint refs;
     char *cert_pem;
     char *key_pem;
     char *priorities; /* GnuTLS priority string for the TLS versions asked for */

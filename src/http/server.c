@@ -18,6 +18,7 @@
 #include "tls_init.h"
 #include "listen.h"
 #include "log.h"
+#include "metrics_cache.h"
 #include "macro.h"
 #include "promtext.h"
 #include "request_check.h"
@@ -25,9 +26,6 @@
 
 #define REALM "joulestat"
 #define METRICS_PATH_MAX 256
-/* A gzip scrape renders this much text at a time into the compressor: small enough to stay
- * in the core's cache between the two, large enough that the hand-overs cost nothing. */
-#define GZIP_RENDER_CHUNK ((size_t)65536)
 
 struct http_server {
     struct MHD_Daemon *daemon;
@@ -39,17 +37,13 @@ struct http_server {
     struct web_config *web_config;
     struct web_config *tls_config;
     char *metrics_path;
-    char *metric_prefix;
     char *landing; /* the HTML of "/", built once */
     size_t landing_len;
     uint64_t max_sample_age_ns;
     bool (*is_fresh)(const struct snapshot *s, void *userdata);
     void *userdata;
     int port;
-    /* The previous scrape's render time (UINT64_MAX: none yet) and sizes (plain, gzip), so
-     * the next one can report it and reserve its buffer in one go. */
-    _Atomic uint64_t last_scrape_ns;
-    _Atomic size_t last_size, last_gzip_size;
+    struct metrics_cache *cache; /* the rendered responses, shared */
 };
 
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -171,82 +165,25 @@ static enum MHD_Result serve_health(struct http_server *srv, struct MHD_Connecti
                  : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
 }
 
-static int render_plain(struct http_server *srv, const struct snapshot *s,
-                        const struct exposition_options *o, char **ret_body, size_t *ret_len) {
-    struct strbuf sb;
-    char *body;
-    int r;
-
-    strbuf_init(&sb);
-    (void)strbuf_reserve(&sb, atomic_load(&srv->last_size) + 4096);
-    r = exposition_render(s, o, &sb);
-    if (r < 0) {
-        strbuf_done(&sb);
-        return r;
-    }
-    atomic_store(&srv->last_size, sb.len);
-    body = strbuf_steal(&sb, ret_len);
-    if (!body)
-        return -ENOMEM;
-    *ret_body = body;
-    return 0;
-}
-
-static int gzip_piece(void *userdata, const char *data, size_t len) {
-    return gzip_stream_write(userdata, data, len);
-}
-
-/* Rendered through a small buffer into the compressor: the text of the whole exposition
- * (~1.8 MB at 10 000 series) is never held, nor its pages faulted in at every scrape. */
-static int render_gzip(struct http_server *srv, const struct snapshot *s,
-                       const struct exposition_options *o, char **ret_body, size_t *ret_len) {
-    _cleanup_(gzip_stream_freep) struct gzip_stream *g = NULL;
-    struct exposition_sink sink = {.write = gzip_piece, .chunk = GZIP_RENDER_CHUNK};
-    struct strbuf sb;
-    int r;
-
-    r = gzip_stream_new(atomic_load(&srv->last_gzip_size) + 4096, &g);
-    if (r < 0)
-        return r;
-    sink.userdata = g;
-    strbuf_init(&sb);
-    (void)strbuf_reserve(&sb, GZIP_RENDER_CHUNK + 16384);
-    r = exposition_render_to(s, o, &sb, &sink);
-    if (r >= 0)
-        r = gzip_stream_finish(g, sb.buf, sb.len, ret_body, ret_len);
-    strbuf_done(&sb);
-    if (r < 0)
-        return r;
-    atomic_store(&srv->last_gzip_size, *ret_len);
-    return 0;
-}
-
 static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connection *conn) {
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
-    uint64_t t0 = clock_monotonic_ns(), last = atomic_load(&srv->last_scrape_ns);
-    struct exposition_options o = {
-        .metric_prefix = srv->metric_prefix,
-        .scrape_duration_valid = last != UINT64_MAX,
-        .scrape_duration_seconds = (double)last / 1e9,
-    };
+    enum MHD_Result result;
     struct snapshot *s;
-    bool gz = gzip_accepted(ae);
-    char *body;
-    size_t len;
     int r;
 
     s = snapshot_slot_get(srv->slot);
     if (!s)
         return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
-    r = gz ? render_gzip(srv, s, &o, &body, &len) : render_plain(srv, s, &o, &body, &len);
+    r = metrics_cache_queue(srv->cache, conn, s, gzip_accepted(ae), &result);
     snapshot_unref(s);
+    if (r == -EBUSY)
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "too many scrapes in flight, retry\n");
     if (r < 0) {
         log_debug("http: rendering the exposition failed: %s", strerror(-r));
         return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
     }
-    atomic_store(&srv->last_scrape_ns, clock_monotonic_ns() - t0);
-    return reply(conn, MHD_HTTP_OK, EXPOSITION_CONTENT_TYPE, body, len, MHD_RESPMEM_MUST_FREE,
-                 gz ? "gzip" : NULL);
+    return result;
 }
 
 static void *guard_handle(struct MHD_Connection *conn) {
@@ -366,7 +303,7 @@ struct http_server *http_server_stop(struct http_server *srv) {
     srv->tls_config = web_config_free(srv->tls_config);
     (void)pthread_mutex_destroy(&srv->config_lock);
     free(srv->metrics_path);
-    free(srv->metric_prefix);
+    srv->cache = metrics_cache_free(srv->cache);
     free(srv->landing);
     free(srv);
     return NULL;
@@ -488,15 +425,15 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
     srv->max_sample_age_ns = o->max_sample_age_ns;
     srv->is_fresh = o->is_fresh;
     srv->userdata = o->userdata;
-    atomic_init(&srv->last_scrape_ns, UINT64_MAX);
-    atomic_init(&srv->last_size, 0);
-    atomic_init(&srv->last_gzip_size, 0);
     srv->metrics_path = strdup(path);
-    srv->metric_prefix = o->metric_prefix ? strdup(o->metric_prefix) : NULL;
-    if (!srv->metrics_path || (o->metric_prefix && !srv->metric_prefix)) {
+    if (!srv->metrics_path) {
         r = -ENOMEM;
         goto fail;
     }
+    r = metrics_cache_new(o->metric_prefix,
+                          o->render_budget ? o->render_budget : HTTP_RENDER_BUDGET, &srv->cache);
+    if (r < 0)
+        goto fail;
     r = build_landing(srv);
     if (r < 0)
         goto fail;
@@ -529,6 +466,22 @@ int http_server_set_web_config(struct http_server *srv, struct web_config *c) {
     (void)pthread_mutex_unlock(&srv->config_lock);
     web_config_free(old);
     return !web_config_same_tls(c, srv->tls_config);
+}
+
+void http_server_stats(struct http_server *srv, struct http_server_stats *ret) {
+    struct metrics_cache_stats m;
+    struct conn_guard_stats g;
+
+    metrics_cache_stats(srv->cache, &m);
+    conn_guard_stats(srv->guard, &g);
+    *ret = (struct http_server_stats){
+        .renders = m.renders,
+        .metrics_served = m.served,
+        .live_body_bytes = m.live_bytes,
+        .live_connections = g.live,
+        .cut_deadline = g.cut_deadline,
+        .cut_room = g.cut_room,
+    };
 }
 
 int http_server_port(const struct http_server *srv) {

@@ -10,9 +10,9 @@
 /*
  * The HTTP side of the daemon: libmicrohttpd with a small pool of worker threads, guarded
  * against idle and slow clients by conn_guard.h. A scrape takes a
- * reference to the latest snapshot, renders it into a fresh buffer (gzip when the client
- * accepts it) and hands that buffer to MHD; it never samples and holds no lock while
- * formatting.
+ * reference to the latest snapshot and serves its rendering (gzip when the client accepts
+ * it), rendered by the first scrape of that snapshot and shared by the others
+ * (metrics_cache.h); it never samples and holds no lock while formatting.
  *
  * Routes: <metrics_path> (default /metrics), /healthz (200 "ok" when a snapshot exists and
  * is fresh, 503 otherwise), / (a landing page), 404 for anything else; GET and HEAD only
@@ -34,6 +34,9 @@
 /* Memory per connection for the request and the reply's headers: a request's headers over
  * about half of it get 431. */
 #define HTTP_CONNECTION_MEMORY ((size_t)8192)
+/* Rendered /metrics bodies alive at once, shared by the scrapes of one snapshot
+ * (metrics_cache.h); a scrape that would render past it gets 503. */
+#define HTTP_RENDER_BUDGET ((size_t)32 << 20)
 
 struct http_server_options {
     const char *listen_address; /* NULL: HTTP_DEFAULT_LISTEN; forms in listen.h */
@@ -46,6 +49,7 @@ struct http_server_options {
     unsigned threads;           /* worker threads; 0: HTTP_DEFAULT_THREADS */
     unsigned timeout_s;         /* per connection, idle; 0: HTTP_DEFAULT_TIMEOUT_S */
     unsigned header_timeout_ms; /* accept to complete headers, absolute; 0: the default */
+    size_t render_budget;       /* bytes of rendered bodies alive; 0: HTTP_RENDER_BUDGET */
     /* /healthz: a snapshot older than this (by its timestamp_seconds, against the real-time
      * clock) is stale. 0: any snapshot is fresh. */
     uint64_t max_sample_age_ns;
@@ -78,6 +82,16 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
  * use (they apply at the next start), -EINVAL when c would switch TLS on or off.
  */
 int http_server_set_web_config(struct http_server *s, struct web_config *c);
+/* What the server did so far, for tests and self-metrics. */
+struct http_server_stats {
+    uint64_t renders;          /* /metrics bodies rendered */
+    uint64_t metrics_served;   /* /metrics answers, rendered or shared */
+    size_t live_body_bytes;    /* rendered bodies alive now */
+    uint64_t live_connections; /* connections open now */
+    uint64_t cut_deadline;     /* connections closed by the header deadline */
+    uint64_t cut_room;         /* connections closed to make room */
+};
+void http_server_stats(struct http_server *s, struct http_server_stats *ret);
 /* The bound TCP port (the real one when the address asked for port 0). */
 int http_server_port(const struct http_server *s);
 /* Stops the thread, closes all connections. Accepts NULL; returns NULL. */

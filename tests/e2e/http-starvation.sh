@@ -12,13 +12,16 @@ export JOULESTAT_SIM_SCENARIO=$src/scenarios/two-process-80-20.scn
 port=$(e2e_free_port)
 "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" --rapl-source off \
     --listen-address "127.0.0.1:$port" >"$E2E_TMP/joulestat.log" 2>&1 &
-E2E_PIDS+=($!)
+js=$!
+E2E_PIDS+=($js)
+rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$js/status"; }
 base=http://127.0.0.1:$port
 e2e_wait 20 curl -sf "$base/healthz" || e2e_fail "exporter did not come up"
 
 python3 "$src/tests/e2e/hostile_clients.py" "$port" 300 60 14 >"$E2E_TMP/hostile.log" 2>&1 &
 hostile=$!
 E2E_PIDS+=($hostile)
+rss_before=$(rss_kib)
 sleep 3 # the flood is in place, the slow ones are dripping
 
 worst=0
@@ -32,6 +35,10 @@ for round in 1 2 3 4 5; do
     done
     sleep 1
 done
+rss_during=$(rss_kib)
 wait "$hostile" || e2e_fail "the hostile clients failed"
 cat "$E2E_TMP/hostile.log"
 echo "ok: /healthz and /metrics answered under 300 idle + 60 slow connections (slowest ${worst} ms)"
+echo "ok: resident memory ${rss_before} KiB before, ${rss_during} KiB under attack"
+# The DaemonSet's limit is 64 Mi: the attack must not take the exporter anywhere near it.
+((rss_during < 48 * 1024)) || e2e_fail "resident memory ${rss_during} KiB under attack"

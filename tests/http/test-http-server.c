@@ -53,14 +53,20 @@ static double now_s(void) {
     return (double)clock_realtime_ns() / 1e9;
 }
 
-/* Removes the scrape-duration sample, the one line that differs between two scrapes. */
+/* Removes the scrape-duration family (HELP, TYPE, sample) and the series count: the lines
+ * that differ between two renderings of one snapshot (the first rendering has no
+ * duration, so one series less). */
 static void drop_scrape_duration(char *text) {
-    char *l = strstr(text, "\njoulestat_scrape_duration_seconds ");
+    char *l;
 
-    if (l) {
-        char *end = strchr(l + 1, '\n');
+    while ((l = strstr(text, "joulestat_scrape_duration_seconds")) ||
+           (l = strstr(text, "joulestat_series "))) {
+        char *start = l, *end = strchr(l, '\n');
 
-        memmove(l, end, strlen(end) + 1);
+        while (start > text && start[-1] != '\n')
+            start--;
+        end = end ? end + 1 : l + strlen(l);
+        memmove(start, end, strlen(end) + 1);
     }
 }
 
@@ -105,9 +111,10 @@ static void test_routes(void **state) {
     assert_null(http_header(&r, "Content-Encoding", h, sizeof(h)));
     assert_non_null(strstr(r.body, "joulestat_gpu_energy_joules_total{gpu=\"0\",uuid=\"GPU-1111"));
     assert_non_null(strstr(r.body, "} 2071.000000\n"));
-    /* The first scrape has no previous one to report. */
+    /* The first rendering has no previous one to report; the next snapshot's does. */
     assert_null(strstr(r.body, "joulestat_scrape_duration_seconds"));
     http_reply_done(&r);
+    publish_sample(&f, now_s());
     ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
     assert_non_null(strstr(r.body, "\njoulestat_scrape_duration_seconds "));
     http_reply_done(&r);
@@ -149,9 +156,6 @@ static void check_gzip_matches_plain(struct fixture *f) {
     size_t len;
     char h[128];
 
-    /* Warm up, so both compared scrapes carry a previous scrape's duration. */
-    ASSERT_OK(http_simple(f->port, "GET", "/m", NULL, &plain));
-    http_reply_done(&plain);
     ASSERT_OK(http_simple(f->port, "GET", "/m", NULL, &plain));
     ASSERT_OK(http_simple(f->port, "GET", "/m", "Accept-Encoding: deflate, gzip;q=0.8\r\n", &gz));
     assert_int_equal(gz.status, 200);
@@ -223,6 +227,59 @@ static void test_gzip(void **state) {
 static bool never_fresh(const struct snapshot *s, void *userdata) {
     (*(int *)userdata)++;
     return false;
+}
+
+/* Render once, serve many: the scrapes of one snapshot share one body per encoding; a new
+ * snapshot is rendered once more; bodies alive are bounded by the budget (503 beyond). */
+static void test_shared_render(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct http_server_stats st;
+    struct fixture f = {0};
+    struct http_reply a, b;
+    size_t plain_len;
+
+    start(&f, &o);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    for (int i = 0; i < 5; i++) {
+        ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &b));
+        assert_int_equal(b.status, 200);
+        assert_int_equal(b.body_len, a.body_len);
+        assert_memory_equal(b.body, a.body, a.body_len);
+        http_reply_done(&b);
+        ASSERT_OK(http_simple(f.port, "GET", "/metrics", "Accept-Encoding: gzip\r\n", &b));
+        assert_int_equal(b.status, 200);
+        http_reply_done(&b);
+    }
+    plain_len = a.body_len;
+    http_reply_done(&a);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.renders, 2); /* one plain, one gzip */
+    assert_int_equal(st.metrics_served, 11);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    http_reply_done(&a);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.renders, 3);
+    /* Alive: the kept plain body of this snapshot, the kept gzip one of the previous. */
+    assert_true(st.live_body_bytes > plain_len && st.live_body_bytes < plain_len * 2);
+    stop(&f);
+
+    /* A budget of one and a half bodies: the kept body plus a new one do not fit. */
+    o.render_budget = plain_len + plain_len / 2;
+    start(&f, &o);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    assert_int_equal(a.status, 200);
+    http_reply_done(&a);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    assert_int_equal(a.status, 503);
+    http_reply_done(&a);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.renders, 1);
+    assert_true(st.live_body_bytes <= o.render_budget);
+    stop(&f);
 }
 
 static void test_health_freshness(void **state) {
@@ -711,11 +768,17 @@ static void test_bad_addresses(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes),           cmocka_unit_test(test_gzip),
-        cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
-        cmocka_unit_test(test_header_deadline),  cmocka_unit_test(test_connection_limit),
-        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_auth_not_blocking),
-        cmocka_unit_test(test_strict_http),      cmocka_unit_test(test_listen_forms),
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_shared_render),
+        cmocka_unit_test(test_health_freshness),
+        cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_header_deadline),
+        cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_basic_auth),
+        cmocka_unit_test(test_auth_not_blocking),
+        cmocka_unit_test(test_strict_http),
+        cmocka_unit_test(test_listen_forms),
         cmocka_unit_test(test_bad_addresses),
     };
 

@@ -5,7 +5,6 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +12,15 @@
 
 #include "clock.h"
 #include "conn_guard.h"
-#include "exposition.h"
 #include "gzip.h"
-#include "tls_init.h"
 #include "listen.h"
 #include "log.h"
-#include "metrics_cache.h"
 #include "macro.h"
+#include "metrics_cache.h"
 #include "promtext.h"
 #include "request_check.h"
 #include "strbuf.h"
+#include "tls_init.h"
 
 #define REALM "joulestat"
 #define METRICS_PATH_MAX 256
@@ -57,24 +55,16 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     log_debug("http: %s", buf);
 }
 
-/* One response, built and queued; `mode` says who owns body. */
+/* One response with a body that outlives it (static text, or the landing page). */
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
-                             void *body, size_t len, enum MHD_ResponseMemoryMode mode,
-                             const char *encoding) {
+                             const char *body, size_t len) {
     struct MHD_Response *resp;
     enum MHD_Result ret;
 
-    resp = MHD_create_response_from_buffer(len, body, mode);
-    if (!resp) {
-        if (mode == MHD_RESPMEM_MUST_FREE)
-            free(body);
+    resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
+    if (!resp)
         return MHD_NO;
-    }
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    if (encoding) {
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    }
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     ret = MHD_queue_response(conn, status, resp);
@@ -83,8 +73,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 }
 
 static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, const char *text) {
-    return reply(conn, status, "text/plain; charset=utf-8", (void *)(uintptr_t)text, strlen(text),
-                 MHD_RESPMEM_PERSISTENT, NULL);
+    return reply(conn, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
 /* An error answer that closes the connection (static text). */
@@ -260,8 +249,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (strcmp(url, srv->metrics_path) == 0)
         return serve_metrics(srv, conn);
     if (strcmp(url, "/") == 0)
-        return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing, srv->landing_len,
-                     MHD_RESPMEM_PERSISTENT, NULL);
+        return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing, srv->landing_len);
     return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 

@@ -40,5 +40,8 @@ wait "$hostile" || e2e_fail "the hostile clients failed"
 cat "$E2E_TMP/hostile.log"
 echo "ok: /healthz and /metrics answered under 300 idle + 60 slow connections (slowest ${worst} ms)"
 echo "ok: resident memory ${rss_before} KiB before, ${rss_during} KiB under attack"
-# The DaemonSet's limit is 64 Mi: the attack must not take the exporter anywhere near it.
-((rss_during < 48 * 1024)) || e2e_fail "resident memory ${rss_during} KiB under attack"
+# The DaemonSet's limit is 64 Mi: the attack must not take the exporter anywhere near it
+# (not checked in a sanitizer build, whose runtime holds freed memory on purpose).
+if [[ -z ${JOULESTAT_SANITIZE:-} ]]; then
+    ((rss_during < 48 * 1024)) || e2e_fail "resident memory ${rss_during} KiB under attack"
+fi

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth_queue.h"
 #include "clock.h"
 #include "conn_guard.h"
 #include "gzip.h"
@@ -42,6 +43,7 @@ struct http_server {
     void *userdata;
     int port;
     struct metrics_cache *cache; /* the rendered responses, shared */
+    struct auth_queue *auth;     /* bcrypt checks, off the workers */
 };
 
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -95,15 +97,58 @@ static enum MHD_Result reply_refusal(struct MHD_Connection *conn, unsigned statu
     return ret;
 }
 
-/* 1 authorised (or no users configured), 0 refused (401 queued), <0 error. */
-static int check_auth(struct http_server *srv, struct MHD_Connection *conn,
-                      enum MHD_Result *ret_result) {
-    static const char body[] = "Unauthorized\n";
-    _cleanup_(web_config_freep) struct web_config *wc = NULL;
-    struct MHD_Response *resp;
-    char *user, *pass = NULL;
-    int ok = 0;
+/* What a request knows of its credentials: unchecked, being checked by the auth queue (the
+ * connection suspended), or the answer (1 accepted, 0 refused, -errno). */
+#define AUTH_UNCHECKED 2
+#define AUTH_PENDING 3
 
+struct request {
+    int auth;
+};
+
+/* Queues the bcrypt check of user:password and suspends the connection until it is done.
+ * Returns 0, or -ENOMEM (nothing queued, not suspended). */
+static int check_later(struct http_server *srv, struct MHD_Connection *conn, struct request *req,
+                       struct web_config *wc, const char *user, const char *password) {
+    struct auth_job job = {
+        .conn = conn,
+        .user = strdup(user),
+        .password = strdup(password),
+        .ret_result = &req->auth,
+    };
+
+    if (!job.user || !job.password) {
+        free(job.user);
+        if (job.password)
+            explicit_bzero(job.password, strlen(job.password));
+        free(job.password);
+        return -ENOMEM;
+    }
+    job.config = web_config_ref(wc);
+    req->auth = AUTH_PENDING;
+    /* Suspended first: the queue's thread may resume it as soon as it is queued. */
+    MHD_suspend_connection(conn);
+    if (auth_queue_submit(srv->auth, &job) < 0) {
+        explicit_bzero(job.password, strlen(job.password));
+        free(job.password);
+        free(job.user);
+        web_config_free(job.config);
+        req->auth = -EBUSY;
+        MHD_resume_connection(conn);
+    }
+    return 0;
+}
+
+/* The credentials of the request: 1 authorised (or no users configured), 0 not (the caller
+ * answers 401), AUTH_PENDING (suspended until a check is done; answered when called again),
+ * <0 error. Only remembered answers are given here; bcrypt runs on the auth queue. */
+static int check_auth(struct http_server *srv, struct MHD_Connection *conn, struct request *req) {
+    _cleanup_(web_config_freep) struct web_config *wc = NULL;
+    char *user, *pass = NULL;
+    int r = 0;
+
+    if (req->auth != AUTH_UNCHECKED)
+        return req->auth;
     (void)pthread_mutex_lock(&srv->config_lock);
     wc = web_config_ref(srv->web_config);
     (void)pthread_mutex_unlock(&srv->config_lock);
@@ -111,23 +156,34 @@ static int check_auth(struct http_server *srv, struct MHD_Connection *conn,
         return 1;
     user = MHD_basic_auth_get_username_password(conn, &pass);
     if (user && pass)
-        ok = web_config_check_password(wc, user, pass);
+        r = web_config_check_remembered(wc, user, pass);
+    if (r == -ENOENT) {
+        r = check_later(srv, conn, req, wc, user, pass);
+        if (r >= 0)
+            r = AUTH_PENDING;
+    }
     if (pass) {
         explicit_bzero(pass, strlen(pass));
         MHD_free(pass);
     }
     if (user)
         MHD_free(user);
-    if (ok != 0)
-        return ok;
+    return r;
+}
+
+static enum MHD_Result reply_unauthorized(struct MHD_Connection *conn) {
+    static const char body[] = "Unauthorized\n";
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
     resp = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)(uintptr_t)body,
                                            MHD_RESPMEM_PERSISTENT);
     if (!resp)
-        return -ENOMEM;
+        return MHD_NO;
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-    *ret_result = MHD_queue_basic_auth_fail_response(conn, REALM, resp);
+    ret = MHD_queue_basic_auth_fail_response(conn, REALM, resp);
     MHD_destroy_response(resp);
-    return 0;
+    return ret;
 }
 
 static bool snapshot_fresh(const struct http_server *srv, const struct snapshot *s) {
@@ -192,8 +248,9 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
                               enum MHD_RequestTerminationCode toe) {
     struct http_server *srv = cls;
 
-    (void)con_cls;
     (void)toe;
+    free(*con_cls);
+    *con_cls = NULL;
     conn_guard_waiting(srv->guard, guard_handle(conn));
 }
 
@@ -218,16 +275,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls) {
     struct http_server *srv = cls;
-    enum MHD_Result result = MHD_NO;
+    struct request *req = *con_cls;
     int r;
 
     /* Answer on the second call: a reply queued while MHD still expects the request body
      * makes it close the connection, and scrapers reuse theirs (keep-alive). */
-    if (*con_cls != srv) {
+    if (!req) {
         const char *why;
         unsigned status;
 
-        *con_cls = srv;
+        req = calloc(1, sizeof(*req));
+        if (!req)
+            return MHD_NO;
+        req->auth = AUTH_UNCHECKED;
+        *con_cls = req; /* freed by request_completed() */
         mark_busy(srv, conn);
         /* A request refused here is answered at once, before any body it announced, and
          * the connection closed after the answer: its framing is not to be trusted. */
@@ -239,13 +300,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     /* Health says only "ok" or not, so it needs no credentials: liveness probes have none. */
     if (strcmp(url, "/healthz") == 0)
         return serve_health(srv, conn);
-    r = check_auth(srv, conn, &result);
+    r = check_auth(srv, conn, req);
+    if (r == AUTH_PENDING)
+        return MHD_YES; /* suspended; called again once the check is done */
     if (r == -EBUSY)
         return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "password checks busy, retry\n");
     if (r < 0)
         return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     if (r == 0)
-        return result;
+        return reply_unauthorized(conn);
     if (strcmp(url, srv->metrics_path) == 0)
         return serve_metrics(srv, conn);
     if (strcmp(url, "/") == 0)
@@ -284,8 +347,11 @@ struct http_server *http_server_stop(struct http_server *srv) {
     if (!srv)
         return NULL;
     /* Joins the polling thread and closes the listening socket and all connections. */
+    /* No connection may stay suspended for a check when libmicrohttpd stops. */
+    auth_queue_stop(srv->auth);
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
+    srv->auth = auth_queue_free(srv->auth);
     srv->guard = conn_guard_free(srv->guard);
     srv->web_config = web_config_free(srv->web_config);
     srv->tls_config = web_config_free(srv->tls_config);
@@ -319,7 +385,8 @@ static int start_guard(struct http_server *srv, const struct http_server_options
 static int start_daemon(struct http_server *srv, const struct http_server_options *o, int fd) {
     const char *cert = web_config_tls_cert(o->web_config), *key = web_config_tls_key(o->web_config);
     const char *prio = web_config_tls_priorities(o->web_config);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;
     unsigned capacity = or_default(o->connection_limit, HTTP_DEFAULT_CONNECTION_LIMIT);
     unsigned per_client =
         MIN(or_default(o->per_client_limit, HTTP_DEFAULT_PER_CLIENT_LIMIT), capacity);
@@ -418,6 +485,9 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
         r = -ENOMEM;
         goto fail;
     }
+    r = auth_queue_new(WEB_AUTH_MAX_CHECKS, HTTP_AUTH_QUEUE, &srv->auth);
+    if (r < 0)
+        goto fail;
     r = metrics_cache_new(o->metric_prefix,
                           o->render_budget ? o->render_budget : HTTP_RENDER_BUDGET, &srv->cache);
     if (r < 0)

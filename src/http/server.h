@@ -34,6 +34,8 @@
 /* Memory per connection for the request and the reply's headers: a request's headers over
  * about half of it get 431. */
 #define HTTP_CONNECTION_MEMORY ((size_t)8192)
+/* Password checks waiting for one of the WEB_AUTH_MAX_CHECKS bcrypt threads (503 beyond). */
+#define HTTP_AUTH_QUEUE 16
 /* Rendered /metrics bodies alive at once, shared by the scrapes of one snapshot
  * (metrics_cache.h); a scrape that would render past it gets 503. */
 #define HTTP_RENDER_BUDGET ((size_t)32 << 20)

@@ -89,6 +89,48 @@ static void remember_failure(struct web_config *c, const char *token) {
     f->used = ++c->clock;
 }
 
+/* The token of the pair and what is remembered of it: 1, 0, or -ENOENT (not remembered;
+ * then, with `reserve`, a bcrypt check is counted as running, or -EBUSY when
+ * WEB_AUTH_MAX_CHECKS already are). */
+static int lookup(struct web_config *c, const char *user, const char *password, bool reserve,
+                  struct crypt_data *cd, char token[CRYPT_OUTPUT_SIZE], struct web_user **ret_u) {
+    struct web_user *u;
+    int r;
+
+    r = make_token(c, user, password, cd, token);
+    if (r < 0)
+        return r;
+    u = find_user(c, user);
+    (void)pthread_mutex_lock(&c->lock);
+    r = remembered(c, u, token);
+    if (r == -ENOENT && reserve) {
+        if (c->checks >= WEB_AUTH_MAX_CHECKS)
+            r = -EBUSY;
+        else
+            c->checks++;
+    }
+    (void)pthread_mutex_unlock(&c->lock);
+    *ret_u = u;
+    return r;
+}
+
+int web_config_check_remembered(struct web_config *c, const char *user, const char *password) {
+    _cleanup_(freep) struct crypt_data *cd = NULL;
+    char token[CRYPT_OUTPUT_SIZE];
+    struct web_user *u;
+    int r;
+
+    if (!c || c->n_users == 0 || !user || !password)
+        return 0;
+    cd = calloc(1, sizeof(*cd));
+    if (!cd)
+        return -ENOMEM;
+    r = lookup(c, user, password, false, cd, token, &u);
+    explicit_bzero(token, sizeof(token));
+    explicit_bzero(cd, sizeof(*cd));
+    return r;
+}
+
 int web_config_check_password(struct web_config *c, const char *user, const char *password) {
     _cleanup_(freep) struct crypt_data *cd = NULL;
     char token[CRYPT_OUTPUT_SIZE];
@@ -102,20 +144,7 @@ int web_config_check_password(struct web_config *c, const char *user, const char
     cd = calloc(1, sizeof(*cd));
     if (!cd)
         return -ENOMEM;
-    r = make_token(c, user, password, cd, token);
-    if (r < 0)
-        goto done;
-    u = find_user(c, user);
-
-    (void)pthread_mutex_lock(&c->lock);
-    r = remembered(c, u, token);
-    if (r == -ENOENT) {
-        if (c->checks >= WEB_AUTH_MAX_CHECKS)
-            r = -EBUSY;
-        else
-            c->checks++;
-    }
-    (void)pthread_mutex_unlock(&c->lock);
+    r = lookup(c, user, password, true, cd, token, &u);
     if (r != -ENOENT)
         goto done;
 

@@ -63,3 +63,7 @@ size_t web_config_n_users(const struct web_config *c);
  * not run bcrypt again. Thread-safe.
  */
 int web_config_check_password(struct web_config *c, const char *user, const char *password);
+/* The cheap half of it, which never runs bcrypt: 1 or 0 when the pair's answer is
+ * remembered (or there are no users: 0), -ENOENT when only web_config_check_password() can
+ * tell, -ENOMEM. */
+int web_config_check_remembered(struct web_config *c, const char *user, const char *password);

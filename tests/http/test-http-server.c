@@ -518,12 +518,18 @@ static void *timed_request(void *arg) {
 #define AUTH_RIGHT "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n" /* prom:s3cret */
 #define AUTH_WRONG "Authorization: Basic cHJvbTp3cm9uZzE=\r\n" /* prom:wrong1 */
 
-/* A wrong password costs a bcrypt (cost 13 here, ~0.5 s) on one worker; meanwhile a scrape
- * with remembered credentials and /healthz answer at once, and the same wrong password again
- * is refused from memory. */
-static void test_auth_not_blocking(void **state) {
+/* A wrong password costs a bcrypt (cost 13 here, ~0.5 s), run off the server's workers;
+ * meanwhile a scrape with remembered credentials and /healthz answer at once, even with a
+ * single worker, and the same wrong password again is refused from memory. The server
+ * stops promptly with checks running and waiting. */
+static void auth_not_blocking(unsigned threads) {
+    static const char *const more[] = {
+        "Authorization: Basic cHJvbTp3cm9uZzI=\r\n", "Authorization: Basic cHJvbTp3cm9uZzM=\r\n",
+        "Authorization: Basic cHJvbTp3cm9uZzQ=\r\n", "Authorization: Basic cHJvbTp3cm9uZzU=\r\n"};
     _cleanup_(freep) char *hash = bcrypt_cost("s3cret", 13);
-    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct http_server_options o = {.listen_address = "127.0.0.1:0", .threads = threads};
+    struct timed_request pending[ARRAY_SIZE(more)];
+    pthread_t pending_th[ARRAY_SIZE(more)];
     struct timed_request wrong, right, again;
     struct web_config *wc = NULL;
     struct fixture f = {0};
@@ -571,9 +577,31 @@ static void test_auth_not_blocking(void **state) {
     assert_true(right.ns < 150 * NSEC_PER_MSEC);
     assert_true(health_ns < 150 * NSEC_PER_MSEC);
     assert_true(again.ns < 50 * NSEC_PER_MSEC);
+
+    for (size_t i = 0; i < ARRAY_SIZE(more); i++) {
+        pending[i] = (struct timed_request){.port = f.port, .headers = more[i]};
+        assert_int_equal(pthread_create(&pending_th[i], NULL, timed_request, &pending[i]), 0);
+    }
+    usleep(100000);
+    t0 = clock_monotonic_ns();
     stop(&f);
+    /* Two checks were running (they finish), two waiting (answered 503 at once). */
+    assert_true(clock_monotonic_ns() - t0 < 2 * wrong.ns + 500 * NSEC_PER_MSEC);
+    for (size_t i = 0; i < ARRAY_SIZE(more); i++) {
+        assert_int_equal(pthread_join(pending_th[i], NULL), 0);
+        assert_true(pending[i].status == 401 || pending[i].status == 503 ||
+                    pending[i].status == -1);
+    }
     web_config_free(wc);
     test_rm_rf(dir);
+}
+
+static void test_auth_not_blocking(void **state) {
+    auth_not_blocking(0);
+}
+
+static void test_auth_one_worker(void **state) {
+    auth_not_blocking(1);
 }
 
 /* One raw request (with Connection: close where it matters); returns the status. */
@@ -777,6 +805,7 @@ int main(void) {
         cmocka_unit_test(test_connection_limit),
         cmocka_unit_test(test_basic_auth),
         cmocka_unit_test(test_auth_not_blocking),
+        cmocka_unit_test(test_auth_one_worker),
         cmocka_unit_test(test_strict_http),
         cmocka_unit_test(test_listen_forms),
         cmocka_unit_test(test_bad_addresses),

@@ -282,6 +282,58 @@ static void test_shared_render(void **state) {
     stop(&f);
 }
 
+static long rss_kib(void) {
+    char line[256];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* Clients that pipeline scrapes and do not read the answers (40 connections, 10 requests
+ * each, a ~1 MB exposition) hold one shared body, not one each: the server's memory does
+ * not grow with them (it grew by one body per connection before). */
+static void test_pipelined_memory(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct http_server_stats st;
+    struct fixture f = {0};
+    struct http_reply r;
+    int fds[40];
+    long before, after;
+
+    start(&f, &o);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    before = rss_kib();
+    for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+        fds[i] = http_connect(f.port);
+        assert_true(fds[i] >= 0);
+        for (int k = 0; k < 10; k++)
+            assert_int_equal(send(fds[i], req, sizeof(req) - 1, MSG_NOSIGNAL),
+                             (ssize_t)sizeof(req) - 1);
+    }
+    usleep(500000);
+    after = rss_kib();
+    http_server_stats(f.srv, &st);
+    print_message("40 pipelining clients that do not read: +%ld KiB resident, %zu bytes of "
+                  "bodies alive (one is %zu), %llu rendered\n",
+                  after - before, st.live_body_bytes, r.body_len, (unsigned long long)st.renders);
+    assert_true(st.live_body_bytes <= r.body_len + 4096);
+    assert_int_equal(st.renders, 1);
+    assert_true(after - before < 8 * 1024);
+    http_reply_done(&r);
+    for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+        close(fds[i]);
+    stop(&f);
+}
+
 static void test_health_freshness(void **state) {
     struct http_server_options o = {.listen_address = "127.0.0.1:0",
                                     .max_sample_age_ns = 30 * NSEC_PER_SEC};
@@ -796,19 +848,13 @@ static void test_bad_addresses(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes),
-        cmocka_unit_test(test_gzip),
-        cmocka_unit_test(test_shared_render),
-        cmocka_unit_test(test_health_freshness),
-        cmocka_unit_test(test_slow_clients),
-        cmocka_unit_test(test_header_deadline),
-        cmocka_unit_test(test_connection_limit),
-        cmocka_unit_test(test_basic_auth),
-        cmocka_unit_test(test_auth_not_blocking),
-        cmocka_unit_test(test_auth_one_worker),
-        cmocka_unit_test(test_strict_http),
-        cmocka_unit_test(test_listen_forms),
-        cmocka_unit_test(test_bad_addresses),
+        cmocka_unit_test(test_routes),           cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_shared_render),    cmocka_unit_test(test_pipelined_memory),
+        cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_header_deadline),  cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_auth_not_blocking),
+        cmocka_unit_test(test_auth_one_worker),  cmocka_unit_test(test_strict_http),
+        cmocka_unit_test(test_listen_forms),     cmocka_unit_test(test_bad_addresses),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,8 @@ static int read_pem(struct loader *l, const yaml_node_t *value, const char *key,
 
     if (!name || !*name)
         return fail(l, value, "tls_server_config.%s must be a file name", key);
+    if (!l->dir)
+        return fail(l, value, "tls_server_config.%s: files are not read here", key);
     if (name[0] == '/')
         full = strdup(name);
     else if (asprintf(&full, "%s/%s", l->dir, name) < 0)
@@ -330,21 +332,15 @@ static int parse_text(struct loader *l, const char *text, size_t size) {
     return r;
 }
 
-int web_config_load(const char *path, struct web_config **ret, char *err, size_t err_size) {
-    _cleanup_(freep) char *text = NULL, *dir_copy = NULL;
+int web_config_parse(const char *path, const char *text, size_t size, bool read_files,
+                     struct web_config **ret, char *err, size_t err_size) {
+    _cleanup_(freep) char *dir_copy = NULL;
     struct loader l = {.path = path, .err = err, .err_size = err_size};
     struct web_config *c;
-    size_t size;
     int r;
 
     if (err && err_size)
         err[0] = '\0';
-    r = read_virtual_file_at(AT_FDCWD, path, CONFIG_MAX_SIZE, &text, &size);
-    if (r < 0) {
-        if (err && err_size)
-            (void)snprintf(err, err_size, "%s: cannot read: %s", path, strerror(-r));
-        return r == -EFBIG ? -EINVAL : r;
-    }
     dir_copy = strdup(path);
     c = calloc(1, sizeof(*c));
     if (!dir_copy || !c) {
@@ -353,7 +349,7 @@ int web_config_load(const char *path, struct web_config **ret, char *err, size_t
     }
     atomic_init(&c->refs, 1);
     (void)pthread_mutex_init(&c->lock, NULL);
-    l.dir = dirname(dir_copy);
+    l.dir = read_files ? dirname(dir_copy) : NULL;
     l.c = c;
     r = parse_text(&l, text, size);
     if (r >= 0 && c->n_users > 0 &&
@@ -365,6 +361,22 @@ int web_config_load(const char *path, struct web_config **ret, char *err, size_t
     }
     *ret = c;
     return 0;
+}
+
+int web_config_load(const char *path, struct web_config **ret, char *err, size_t err_size) {
+    _cleanup_(freep) char *text = NULL;
+    size_t size;
+    int r;
+
+    if (err && err_size)
+        err[0] = '\0';
+    r = read_virtual_file_at(AT_FDCWD, path, CONFIG_MAX_SIZE, &text, &size);
+    if (r < 0) {
+        if (err && err_size)
+            (void)snprintf(err, err_size, "%s: cannot read: %s", path, strerror(-r));
+        return r == -EFBIG ? -EINVAL : r;
+    }
+    return web_config_parse(path, text, size, true, ret, err, err_size);
 }
 
 struct web_config *web_config_ref(struct web_config *c) {

@@ -32,6 +32,12 @@ struct web_config;
  * receives a message naming the file, line and key. *ret is written only on success.
  */
 int web_config_load(const char *path, struct web_config **ret, char *err, size_t err_size);
+/* web_config_load() on text already read; path names it in messages and, with
+ * read_files, is where certificate and key paths are relative to. Without read_files any
+ * file key is refused, and nothing but the text is read (the fuzz target). */
+int web_config_parse(const char *path, const char *text, size_t size, bool read_files,
+                     struct web_config **ret, char *err, size_t err_size);
+
 /* A configuration is reference-counted (the server holds one while it uses it, so a reload
  * can replace it under running requests): web_config_ref() adds a reference and returns c;
  * web_config_free() drops one and frees on the last. Both accept NULL; free returns NULL. */

@@ -104,12 +104,13 @@ static int render_gzip(struct metrics_cache *c, const struct snapshot *s,
 
 /* A new response for s, with its headers; the caller owns its one reference. */
 static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
-                  struct MHD_Response **ret) {
+                  const struct exposition_http *http, struct MHD_Response **ret) {
     uint64_t t0 = clock_monotonic_ns(), last = atomic_load(&c->last_render_ns);
     struct exposition_options o = {
         .metric_prefix = c->metric_prefix,
         .scrape_duration_valid = last != UINT64_MAX,
         .scrape_duration_seconds = (double)last / 1e9,
+        .http = http,
     };
     size_t expected = gz ? atomic_load(&c->last_gzip_size) : atomic_load(&c->last_size);
     struct MHD_Response *resp;
@@ -157,7 +158,7 @@ static bool queue_kept(struct metrics_cache *c, struct MHD_Connection *conn, str
 }
 
 int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, struct snapshot *s,
-                        bool gz, enum MHD_Result *ret_result) {
+                        bool gz, const struct exposition_http *http, enum MHD_Result *ret_result) {
     struct MHD_Response *fresh = NULL, *old_resp = NULL;
     struct snapshot *old_snap = NULL;
     struct kept *k = &c->kept[gz];
@@ -171,7 +172,7 @@ int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, st
     hit = queue_kept(c, conn, s, gz, &result);
     (void)pthread_mutex_unlock(&c->lock);
     if (!hit) {
-        r = render(c, s, gz, &fresh);
+        r = render(c, s, gz, http, &fresh);
         if (r < 0)
             return r;
         (void)pthread_mutex_lock(&c->lock);

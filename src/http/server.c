@@ -5,6 +5,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "auth_queue.h"
 #include "clock.h"
 #include "conn_guard.h"
+#include "exposition.h"
 #include "gzip.h"
 #include "listen.h"
 #include "log.h"
@@ -44,6 +46,7 @@ struct http_server {
     int port;
     struct metrics_cache *cache; /* the rendered responses, shared */
     struct auth_queue *auth;     /* bcrypt checks, off the workers */
+    _Atomic uint64_t auth_busy;  /* requests refused: every check thread busy */
 };
 
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -210,8 +213,21 @@ static enum MHD_Result serve_health(struct http_server *srv, struct MHD_Connecti
                  : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
 }
 
+static void http_counters(struct http_server *srv, struct exposition_http *ret) {
+    struct conn_guard_stats g;
+
+    conn_guard_stats(srv->guard, &g);
+    *ret = (struct exposition_http){
+        .connections_open = g.live,
+        .closed_header_deadline = g.cut_deadline,
+        .closed_make_room = g.cut_room,
+        .auth_busy = atomic_load(&srv->auth_busy),
+    };
+}
+
 static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connection *conn) {
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
+    struct exposition_http http;
     enum MHD_Result result;
     struct snapshot *s;
     int r;
@@ -219,7 +235,8 @@ static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connect
     s = snapshot_slot_get(srv->slot);
     if (!s)
         return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
-    r = metrics_cache_queue(srv->cache, conn, s, gzip_accepted(ae), &result);
+    http_counters(srv, &http);
+    r = metrics_cache_queue(srv->cache, conn, s, gzip_accepted(ae), &http, &result);
     snapshot_unref(s);
     if (r == -EBUSY)
         return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -303,8 +320,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     r = check_auth(srv, conn, req);
     if (r == AUTH_PENDING)
         return MHD_YES; /* suspended; called again once the check is done */
-    if (r == -EBUSY)
+    if (r == -EBUSY) {
+        atomic_fetch_add(&srv->auth_busy, 1);
         return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "password checks busy, retry\n");
+    }
     if (r < 0)
         return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     if (r == 0)
@@ -474,6 +493,7 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
     if (!srv)
         return -ENOMEM;
     srv->slot = slot;
+    atomic_init(&srv->auth_busy, 0);
     (void)pthread_mutex_init(&srv->config_lock, NULL);
     srv->web_config = web_config_ref(o->web_config);
     srv->tls_config = web_config_ref(o->web_config);

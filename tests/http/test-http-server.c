@@ -448,6 +448,7 @@ static void test_connection_limit(void **state) {
     struct fixture f = {0};
     struct http_reply r;
     int idle[20], cut = 0;
+    const char *closed;
     uint64_t t0;
 
     start(&f, &o);
@@ -471,6 +472,13 @@ static void test_connection_limit(void **state) {
     assert_true(cut >= 12);
     assert_true(wait_closed(idle[0], 0) >= 0);
     assert_true(wait_closed(idle[ARRAY_SIZE(idle) - 1], 0) < 0);
+    /* Counted in the self-metrics. */
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    closed = strstr(r.body, "\njoulestat_http_connections_closed_total{reason=\"make_room\"} ");
+    assert_non_null(closed);
+    assert_true(atoi(strchr(closed, '}') + 2) >= 12);
+    assert_non_null(strstr(r.body, "\njoulestat_http_connections "));
+    http_reply_done(&r);
     for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
         close(idle[i]);
     stop(&f);

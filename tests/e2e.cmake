@@ -29,3 +29,8 @@ set_tests_properties(http-reload PROPERTIES LABELS e2e TIMEOUT 120)
 add_test(NAME ps-escape COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ps-escape.sh ${CMAKE_BINARY_DIR}
                                 ${CMAKE_SOURCE_DIR})
 set_tests_properties(ps-escape PROPERTIES LABELS e2e TIMEOUT 60)
+
+add_test(NAME http-probes
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-probes.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(http-probes PROPERTIES LABELS e2e TIMEOUT 120)

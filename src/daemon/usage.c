@@ -59,7 +59,8 @@ static const struct {
       "JOULESTAT_SIM_SCENARIO: the scenario the simulated GPU node plays when it is loaded "
       "with --nvml-library."}},
     {"SIGNALS",
-     {"SIGTERM and SIGINT stop serve. SIGHUP re-reads --web.config.file: new passwords apply "
+     {"SIGTERM and SIGINT stop serve. SIGHUP re-reads --web.config.file (as does a change of "
+      "the file, seen within 3 s): new passwords apply "
       "to the next request; a file that does not load is logged and the running "
       "configuration kept; a new certificate, key or TLS versions apply at the next start."}},
     {"EXIT STATUS",

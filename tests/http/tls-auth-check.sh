@@ -31,7 +31,7 @@ YML
 pid=$!
 port=
 for _ in $(seq 1 50); do
-    port=$(sed -n 's/^port //p' "$tmp/out")
+    port=$(sed -n 's/^port //p' "$tmp/out" 2>/dev/null || true)
     [[ -n $port ]] && break
     kill -0 "$pid" 2>/dev/null || { cat "$tmp/err"; exit 1; }
     sleep 0.1
@@ -96,13 +96,15 @@ expect_versions "$port" "default versions" "-tls1_2 -tls1_3" "-tls1 -tls1_1"
 kill "$pid" && wait "$pid" 2>/dev/null || true
 pid=
 
-# start_server CONFIG: sets $pid and $port
+# start_server CONFIG: sets $pid and $port. The previous server's output is removed first:
+# read before the new server's shell opens it, it would give the old port.
 start_server() {
+    rm -f "$tmp/out"
     "$serve" 127.0.0.1:0 "$1" >"$tmp/out" 2>"$tmp/err" &
     pid=$!
     port=
     for _ in $(seq 1 50); do
-        port=$(sed -n 's/^port //p' "$tmp/out")
+        port=$(sed -n 's/^port //p' "$tmp/out" 2>/dev/null || true)
         [[ -n $port ]] && break
         kill -0 "$pid" 2>/dev/null || { cat "$tmp/err"; exit 1; }
         sleep 0.1

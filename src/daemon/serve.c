@@ -70,12 +70,16 @@ static bool signature_same(const struct file_signature *a, const struct file_sig
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-/* On SIGHUP or a change of the file (`why`): the web configuration file again. A file that
- * does not load, or that would switch TLS on or off, is logged and the running
+/* On SIGHUP or a change of the file (`why`): the web configuration file again. New users
+ * and passwords go to the running server; a new certificate, key or TLS versions (or TLS
+ * switched on or off) need a new server on the same socket (http_server_replace()). A file
+ * that does not load, or a server that does not start with it, is logged and the running
  * configuration kept. */
-static void reload_web_config(const struct config *cfg, const char *why, struct http_server *server,
+static void reload_web_config(const struct config *cfg, const char *why,
+                              struct http_server_options *o, struct http_server **server,
                               struct web_config **web) {
     struct web_config *fresh = NULL;
+    struct http_server *replacement = NULL;
     char err[512] = "";
     int r;
 
@@ -89,20 +93,27 @@ static void reload_web_config(const struct config *cfg, const char *why, struct 
                         why, cfg->web_config_file, err[0] ? err : "cannot load");
         return;
     }
-    r = http_server_set_web_config(server, fresh);
-    if (r < 0) {
-        log_error("%s: --web.config.file '%s' switches TLS %s, which needs a restart; "
-                  "keeping the previous configuration",
-                  why, cfg->web_config_file, web_config_tls_cert(fresh) ? "on" : "off");
-        web_config_free(fresh);
-        return;
+    if (web_config_same_tls(fresh, *web)) {
+        (void)http_server_set_web_config(*server, fresh);
+    } else {
+        o->web_config = fresh;
+        r = http_server_replace(*server, o, &replacement);
+        if (r < 0) {
+            o->web_config = *web;
+            log_error_errno(r,
+                            "%s: --web.config.file '%s': cannot serve with its TLS settings: %m; "
+                            "keeping the previous configuration",
+                            why, cfg->web_config_file);
+            web_config_free(fresh);
+            return;
+        }
+        *server = replacement;
+        log_info("%s: new TLS settings from --web.config.file '%s' serve new connections", why,
+                 cfg->web_config_file);
     }
-    if (r > 0)
-        log_warning("%s: --web.config.file '%s': the new certificate, key or TLS versions "
-                    "apply at the next start",
-                    why, cfg->web_config_file);
     web_config_free(*web);
     *web = fresh;
+    o->web_config = fresh; /* for the next replacement */
     log_info("%s: reloaded --web.config.file '%s' (%zu basic-auth users)", why,
              cfg->web_config_file, web_config_n_users(fresh));
 }
@@ -192,7 +203,7 @@ int serve_run(const struct config *cfg) {
             if (!signature_same(&now, &web_file)) {
                 /* Remembered even if it does not load: one message per change. */
                 web_file = now;
-                reload_web_config(cfg, "file changed", server, &web);
+                reload_web_config(cfg, "file changed", &o, &server, &web);
             }
             continue;
         }
@@ -200,7 +211,7 @@ int serve_run(const struct config *cfg) {
             continue;
         if (sig == SIGHUP) {
             web_file = signature_of(cfg->web_config_file);
-            reload_web_config(cfg, "SIGHUP", server, &web);
+            reload_web_config(cfg, "SIGHUP", &o, &server, &web);
             continue;
         }
         log_info("received %s, stopping", strsignal(sig));

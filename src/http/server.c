@@ -2,6 +2,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -529,6 +530,47 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
 fail:
     http_server_stop(srv);
     return r;
+}
+
+/* How long a replaced server may go on answering the requests it has. */
+#define REPLACE_GRACE_NS (2 * NSEC_PER_SEC)
+
+int http_server_replace(struct http_server *old, const struct http_server_options *o,
+                        struct http_server **ret) {
+    const union MHD_DaemonInfo *info;
+    struct http_server *fresh = NULL;
+    struct conn_guard_stats g;
+    uint64_t deadline;
+    int fd, r;
+
+    if (!old || !old->daemon || !o || !ret)
+        return -EINVAL;
+    info = MHD_get_daemon_info(old->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+    if (!info)
+        return -EINVAL;
+    /* Both servers accept on the socket for a moment; the new one owns this descriptor. */
+    fd = fcntl(info->listen_fd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+        return -errno;
+    r = http_server_start_on(o, fd, old->slot, &fresh);
+    if (r < 0)
+        return r; /* the old one serves on */
+    fd = MHD_quiesce_daemon(old->daemon);
+    /* Its requests being answered get a moment to finish; waiting connections are cut by
+     * the stop, and their clients come back to the new server. */
+    deadline = clock_monotonic_ns() + REPLACE_GRACE_NS;
+    do {
+        conn_guard_stats(old->guard, &g);
+        if (g.live == 0)
+            break;
+        (void)usleep(20000);
+    } while (clock_monotonic_ns() < deadline);
+    http_server_stop(old);
+    /* Quiesced, the old daemon left its listening descriptor open for us to close. */
+    if (fd >= 0)
+        (void)close(fd);
+    *ret = fresh;
+    return 0;
 }
 
 int http_server_set_web_config(struct http_server *srv, struct web_config *c) {

@@ -80,10 +80,21 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
  * Replaces the web configuration (a reload): requests from now on check their credentials
  * against c (the server takes a reference; NULL: no authentication), those running finish
  * with the old one. TLS material and versions cannot change under libmicrohttpd: they stay
- * those the server started with. Returns 0, 1 when c's TLS settings differ from those in
- * use (they apply at the next start), -EINVAL when c would switch TLS on or off.
+ * those the server started with (http_server_replace() changes them). Returns 0, 1 when
+ * c's TLS settings differ from those in use (not applied), -EINVAL when c would switch TLS
+ * on or off (nothing done).
  */
 int http_server_set_web_config(struct http_server *s, struct web_config *c);
+/*
+ * A new server with o (for a new certificate, key or TLS versions, which libmicrohttpd
+ * takes only at start) on old's listening socket: it accepts new connections at once;
+ * old stops accepting, gets up to 2 s to finish the requests it has, and is stopped and
+ * freed. Returns 0 and the new server in *ret; on failure (http_server_start_on()'s
+ * errors) old serves on unchanged. o's borrowed fields must outlive the new server.
+ */
+int http_server_replace(struct http_server *old, const struct http_server_options *o,
+                        struct http_server **ret);
+
 /* What the server did so far, for tests and self-metrics. */
 struct http_server_stats {
     uint64_t renders;          /* /metrics bodies rendered */

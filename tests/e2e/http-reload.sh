@@ -55,14 +55,35 @@ grep -q "web.yml:2: basic_auth_users.prom: not a bcrypt hash" "$log" ||
     e2e_fail "the bad file's error does not name file, line and key"
 expect second-secret 200 "the second password after a bad file"
 expect first-secret 401 "the first password after a bad file"
-# A file that would switch TLS on needs a restart: refused the same way.
+# TLS switched on: a new server on the same socket, HTTPS from the next connection on.
 cp "$src/tests/http/tls/server.crt" "$src/tests/http/tls/server.key" "$E2E_TMP/"
-printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n' >"$web"
-hup "needs a restart; keeping the previous configuration"
-expect second-secret 200 "the second password after a TLS switch was refused"
-# No signal: the change is seen by itself. (The TLS file above was refused; this one loads.)
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' \
+    "$("$hashgen" second-secret)" >"$web"
+hup "reloaded --web.config.file"
+grep -q "new TLS settings from --web.config.file" "$log" || e2e_fail "no new server for TLS"
+url=https://127.0.0.1:$port/metrics
+code() { curl -sk -o /dev/null --max-time 10 -w '%{http_code}' -u "prom:$1" "$url" || true; }
+expect second-secret 200 "the second password over TLS after SIGHUP"
+plain=$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "http://127.0.0.1:$port/healthz" || true)
+[[ $plain == 000 ]] || e2e_fail "plain HTTP still answered ($plain) after TLS was switched on"
+
+# A rotated certificate (same file names, SIGHUP): new connections get it.
+subject() {
+    timeout 10 openssl s_client -connect "127.0.0.1:$port" </dev/null 2>/dev/null |
+        openssl x509 -noout -subject 2>/dev/null || true
+}
+[[ $(subject) == *CN*=*localhost* ]] || e2e_fail "served certificate: $(subject)"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=rotated \
+    -keyout "$E2E_TMP/server.key" -out "$E2E_TMP/server.crt" 2>/dev/null
+hup "reloaded --web.config.file"
+[[ $(subject) == *CN*=*rotated* ]] || e2e_fail "after rotation the certificate is $(subject)"
+echo "ok: a rotated certificate is served after SIGHUP"
+expect second-secret 200 "the second password after the rotation"
+
+# No signal: a changed file is seen by itself.
 reloads=$(grep -c "file changed: reloaded" "$log" || true)
-printf 'basic_auth_users:\n  prom: %s\n' "$("$hashgen" third-secret)" >"$web"
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' \
+    "$("$hashgen" third-secret)" >"$web"
 for _ in $(seq 100); do
     (($(grep -c "file changed: reloaded" "$log" || true) > reloads)) && break
     sleep 0.1
@@ -72,4 +93,4 @@ done
 expect third-secret 200 "the third password, written with no signal"
 expect second-secret 401 "the second password after the file changed"
 kill -0 "$pid" || e2e_fail "the exporter died"
-echo "ok: SIGHUP reloads the web configuration; bad files keep the old one"
+echo "ok: SIGHUP and file changes reload the web configuration, TLS included; bad files keep the old one"

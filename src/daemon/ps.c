@@ -84,7 +84,9 @@ static void print_all_table(const struct ps_rows *t) {
         char gpus[64];
 
         format_gpus(r, gpus, sizeof(gpus));
-        (void)escape_terminal(r->id.process_name, name, sizeof(name));
+        /* The name column is 16 wide: escaped into 16 bytes, so a cut falls between
+         * escapes, never inside one. */
+        (void)escape_terminal(r->id.process_name, name, MIN(sizeof(name), (size_t)17));
         (void)escape_terminal(r->id.container_id, container, sizeof(container));
         (void)escape_terminal(r->id.pod_uid, pod_uid, sizeof(pod_uid));
         (void)escape_terminal(r->id.pod, pod, sizeof(pod));

@@ -24,7 +24,7 @@ ps=("$build/joulestat" ps --all --no-gpu --rapl-source off --sample-interval 100
 if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$E2E_TMP/out"; then
     e2e_fail "ps printed control characters: $(od -c "$E2E_TMP/out" | head -20)"
 fi
-grep -qF '1001     evil\x1b]0;pwn\x' "$E2E_TMP/out" ||
+grep -qF '1001     evil\x1b]0;pwn   pod' "$E2E_TMP/out" ||
     e2e_fail "the name is not shown escaped: $(cat -v "$E2E_TMP/out")"
 "${ps[@]}" --json >"$E2E_TMP/json" 2>"$E2E_TMP/err" || e2e_fail "ps --json exited $?"
 python3 - "$E2E_TMP/json" <<'EOP' || e2e_fail "ps --json: $(cat "$E2E_TMP/json")"

@@ -104,7 +104,8 @@ static int render_gzip(struct metrics_cache *c, const struct snapshot *s,
 
 /* A new response for s, with its headers; the caller owns its one reference. */
 static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
-                  const struct exposition_http *http, struct MHD_Response **ret) {
+                  const struct exposition_http *http, const struct web_config *wc,
+                  struct MHD_Response **ret) {
     uint64_t t0 = clock_monotonic_ns(), last = atomic_load(&c->last_render_ns);
     struct exposition_options o = {
         .metric_prefix = c->metric_prefix,
@@ -140,6 +141,9 @@ static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     }
+    for (int h = 0; h < WEB_HEADERS; h++)
+        if (web_config_header(wc, h))
+            (void)MHD_add_response_header(resp, web_header_names[h], web_config_header(wc, h));
     atomic_fetch_add(&c->renders, 1);
     atomic_store(&c->last_render_ns, clock_monotonic_ns() - t0);
     *ret = resp;
@@ -158,7 +162,8 @@ static bool queue_kept(struct metrics_cache *c, struct MHD_Connection *conn, str
 }
 
 int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, struct snapshot *s,
-                        bool gz, const struct exposition_http *http, enum MHD_Result *ret_result) {
+                        bool gz, const struct exposition_http *http, const struct web_config *wc,
+                        enum MHD_Result *ret_result) {
     struct MHD_Response *fresh = NULL, *old_resp = NULL;
     struct snapshot *old_snap = NULL;
     struct kept *k = &c->kept[gz];
@@ -172,7 +177,7 @@ int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, st
     hit = queue_kept(c, conn, s, gz, &result);
     (void)pthread_mutex_unlock(&c->lock);
     if (!hit) {
-        r = render(c, s, gz, http, &fresh);
+        r = render(c, s, gz, http, wc, &fresh);
         if (r < 0)
             return r;
         (void)pthread_mutex_lock(&c->lock);

@@ -8,6 +8,7 @@
 
 #include "exposition.h"
 #include "snapshot.h"
+#include "webconfig.h"
 
 /*
  * Render once, serve many: the /metrics response of a snapshot, plain and gzip, is
@@ -32,13 +33,14 @@ struct metrics_cache *metrics_cache_free(struct metrics_cache *c);
 
 /*
  * Queues the 200 response with s's exposition (gzip-encoded when `gzip`) on conn, rendering
- * it when s has not been rendered in that encoding yet (with the server's counters `http`,
- * may be NULL). Returns 0 with libmicrohttpd's
+ * it when s has not been rendered in that encoding yet (with the server's counters `http`
+ * and the headers of wc's http_server_config; either may be NULL). Returns 0 with libmicrohttpd's
  * answer in *ret_result, -EBUSY over the budget, -ENOMEM, or a rendering error (nothing
  * queued then).
  */
 int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, struct snapshot *s,
-                        bool gzip, const struct exposition_http *http, enum MHD_Result *ret_result);
+                        bool gzip, const struct exposition_http *http, const struct web_config *wc,
+                        enum MHD_Result *ret_result);
 
 struct metrics_cache_stats {
     uint64_t renders;  /* bodies rendered */

@@ -23,32 +23,11 @@
 #include "metrics_cache.h"
 #include "promtext.h"
 #include "request_check.h"
+#include "server_internal.h"
 #include "strbuf.h"
 #include "tls_init.h"
 
-#define REALM "joulestat"
 #define METRICS_PATH_MAX 256
-
-struct http_server {
-    struct MHD_Daemon *daemon;
-    struct conn_guard *guard;
-    struct snapshot_slot *slot;
-    /* The configuration in use (a reference; replaced by http_server_set_web_config()), and
-     * the one the server started with, whose TLS material libmicrohttpd was given. */
-    pthread_mutex_t config_lock;
-    struct web_config *web_config;
-    struct web_config *tls_config;
-    char *metrics_path;
-    char *landing; /* the HTML of "/", built once */
-    size_t landing_len;
-    uint64_t max_sample_age_ns;
-    bool (*is_fresh)(const struct snapshot *s, void *userdata);
-    void *userdata;
-    int port;
-    struct metrics_cache *cache; /* the rendered responses, shared */
-    struct auth_queue *auth;     /* bcrypt checks, off the workers */
-    _Atomic uint64_t auth_busy;  /* requests refused: every check thread busy */
-};
 
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
     char buf[512];
@@ -61,9 +40,26 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     log_debug("http: %s", buf);
 }
 
+struct web_config *http_server_config(struct http_server *srv) {
+    struct web_config *wc;
+
+    (void)pthread_mutex_lock(&srv->config_lock);
+    wc = web_config_ref(srv->web_config);
+    (void)pthread_mutex_unlock(&srv->config_lock);
+    return wc;
+}
+
+void http_server_add_headers(struct http_server *srv, struct MHD_Response *resp) {
+    _cleanup_(web_config_freep) struct web_config *wc = http_server_config(srv);
+
+    for (int h = 0; h < WEB_HEADERS; h++)
+        if (web_config_header(wc, h))
+            (void)MHD_add_response_header(resp, web_header_names[h], web_config_header(wc, h));
+}
+
 /* One response with a body that outlives it (static text, or the landing page). */
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
-                             const char *body, size_t len) {
+static enum MHD_Result reply(struct http_server *srv, struct MHD_Connection *conn, unsigned status,
+                             const char *type, const char *body, size_t len) {
     struct MHD_Response *resp;
     enum MHD_Result ret;
 
@@ -73,18 +69,20 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    http_server_add_headers(srv, resp);
     ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, const char *text) {
-    return reply(conn, status, "text/plain; charset=utf-8", text, strlen(text));
+static enum MHD_Result reply_text(struct http_server *srv, struct MHD_Connection *conn,
+                                  unsigned status, const char *text) {
+    return reply(srv, conn, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
 /* An error answer that closes the connection (static text). */
-static enum MHD_Result reply_refusal(struct MHD_Connection *conn, unsigned status,
-                                     const char *text) {
+static enum MHD_Result reply_refusal(struct http_server *srv, struct MHD_Connection *conn,
+                                     unsigned status, const char *text) {
     struct MHD_Response *resp;
     enum MHD_Result ret;
 
@@ -96,96 +94,8 @@ static enum MHD_Result reply_refusal(struct MHD_Connection *conn, unsigned statu
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    http_server_add_headers(srv, resp);
     ret = MHD_queue_response(conn, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
-/* What a request knows of its credentials: unchecked, being checked by the auth queue (the
- * connection suspended), or the answer (1 accepted, 0 refused, -errno). */
-#define AUTH_UNCHECKED 2
-#define AUTH_PENDING 3
-
-struct request {
-    int auth;
-};
-
-/* Queues the bcrypt check of user:password and suspends the connection until it is done.
- * Returns 0, or -ENOMEM (nothing queued, not suspended). */
-static int check_later(struct http_server *srv, struct MHD_Connection *conn, struct request *req,
-                       struct web_config *wc, const char *user, const char *password) {
-    struct auth_job job = {
-        .conn = conn,
-        .user = strdup(user),
-        .password = strdup(password),
-        .ret_result = &req->auth,
-    };
-
-    if (!job.user || !job.password) {
-        free(job.user);
-        if (job.password)
-            explicit_bzero(job.password, strlen(job.password));
-        free(job.password);
-        return -ENOMEM;
-    }
-    job.config = web_config_ref(wc);
-    req->auth = AUTH_PENDING;
-    /* Suspended first: the queue's thread may resume it as soon as it is queued. */
-    MHD_suspend_connection(conn);
-    if (auth_queue_submit(srv->auth, &job) < 0) {
-        explicit_bzero(job.password, strlen(job.password));
-        free(job.password);
-        free(job.user);
-        web_config_free(job.config);
-        req->auth = -EBUSY;
-        MHD_resume_connection(conn);
-    }
-    return 0;
-}
-
-/* The credentials of the request: 1 authorised (or no users configured), 0 not (the caller
- * answers 401), AUTH_PENDING (suspended until a check is done; answered when called again),
- * <0 error. Only remembered answers are given here; bcrypt runs on the auth queue. */
-static int check_auth(struct http_server *srv, struct MHD_Connection *conn, struct request *req) {
-    _cleanup_(web_config_freep) struct web_config *wc = NULL;
-    char *user, *pass = NULL;
-    int r = 0;
-
-    if (req->auth != AUTH_UNCHECKED)
-        return req->auth;
-    (void)pthread_mutex_lock(&srv->config_lock);
-    wc = web_config_ref(srv->web_config);
-    (void)pthread_mutex_unlock(&srv->config_lock);
-    if (web_config_n_users(wc) == 0)
-        return 1;
-    user = MHD_basic_auth_get_username_password(conn, &pass);
-    if (user && pass)
-        r = web_config_check_remembered(wc, user, pass);
-    if (r == -ENOENT) {
-        r = check_later(srv, conn, req, wc, user, pass);
-        if (r >= 0)
-            r = AUTH_PENDING;
-    }
-    if (pass) {
-        explicit_bzero(pass, strlen(pass));
-        MHD_free(pass);
-    }
-    if (user)
-        MHD_free(user);
-    return r;
-}
-
-static enum MHD_Result reply_unauthorized(struct MHD_Connection *conn) {
-    static const char body[] = "Unauthorized\n";
-    struct MHD_Response *resp;
-    enum MHD_Result ret;
-
-    resp = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)(uintptr_t)body,
-                                           MHD_RESPMEM_PERSISTENT);
-    if (!resp)
-        return MHD_NO;
-    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-    ret = MHD_queue_basic_auth_fail_response(conn, REALM, resp);
     MHD_destroy_response(resp);
     return ret;
 }
@@ -207,11 +117,11 @@ static enum MHD_Result serve_health(struct http_server *srv, struct MHD_Connecti
     bool fresh;
 
     if (!s)
-        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
     fresh = snapshot_fresh(srv, s);
     snapshot_unref(s);
-    return fresh ? reply_text(conn, MHD_HTTP_OK, "ok\n")
-                 : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
+    return fresh ? reply_text(srv, conn, MHD_HTTP_OK, "ok\n")
+                 : reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
 }
 
 static void http_counters(struct http_server *srv, struct exposition_http *ret) {
@@ -228,6 +138,7 @@ static void http_counters(struct http_server *srv, struct exposition_http *ret) 
 
 static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connection *conn) {
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
+    _cleanup_(web_config_freep) struct web_config *wc = NULL;
     struct exposition_http http;
     enum MHD_Result result;
     struct snapshot *s;
@@ -235,16 +146,17 @@ static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connect
 
     s = snapshot_slot_get(srv->slot);
     if (!s)
-        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+    wc = http_server_config(srv);
     http_counters(srv, &http);
-    r = metrics_cache_queue(srv->cache, conn, s, gzip_accepted(ae), &http, &result);
+    r = metrics_cache_queue(srv->cache, conn, s, gzip_accepted(ae), &http, wc, &result);
     snapshot_unref(s);
     if (r == -EBUSY)
-        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
                           "too many scrapes in flight, retry\n");
     if (r < 0) {
         log_debug("http: rendering the exposition failed: %s", strerror(-r));
-        return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
+        return reply_text(srv, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
     }
     return result;
 }
@@ -312,28 +224,29 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
          * the connection closed after the answer: its framing is not to be trusted. */
         status = request_check(conn, method, version, &why);
         if (status)
-            return reply_refusal(conn, status, why);
+            return reply_refusal(srv, conn, status, why);
         return MHD_YES;
     }
     /* Health says only "ok" or not, so it needs no credentials: liveness probes have none. */
     if (strcmp(url, "/healthz") == 0)
         return serve_health(srv, conn);
-    r = check_auth(srv, conn, req);
+    r = http_auth_check(srv, conn, req);
     if (r == AUTH_PENDING)
         return MHD_YES; /* suspended; called again once the check is done */
     if (r == -EBUSY) {
         atomic_fetch_add(&srv->auth_busy, 1);
-        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "password checks busy, retry\n");
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "password checks busy, retry\n");
     }
     if (r < 0)
-        return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+        return reply_text(srv, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     if (r == 0)
-        return reply_unauthorized(conn);
+        return http_auth_refuse(srv, conn);
     if (strcmp(url, srv->metrics_path) == 0)
         return serve_metrics(srv, conn);
     if (strcmp(url, "/") == 0)
-        return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing, srv->landing_len);
-    return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+        return reply(srv, conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing,
+                     srv->landing_len);
+    return reply_text(srv, conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
 /* The path goes into HTML and is matched literally: plain printable ASCII only. */

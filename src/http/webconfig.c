@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #include "fileio.h"
@@ -94,6 +95,21 @@ static int read_pem(struct loader *l, const yaml_node_t *value, const char *key,
     return 0;
 }
 
+/* tls_server_config.cert / key: the PEM text itself. */
+static int inline_pem(struct loader *l, const yaml_node_t *value, const char *key, char **ret) {
+    const char *text = scalar(value);
+    char *copy;
+
+    if (!text || !*text)
+        return fail(l, value, "tls_server_config.%s must be PEM text", key);
+    copy = strdup(text);
+    if (!copy)
+        return -ENOMEM;
+    free(*ret);
+    *ret = copy;
+    return 0;
+}
+
 static const char *const tls_unsupported[] = {
     "client_auth_type",
     "client_ca_file",
@@ -101,8 +117,6 @@ static const char *const tls_unsupported[] = {
     "cipher_suites",
     "prefer_server_cipher_suites",
     "curve_preferences",
-    "cert",
-    "key",
 };
 
 static bool in_list(const char *key, const char *const *list, size_t n) {
@@ -173,12 +187,16 @@ static int parse_tls(struct loader *l, const yaml_node_t *map) {
 
         if (!key)
             return fail(l, k, "tls_server_config: keys must be plain names");
-        if (strcmp(key, "cert_file") == 0 || strcmp(key, "key_file") == 0) {
-            bool cert = key[0] == 'c';
+        if (strcmp(key, "cert_file") == 0 || strcmp(key, "key_file") == 0 ||
+            strcmp(key, "cert") == 0 || strcmp(key, "key") == 0) {
+            bool cert = key[0] == 'c', file = strchr(key, '_') != NULL;
 
+            /* Inline PEM or a file, one of the two (exporter-toolkit's rule). */
             if (cert ? seen_cert : seen_key)
-                return fail(l, k, "tls_server_config.%s given twice", key);
-            r = read_pem(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem);
+                return fail(l, k, "tls_server_config: %s given twice (or with %s)", key,
+                            cert ? (file ? "cert" : "cert_file") : (file ? "key" : "key_file"));
+            r = file ? read_pem(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem)
+                     : inline_pem(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem);
             if (r < 0)
                 return r;
             *(cert ? &seen_cert : &seen_key) = true;
@@ -196,7 +214,9 @@ static int parse_tls(struct loader *l, const yaml_node_t *map) {
             return fail(l, k, "unknown key '%s' in tls_server_config", key);
     }
     if (seen_cert != seen_key)
-        return fail(l, map, "tls_server_config needs both cert_file and key_file");
+        return fail(l, map,
+                    "tls_server_config needs both a certificate and a key (cert_file or cert, "
+                    "key_file or key)");
     return check_tls(l, map, min_at ? min_at : max_at, min, max);
 }
 
@@ -264,8 +284,93 @@ static int parse_users(struct loader *l, const yaml_node_t *map) {
     return 0;
 }
 
+/* http_server_config.headers: the security headers exporter-toolkit allows, with its
+ * checks (a blank value leaves the header unset). */
+static int parse_headers(struct loader *l, const yaml_node_t *map) {
+    if (is_null(map))
+        return 0;
+    if (map->type != YAML_MAPPING_NODE)
+        return fail(l, map, "http_server_config.headers must be a mapping of header: value");
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        const char *name = scalar(k), *value = scalar(v);
+        size_t i;
+
+        for (i = 0; i < WEB_HEADERS; i++)
+            if (name && strcasecmp(name, web_header_names[i]) == 0)
+                break;
+        if (i == WEB_HEADERS)
+            return fail(l, k,
+                        "http_server_config.headers: '%s' is not one of Content-Security-Policy, "
+                        "X-Frame-Options, X-Content-Type-Options, X-XSS-Protection, "
+                        "Strict-Transport-Security",
+                        name ? name : "");
+        if (!value)
+            return fail(l, v, "http_server_config.headers.%s must be a string", name);
+        if (l->c->headers[i])
+            return fail(l, k, "http_server_config.headers.%s given twice", name);
+        if (!*value)
+            continue;
+        if (strchr(value, '\r') || strchr(value, '\n'))
+            return fail(l, v, "http_server_config.headers.%s: a line break in the value", name);
+        if (i == WEB_HEADER_X_FRAME_OPTIONS && strcasecmp(value, "deny") != 0 &&
+            strcasecmp(value, "sameorigin") != 0)
+            return fail(l, v,
+                        "http_server_config.headers.X-Frame-Options: '%s' is not deny or "
+                        "sameorigin",
+                        value);
+        if (i == WEB_HEADER_X_CONTENT_TYPE_OPTIONS && strcasecmp(value, "nosniff") != 0)
+            return fail(l, v,
+                        "http_server_config.headers.X-Content-Type-Options: '%s' is not "
+                        "nosniff",
+                        value);
+        l->c->headers[i] = strdup(value);
+        if (!l->c->headers[i])
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* http_server_config: headers, and http2 (accepted, true or false: joulestat speaks
+ * HTTP/1.1 only, which clients offered HTTP/2 fall back to). */
+static int parse_http(struct loader *l, const yaml_node_t *map) {
+    bool seen_headers = false, seen_http2 = false;
+    int r;
+
+    if (is_null(map))
+        return 0;
+    if (map->type != YAML_MAPPING_NODE)
+        return fail(l, map, "http_server_config must be a mapping");
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        const char *key = scalar(k), *value = scalar(v);
+
+        if (key && strcmp(key, "headers") == 0) {
+            if (seen_headers)
+                return fail(l, k, "http_server_config.headers given twice");
+            seen_headers = true;
+            r = parse_headers(l, v);
+            if (r < 0)
+                return r;
+        } else if (key && strcmp(key, "http2") == 0) {
+            if (seen_http2)
+                return fail(l, k, "http_server_config.http2 given twice");
+            seen_http2 = true;
+            if (!value || (strcmp(value, "true") != 0 && strcmp(value, "false") != 0))
+                return fail(l, v, "http_server_config.http2 must be true or false");
+        } else {
+            return fail(l, k, "unknown key '%s' in http_server_config", key ? key : "");
+        }
+    }
+    return 0;
+}
+
 static int parse_root(struct loader *l, const yaml_node_t *root) {
-    bool seen_tls = false, seen_users = false;
+    bool seen_tls = false, seen_users = false, seen_http = false;
     int r;
 
     /* An empty file is a valid configuration: no TLS, no authentication. */
@@ -291,9 +396,12 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
                 return fail(l, k, "basic_auth_users given twice");
             seen_users = true;
             r = parse_users(l, v);
-        } else if (strcmp(key, "http_server_config") == 0)
-            return fail(l, k, "http_server_config is not supported by joulestat");
-        else
+        } else if (strcmp(key, "http_server_config") == 0) {
+            if (seen_http)
+                return fail(l, k, "http_server_config given twice");
+            seen_http = true;
+            r = parse_http(l, v);
+        } else
             return fail(l, k, "unknown key '%s'", key);
         if (r < 0)
             return r;
@@ -400,6 +508,8 @@ struct web_config *web_config_free(struct web_config *c) {
     free(c->key_pem);
     free(c->cert_pem);
     free(c->priorities);
+    for (size_t i = 0; i < WEB_HEADERS; i++)
+        free(c->headers[i]);
     (void)pthread_mutex_destroy(&c->lock);
     free(c);
     return NULL;
@@ -429,6 +539,18 @@ bool web_config_same_tls(const struct web_config *a, const struct web_config *b)
     return same_text(web_config_tls_cert(a), web_config_tls_cert(b)) &&
            same_text(web_config_tls_key(a), web_config_tls_key(b)) &&
            same_text(web_config_tls_priorities(a), web_config_tls_priorities(b));
+}
+
+const char *const web_header_names[WEB_HEADERS] = {
+    [WEB_HEADER_CONTENT_SECURITY_POLICY] = "Content-Security-Policy",
+    [WEB_HEADER_X_FRAME_OPTIONS] = "X-Frame-Options",
+    [WEB_HEADER_X_CONTENT_TYPE_OPTIONS] = "X-Content-Type-Options",
+    [WEB_HEADER_X_XSS_PROTECTION] = "X-XSS-Protection",
+    [WEB_HEADER_STRICT_TRANSPORT_SECURITY] = "Strict-Transport-Security",
+};
+
+const char *web_config_header(const struct web_config *c, enum web_header h) {
+    return c && h >= 0 && h < WEB_HEADERS ? c->headers[h] : NULL;
 }
 
 size_t web_config_n_users(const struct web_config *c) {

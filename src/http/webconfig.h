@@ -13,10 +13,16 @@
  *     key_file: server.key       # checked to parse and to match the certificate
  *     min_version: TLS12         # TLS10 ... TLS13; the default TLS12
  *     max_version: TLS13         # the default TLS13
+ *     # or cert: / key: with the PEM text itself
+ *   http_server_config:
+ *     headers:                   # Content-Security-Policy, X-Frame-Options (deny,
+ *       X-Frame-Options: deny    # sameorigin), X-Content-Type-Options (nosniff),
+ *                                # X-XSS-Protection, Strict-Transport-Security
+ *     http2: false               # accepted; joulestat speaks HTTP/1.1 only
  *   basic_auth_users:
  *     alice: $2y$10$...           # bcrypt hashes ($2a$, $2b$, $2y$)
  *
- * Other exporter-toolkit keys (client_auth_type, cipher_suites, http_server_config, ...) are
+ * Other exporter-toolkit keys (client_auth_type, cipher_suites, rate_limit, ...) are
  * refused with a message rather than silently ignored, as are keys it does not know.
  * Library code: no logging; errors come back as -errno plus a message for the caller.
  */
@@ -53,6 +59,18 @@ const char *web_config_tls_key(const struct web_config *c);
 const char *web_config_tls_priorities(const struct web_config *c);
 /* Whether both have the same TLS material and versions (both NULL: no TLS, equal). */
 bool web_config_same_tls(const struct web_config *a, const struct web_config *b);
+/* http_server_config.headers: added to every response when set. */
+enum web_header {
+    WEB_HEADER_CONTENT_SECURITY_POLICY,
+    WEB_HEADER_X_FRAME_OPTIONS,
+    WEB_HEADER_X_CONTENT_TYPE_OPTIONS,
+    WEB_HEADER_X_XSS_PROTECTION,
+    WEB_HEADER_STRICT_TRANSPORT_SECURITY,
+    WEB_HEADERS
+};
+extern const char *const web_header_names[WEB_HEADERS];
+/* The header's value, or NULL when not set. */
+const char *web_config_header(const struct web_config *c, enum web_header h);
 /* Number of basic-auth users; 0 means no authentication. */
 size_t web_config_n_users(const struct web_config *c);
 

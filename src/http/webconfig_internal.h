@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "webconfig.h"
+
 /* Wrong "user:password" pairs remembered per configuration (least recently used out). */
 #define WEB_AUTH_FAILURES 64
 
@@ -28,7 +30,8 @@ struct web_config {
     atomic_uint refs;
     char *cert_pem;
     char *key_pem;
-    char *priorities; /* GnuTLS priority string for the TLS versions asked for */
+    char *priorities;           /* GnuTLS priority string for the TLS versions asked for */
+    char *headers[WEB_HEADERS]; /* http_server_config.headers, NULL when unset */
     struct web_user *users;
     size_t n_users;
     size_t cap_users;

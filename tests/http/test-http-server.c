@@ -506,10 +506,13 @@ static void test_basic_auth(void **state) {
     struct web_config *wc = NULL;
     struct fixture f = {0};
     struct http_reply r;
-    char dir[256], text[256], path[512], h[128];
+    char dir[256], text[512], path[512], h[128];
 
     ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
-    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
+    (void)snprintf(text, sizeof(text),
+                   "basic_auth_users:\n  prom: %s\nhttp_server_config:\n  headers:\n"
+                   "    X-Frame-Options: deny\n    X-Content-Type-Options: nosniff\n",
+                   hash);
     ASSERT_OK(test_write_file(dir, "web.yml", text));
     (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
     ASSERT_OK(web_config_load(path, &wc, NULL, 0));
@@ -521,12 +524,27 @@ static void test_basic_auth(void **state) {
     assert_int_equal(r.status, 401);
     assert_string_equal(http_header(&r, "WWW-Authenticate", h, sizeof(h)),
                         "Basic realm=\"joulestat\"");
+    /* http_server_config.headers on every answer: 401, 200, health, 404, 405. */
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_string_equal(http_header(&r, "X-Content-Type-Options", h, sizeof(h)), "nosniff");
+    http_reply_done(&r);
+    ASSERT_OK(
+        http_simple(f.port, "GET", "/nothing", "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n", &r));
+    assert_int_equal(r.status, 404);
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "DELETE", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 405);
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
     http_reply_done(&r);
     /* prom:s3cret */
     ASSERT_OK(
         http_simple(f.port, "GET", "/metrics", "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n", &r));
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "joulestat_series "));
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
     http_reply_done(&r);
     /* prom:wrong */
     ASSERT_OK(

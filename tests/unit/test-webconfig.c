@@ -58,6 +58,25 @@ static char *tls_file(const char *name) {
     return text;
 }
 
+/* PEM text indented for a YAML block scalar (every line after the first gets 4 spaces);
+ * kept in a static slot per call site pair, freed at exit by the OS. */
+static const char *indent(const char *text) {
+    static char bufs[2][8192];
+    static int next;
+    char *out = bufs[next++ % 2];
+    size_t n = 0;
+
+    for (const char *p = text; *p && n + 8 < sizeof(bufs[0]); p++) {
+        out[n++] = *p;
+        if (*p == '\n' && p[1])
+            n += (size_t)snprintf(out + n, sizeof(bufs[0]) - n, "    ");
+    }
+    while (n > 0 && out[n - 1] == '\n')
+        n--;
+    out[n] = '\0';
+    return out;
+}
+
 /* Copies tests/http/tls/NAME to the test directory as AS. */
 static void put_tls_file(const char *name, const char *as) {
     _cleanup_(freep) char *text = tls_file(name);
@@ -159,6 +178,28 @@ static void test_minimal_configs(void **state) {
     assert_string_equal(web_config_tls_priorities(c),
                         "NORMAL:-VERS-ALL:+VERS-TLS1.0:+VERS-TLS1.1:+VERS-TLS1.2");
     c = web_config_free(c);
+    /* Inline PEM, security headers (a blank one stays unset), http2 accepted. */
+    {
+        _cleanup_(freep) char *crt = tls_file("server.crt"), *key = tls_file("server.key");
+        _cleanup_(freep) char *inline_text = NULL;
+
+        assert_true(asprintf(&inline_text,
+                             "tls_server_config:\n  cert: |\n    %s\n  key: |\n    %s\n"
+                             "http_server_config:\n  http2: false\n  headers:\n"
+                             "    X-Frame-Options: sameorigin\n    x-content-type-options: nosniff\n"
+                             "    Strict-Transport-Security: max-age=31536000\n"
+                             "    Content-Security-Policy: \"\"\n",
+                             indent(crt), indent(key)) > 0);
+        ASSERT_OK(load_text(inline_text, err, sizeof(err), &c));
+        assert_string_equal(web_config_tls_cert(c), crt);
+        assert_string_equal(web_config_header(c, WEB_HEADER_X_FRAME_OPTIONS), "sameorigin");
+        assert_string_equal(web_config_header(c, WEB_HEADER_X_CONTENT_TYPE_OPTIONS), "nosniff");
+        assert_string_equal(web_config_header(c, WEB_HEADER_STRICT_TRANSPORT_SECURITY),
+                            "max-age=31536000");
+        assert_null(web_config_header(c, WEB_HEADER_CONTENT_SECURITY_POLICY));
+        assert_null(web_config_header(c, WEB_HEADER_X_XSS_PROTECTION));
+        c = web_config_free(c);
+    }
     assert_null(web_config_free(NULL));
 }
 
@@ -189,14 +230,25 @@ static void test_bad_configs(void **state) {
               ":3:", "unknown key 'key_fil' in tls_server_config");
     check_bad("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",
               ":2:", "client_auth_type is not supported");
-    check_bad("http_server_config:\n  http2: false\n",
-              ":1:", "http_server_config is not supported");
+    check_bad("http_server_config:\n  http2: maybe\n", ":2:",
+              "http_server_config.http2 must be true or false");
+    check_bad("http_server_config:\n  rate: 1\n", ":2:", "unknown key 'rate' in http_server_config");
+    check_bad("http_server_config:\n  headers:\n    Server: x\n", ":3:",
+              "'Server' is not one of Content-Security-Policy");
+    check_bad("http_server_config:\n  headers:\n    X-Frame-Options: allow\n", ":3:",
+              "X-Frame-Options: 'allow' is not deny or sameorigin");
+    check_bad("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n", ":3:",
+              "'sniff' is not nosniff");
+    check_bad("http_server_config:\n  headers: [a]\n", ":2:",
+              "headers must be a mapping of header: value");
+    check_bad("tls_server_config:\n  cert_file: c.pem\n  cert: C\n  key_file: k.pem\n", ":3:",
+              "cert given twice (or with cert_file)");
     check_bad("tls_server_config:\n  cert_file: nothere.pem\n  key_file: k.pem\n",
               ":2:", "nothere.pem': No such file or directory");
     check_bad("tls_server_config:\n  cert_file: c.pem\n  key_file: empty.pem\n",
               ":3:", "empty or not PEM");
     check_bad("tls_server_config:\n  cert_file: c.pem\n",
-              ":2:", "needs both cert_file and key_file");
+              ":2:", "needs both a certificate and a key");
     check_bad("tls_server_config:\n  cert_file: [a]\n  key_file: k.pem\n",
               ":2:", "cert_file must be a file name");
     check_bad("tls_server_config: yes\n", ":1:", "tls_server_config must be a mapping");

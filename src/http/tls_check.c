@@ -19,21 +19,50 @@ int tls_version_from_string(const char *s) {
     return -EINVAL;
 }
 
-int tls_priorities(int min, int max, char **ret) {
+static const char *const curve_names[_TLS_CURVE_MAX] = {
+    [TLS_CURVE_P256] = "CurveP256",
+    [TLS_CURVE_P384] = "CurveP384",
+    [TLS_CURVE_P521] = "CurveP521",
+    [TLS_CURVE_X25519] = "X25519",
+};
+
+/* GnuTLS's names of the same groups. */
+static const char *const curve_groups[_TLS_CURVE_MAX] = {
+    [TLS_CURVE_P256] = "GROUP-SECP256R1",
+    [TLS_CURVE_P384] = "GROUP-SECP384R1",
+    [TLS_CURVE_P521] = "GROUP-SECP521R1",
+    [TLS_CURVE_X25519] = "GROUP-X25519",
+};
+
+int tls_curve_from_string(const char *s) {
+    for (int i = 0; i < _TLS_CURVE_MAX; i++)
+        if (s && strcmp(s, curve_names[i]) == 0)
+            return i;
+    return -EINVAL;
+}
+
+int tls_priorities(const struct tls_settings *t, char **ret) {
     gnutls_priority_t check;
-    char buf[128];
+    char buf[256];
     size_t n;
     char *out;
     int r;
 
-    if (min < TLS_VERSION_1_0 || max > TLS_VERSION_1_3 || min > max)
+    if (t->min_version < TLS_VERSION_1_0 || t->max_version > TLS_VERSION_1_3 ||
+        t->min_version > t->max_version || t->n_curves > _TLS_CURVE_MAX)
         return -EINVAL;
     r = tls_init();
     if (r < 0)
         return r;
     n = (size_t)snprintf(buf, sizeof(buf), "NORMAL:-VERS-ALL");
-    for (int v = min; v <= max; v++)
+    for (int v = t->min_version; v <= t->max_version; v++)
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":+VERS-TLS1.%d", v - TLS_VERSION_1_0);
+    if (t->n_curves > 0)
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":-GROUP-ALL");
+    for (unsigned i = 0; i < t->n_curves; i++)
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":+%s", curve_groups[t->curves[i]]);
+    if (t->server_precedence)
+        (void)snprintf(buf + n, sizeof(buf) - n, ":%%SERVER_PRECEDENCE");
     if (gnutls_priority_init(&check, buf, NULL) < 0)
         return -EINVAL;
     gnutls_priority_deinit(check);

@@ -20,20 +20,9 @@
 #include "webconfig_internal.h"
 
 #define CONFIG_MAX_SIZE (1u << 20)
-#define PEM_MAX_SIZE (1u << 20)
 #define TOKEN_ROUNDS 1000
 
-/* Parsing state: the document, the file's directory and where to put the message. */
-struct loader {
-    const char *path;
-    char *dir;
-    yaml_document_t *doc;
-    struct web_config *c;
-    char *err;
-    size_t err_size;
-};
-
-_printf_(3, 4) static int fail(struct loader *l, const yaml_node_t *at, const char *fmt, ...) {
+int web_config_fail(struct loader *l, const yaml_node_t *at, const char *fmt, ...) {
     va_list ap;
     int n = 0;
 
@@ -49,175 +38,6 @@ _printf_(3, 4) static int fail(struct loader *l, const yaml_node_t *at, const ch
     (void)vsnprintf(l->err + n, l->err_size - (size_t)n, fmt, ap);
     va_end(ap);
     return -EINVAL;
-}
-
-static const char *scalar(const yaml_node_t *n) {
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-/* An empty value ("key:") reads as an empty plain scalar; treat it as absent. */
-static bool is_null(const yaml_node_t *n) {
-    const char *s = scalar(n);
-
-    return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-           (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0);
-}
-
-static int read_pem(struct loader *l, const yaml_node_t *value, const char *key, char **ret) {
-    _cleanup_(freep) char *full = NULL;
-    const char *name = scalar(value);
-    char *content;
-    size_t size;
-    int r;
-
-    if (!name || !*name)
-        return fail(l, value, "tls_server_config.%s must be a file name", key);
-    if (!l->dir)
-        return fail(l, value, "tls_server_config.%s: files are not read here", key);
-    if (name[0] == '/')
-        full = strdup(name);
-    else if (asprintf(&full, "%s/%s", l->dir, name) < 0)
-        full = NULL;
-    if (!full)
-        return -ENOMEM;
-    r = read_virtual_file_at(AT_FDCWD, full, PEM_MAX_SIZE, &content, &size);
-    if (r == -ENOMEM)
-        return r;
-    if (r < 0)
-        return fail(l, value, "tls_server_config.%s: cannot read '%s': %s", key, full,
-                    strerror(-r));
-    if (size == 0 || strlen(content) != size) {
-        free(content);
-        return fail(l, value, "tls_server_config.%s: '%s' is empty or not PEM text", key, full);
-    }
-    free(*ret);
-    *ret = content;
-    return 0;
-}
-
-/* tls_server_config.cert / key: the PEM text itself. */
-static int inline_pem(struct loader *l, const yaml_node_t *value, const char *key, char **ret) {
-    const char *text = scalar(value);
-    char *copy;
-
-    if (!text || !*text)
-        return fail(l, value, "tls_server_config.%s must be PEM text", key);
-    copy = strdup(text);
-    if (!copy)
-        return -ENOMEM;
-    free(*ret);
-    *ret = copy;
-    return 0;
-}
-
-static const char *const tls_unsupported[] = {
-    "client_auth_type",
-    "client_ca_file",
-    "client_allowed_sans",
-    "cipher_suites",
-    "prefer_server_cipher_suites",
-    "curve_preferences",
-};
-
-static bool in_list(const char *key, const char *const *list, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(key, list[i]) == 0)
-            return true;
-    return false;
-}
-
-/* min_version / max_version: TLS10 ... TLS13, as exporter-toolkit names them. */
-static int parse_version(struct loader *l, const yaml_node_t *k, const yaml_node_t *v,
-                         const yaml_node_t **seen, int *ret) {
-    const char *key = scalar(k);
-    int r;
-
-    if (*seen)
-        return fail(l, k, "tls_server_config.%s given twice", key);
-    r = tls_version_from_string(scalar(v));
-    if (r < 0)
-        return fail(l, v, "tls_server_config.%s: '%s' is not TLS10, TLS11, TLS12 or TLS13", key,
-                    scalar(v) ? scalar(v) : "");
-    *seen = k;
-    *ret = r;
-    return 0;
-}
-
-/* The pair must parse and match, and the versions be allowed: checked now, with the lines
- * to blame, rather than when the server fails to start. */
-static int check_tls(struct loader *l, const yaml_node_t *map, const yaml_node_t *min_at, int min,
-                     int max) {
-    const char *why = NULL;
-    int r;
-
-    if (min > max)
-        return fail(l, min_at, "tls_server_config.min_version TLS1%d is above max_version TLS1%d",
-                    min - TLS_VERSION_1_0, max - TLS_VERSION_1_0);
-    if (!l->c->cert_pem)
-        return 0;
-    r = tls_check_pair(l->c->cert_pem, l->c->key_pem, &why);
-    if (r == -EINVAL)
-        return fail(l, map, "tls_server_config: cert_file and key_file are not a usable pair: %s",
-                    why);
-    if (r < 0)
-        return r;
-    r = tls_priorities(min, max, &l->c->priorities);
-    if (r == -EINVAL)
-        return fail(l, min_at ? min_at : map,
-                    "tls_server_config: TLS versions TLS1%d to TLS1%d are refused by GnuTLS",
-                    min - TLS_VERSION_1_0, max - TLS_VERSION_1_0);
-    return r;
-}
-
-static int parse_tls(struct loader *l, const yaml_node_t *map) {
-    const yaml_node_t *min_at = NULL, *max_at = NULL;
-    int min = TLS_VERSION_1_2, max = TLS_VERSION_1_3;
-    bool seen_cert = false, seen_key = false;
-    int r;
-
-    if (is_null(map))
-        return 0;
-    if (map->type != YAML_MAPPING_NODE)
-        return fail(l, map, "tls_server_config must be a mapping");
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
-        const char *key = scalar(k);
-
-        if (!key)
-            return fail(l, k, "tls_server_config: keys must be plain names");
-        if (strcmp(key, "cert_file") == 0 || strcmp(key, "key_file") == 0 ||
-            strcmp(key, "cert") == 0 || strcmp(key, "key") == 0) {
-            bool cert = key[0] == 'c', file = strchr(key, '_') != NULL;
-
-            /* Inline PEM or a file, one of the two (exporter-toolkit's rule). */
-            if (cert ? seen_cert : seen_key)
-                return fail(l, k, "tls_server_config: %s given twice (or with %s)", key,
-                            cert ? (file ? "cert" : "cert_file") : (file ? "key" : "key_file"));
-            r = file ? read_pem(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem)
-                     : inline_pem(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem);
-            if (r < 0)
-                return r;
-            *(cert ? &seen_cert : &seen_key) = true;
-        } else if (strcmp(key, "min_version") == 0) {
-            r = parse_version(l, k, v, &min_at, &min);
-            if (r < 0)
-                return r;
-        } else if (strcmp(key, "max_version") == 0) {
-            r = parse_version(l, k, v, &max_at, &max);
-            if (r < 0)
-                return r;
-        } else if (in_list(key, tls_unsupported, ARRAY_SIZE(tls_unsupported)))
-            return fail(l, k, "tls_server_config.%s is not supported by joulestat", key);
-        else
-            return fail(l, k, "unknown key '%s' in tls_server_config", key);
-    }
-    if (seen_cert != seen_key)
-        return fail(l, map,
-                    "tls_server_config needs both a certificate and a key (cert_file or cert, "
-                    "key_file or key)");
-    return check_tls(l, map, min_at ? min_at : max_at, min, max);
 }
 
 /* bcrypt: "$2a$", "$2b$" or "$2y$", a cost of two digits, '$', 22 characters of salt and 31
@@ -245,15 +65,15 @@ static int add_user(struct loader *l, const yaml_node_t *k, const yaml_node_t *v
     struct web_user *u;
 
     if (!name || !*name)
-        return fail(l, k, "basic_auth_users: user names must be non-empty strings");
+        return web_config_fail(l, k, "basic_auth_users: user names must be non-empty strings");
     if (strchr(name, ':'))
-        return fail(l, k, "basic_auth_users: user name '%s' contains ':'", name);
+        return web_config_fail(l, k, "basic_auth_users: user name '%s' contains ':'", name);
     for (size_t i = 0; i < c->n_users; i++)
         if (strcmp(c->users[i].name, name) == 0)
-            return fail(l, k, "basic_auth_users: user '%s' given twice", name);
+            return web_config_fail(l, k, "basic_auth_users: user '%s' given twice", name);
     problem = hash ? bcrypt_problem(hash) : "not a bcrypt hash ($2y$...)";
     if (problem)
-        return fail(l, v, "basic_auth_users.%s: %s", name, problem);
+        return web_config_fail(l, v, "basic_auth_users.%s: %s", name, problem);
     if (grow_array(&c->users, &c->cap_users, c->n_users + 1, sizeof(*c->users)) < 0)
         return -ENOMEM;
     u = &c->users[c->n_users];
@@ -273,7 +93,7 @@ static int parse_users(struct loader *l, const yaml_node_t *map) {
     if (is_null(map))
         return 0;
     if (map->type != YAML_MAPPING_NODE)
-        return fail(l, map, "basic_auth_users must be a mapping of user: bcrypt-hash");
+        return web_config_fail(l, map, "basic_auth_users must be a mapping of user: bcrypt-hash");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         r = add_user(l, yaml_document_get_node(l->doc, p->key),
@@ -290,7 +110,8 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
     if (is_null(map))
         return 0;
     if (map->type != YAML_MAPPING_NODE)
-        return fail(l, map, "http_server_config.headers must be a mapping of header: value");
+        return web_config_fail(l, map,
+                               "http_server_config.headers must be a mapping of header: value");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
@@ -302,30 +123,33 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
             if (name && strcasecmp(name, web_header_names[i]) == 0)
                 break;
         if (i == WEB_HEADERS)
-            return fail(l, k,
-                        "http_server_config.headers: '%s' is not one of Content-Security-Policy, "
-                        "X-Frame-Options, X-Content-Type-Options, X-XSS-Protection, "
-                        "Strict-Transport-Security",
-                        name ? name : "");
+            return web_config_fail(
+                l, k,
+                "http_server_config.headers: '%s' is not one of Content-Security-Policy, "
+                "X-Frame-Options, X-Content-Type-Options, X-XSS-Protection, "
+                "Strict-Transport-Security",
+                name ? name : "");
         if (!value)
-            return fail(l, v, "http_server_config.headers.%s must be a string", name);
+            return web_config_fail(l, v, "http_server_config.headers.%s must be a string", name);
         if (l->c->headers[i])
-            return fail(l, k, "http_server_config.headers.%s given twice", name);
+            return web_config_fail(l, k, "http_server_config.headers.%s given twice", name);
         if (!*value)
             continue;
         if (strchr(value, '\r') || strchr(value, '\n'))
-            return fail(l, v, "http_server_config.headers.%s: a line break in the value", name);
+            return web_config_fail(l, v, "http_server_config.headers.%s: a line break in the value",
+                                   name);
         if (i == WEB_HEADER_X_FRAME_OPTIONS && strcasecmp(value, "deny") != 0 &&
             strcasecmp(value, "sameorigin") != 0)
-            return fail(l, v,
-                        "http_server_config.headers.X-Frame-Options: '%s' is not deny or "
-                        "sameorigin",
-                        value);
+            return web_config_fail(
+                l, v,
+                "http_server_config.headers.X-Frame-Options: '%s' is not deny or "
+                "sameorigin",
+                value);
         if (i == WEB_HEADER_X_CONTENT_TYPE_OPTIONS && strcasecmp(value, "nosniff") != 0)
-            return fail(l, v,
-                        "http_server_config.headers.X-Content-Type-Options: '%s' is not "
-                        "nosniff",
-                        value);
+            return web_config_fail(l, v,
+                                   "http_server_config.headers.X-Content-Type-Options: '%s' is not "
+                                   "nosniff",
+                                   value);
         l->c->headers[i] = strdup(value);
         if (!l->c->headers[i])
             return -ENOMEM;
@@ -342,7 +166,7 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
     if (is_null(map))
         return 0;
     if (map->type != YAML_MAPPING_NODE)
-        return fail(l, map, "http_server_config must be a mapping");
+        return web_config_fail(l, map, "http_server_config must be a mapping");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
@@ -351,19 +175,19 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
 
         if (key && strcmp(key, "headers") == 0) {
             if (seen_headers)
-                return fail(l, k, "http_server_config.headers given twice");
+                return web_config_fail(l, k, "http_server_config.headers given twice");
             seen_headers = true;
             r = parse_headers(l, v);
             if (r < 0)
                 return r;
         } else if (key && strcmp(key, "http2") == 0) {
             if (seen_http2)
-                return fail(l, k, "http_server_config.http2 given twice");
+                return web_config_fail(l, k, "http_server_config.http2 given twice");
             seen_http2 = true;
             if (!value || (strcmp(value, "true") != 0 && strcmp(value, "false") != 0))
-                return fail(l, v, "http_server_config.http2 must be true or false");
+                return web_config_fail(l, v, "http_server_config.http2 must be true or false");
         } else {
-            return fail(l, k, "unknown key '%s' in http_server_config", key ? key : "");
+            return web_config_fail(l, k, "unknown key '%s' in http_server_config", key ? key : "");
         }
     }
     return 0;
@@ -377,7 +201,7 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
     if (!root || is_null(root))
         return 0;
     if (root->type != YAML_MAPPING_NODE)
-        return fail(l, root, "the top level must be a mapping");
+        return web_config_fail(l, root, "the top level must be a mapping");
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
          p++) {
         const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
@@ -385,24 +209,26 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
         const char *key = scalar(k);
 
         if (!key)
-            return fail(l, k, "keys must be plain names");
+            return web_config_fail(l, k, "keys must be plain names");
         if (strcmp(key, "tls_server_config") == 0) {
             if (seen_tls)
-                return fail(l, k, "tls_server_config given twice");
+                return web_config_fail(l, k, "tls_server_config given twice");
             seen_tls = true;
-            r = parse_tls(l, v);
+            r = web_config_parse_tls(l, v);
         } else if (strcmp(key, "basic_auth_users") == 0) {
             if (seen_users)
-                return fail(l, k, "basic_auth_users given twice");
+                return web_config_fail(l, k, "basic_auth_users given twice");
             seen_users = true;
             r = parse_users(l, v);
         } else if (strcmp(key, "http_server_config") == 0) {
             if (seen_http)
-                return fail(l, k, "http_server_config given twice");
+                return web_config_fail(l, k, "http_server_config given twice");
             seen_http = true;
             r = parse_http(l, v);
-        } else
-            return fail(l, k, "unknown key '%s'", key);
+        } else if (strcmp(key, "rate_limit") == 0)
+            return web_config_fail(l, k, "rate_limit is not supported by joulestat");
+        else
+            return web_config_fail(l, k, "unknown key '%s'", key);
         if (r < 0)
             return r;
     }
@@ -421,14 +247,14 @@ static int parse_text(struct loader *l, const char *text, size_t size) {
         if (parser.error == YAML_MEMORY_ERROR)
             r = -ENOMEM;
         else if (parser.context)
-            r = fail(l, NULL, "line %zu column %zu: invalid YAML: %s (%s at line %zu)",
-                     parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                     parser.problem ? parser.problem : "parse error", parser.context,
-                     parser.context_mark.line + 1);
+            r = web_config_fail(l, NULL, "line %zu column %zu: invalid YAML: %s (%s at line %zu)",
+                                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                                parser.problem ? parser.problem : "parse error", parser.context,
+                                parser.context_mark.line + 1);
         else
-            r = fail(l, NULL, "line %zu column %zu: invalid YAML: %s", parser.problem_mark.line + 1,
-                     parser.problem_mark.column + 1,
-                     parser.problem ? parser.problem : "parse error");
+            r = web_config_fail(l, NULL, "line %zu column %zu: invalid YAML: %s",
+                                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                                parser.problem ? parser.problem : "parse error");
         yaml_parser_delete(&parser);
         return r;
     }

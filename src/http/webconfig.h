@@ -13,6 +13,8 @@
  *     key_file: server.key       # checked to parse and to match the certificate
  *     min_version: TLS12         # TLS10 ... TLS13; the default TLS12
  *     max_version: TLS13         # the default TLS13
+ *     curve_preferences: [X25519, CurveP256]   # CurveP256/P384/P521, X25519
+ *     prefer_server_cipher_suites: true        # the default
  *     # or cert: / key: with the PEM text itself
  *   http_server_config:
  *     headers:                   # Content-Security-Policy, X-Frame-Options (deny,

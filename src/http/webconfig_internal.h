@@ -7,8 +7,12 @@
 #include <crypt.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <yaml.h>
 
+#include "macro.h"
 #include "webconfig.h"
 
 /* Wrong "user:password" pairs remembered per configuration (least recently used out). */
@@ -43,3 +47,34 @@ struct web_config {
     uint64_t clock;
     unsigned checks; /* bcrypt checks running now */
 };
+
+/* Parsing state, shared by the parts of the loader: the document, the file's directory
+ * (NULL: file keys refused) and where to put the message. */
+struct loader {
+    const char *path;
+    char *dir;
+    yaml_document_t *doc;
+    struct web_config *c;
+    char *err;
+    size_t err_size;
+};
+
+/* Writes "FILE:LINE: message" (the line of `at`, if any) into the loader's message;
+ * returns -EINVAL. */
+_printf_(3, 4) int web_config_fail(struct loader *l, const yaml_node_t *at, const char *fmt, ...);
+
+static inline const char *scalar(const yaml_node_t *n) {
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* An empty value ("key:") reads as an empty plain scalar; treat it as absent. */
+static inline bool is_null(const yaml_node_t *n) {
+    const char *s = scalar(n);
+
+    return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+           (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0);
+}
+
+/* tls_server_config (webconfig_tls.c): the certificate and key (read and checked to pair),
+ * the versions, curves and preference as a GnuTLS priority string. */
+int web_config_parse_tls(struct loader *l, const yaml_node_t *map);

@@ -124,6 +124,20 @@ expect_versions "$port" "TLS10 to TLS12" "-tls1 -tls1_1 -tls1_2" "-tls1_3"
 kill "$pid" && wait "$pid" 2>/dev/null || true
 pid=
 
+# curve_preferences: only the groups named are agreed to.
+printf 'tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: tls/key.pem\n  curve_preferences: [CurveP384]\n' \
+    >"$tmp/web-curves.yml"
+start_server "$tmp/web-curves.yml"
+timeout 10 openssl s_client -connect "127.0.0.1:$port" -groups P-384 </dev/null >"$tmp/s.log" 2>&1 ||
+    { echo "FAIL: curve_preferences CurveP384: P-384 refused"; cat "$tmp/s.log"; exit 1; }
+if timeout 10 openssl s_client -connect "127.0.0.1:$port" -groups X25519 </dev/null >"$tmp/s.log" 2>&1; then
+    echo "FAIL: curve_preferences CurveP384: X25519 accepted"
+    exit 1
+fi
+echo "ok: curve_preferences [CurveP384]: P-384 accepted, X25519 refused"
+kill "$pid" && wait "$pid" 2>/dev/null || true
+pid=
+
 # A key of another certificate: refused at load, saying so (it was "Invalid argument").
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/tls/key.pem" 2>/dev/null
 if "$serve" 127.0.0.1:0 "$tmp/web.yml" >/dev/null 2>"$tmp/err2"; then

@@ -114,7 +114,8 @@ static void test_full_config(void **state) {
     assert_string_equal(web_config_tls_cert(c), crt);
     assert_string_equal(web_config_tls_key(c), key);
     /* The default versions: TLS 1.2 and 1.3 only. */
-    assert_string_equal(web_config_tls_priorities(c), "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3");
+    assert_string_equal(web_config_tls_priorities(c),
+                        "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3:%SERVER_PRECEDENCE");
     assert_int_equal(web_config_n_users(c), 2);
 
     assert_int_equal(web_config_check_password(c, "alice", "wonderland"), 1);
@@ -169,27 +170,39 @@ static void test_minimal_configs(void **state) {
                    "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
                    "  min_version: TLS13\n");
     ASSERT_OK(load_text(text, err, sizeof(err), &c));
-    assert_string_equal(web_config_tls_priorities(c), "NORMAL:-VERS-ALL:+VERS-TLS1.3");
+    assert_string_equal(web_config_tls_priorities(c),
+                        "NORMAL:-VERS-ALL:+VERS-TLS1.3:%SERVER_PRECEDENCE");
     c = web_config_free(c);
     (void)snprintf(text, sizeof(text),
                    "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
                    "  min_version: TLS10\n  max_version: TLS12\n");
     ASSERT_OK(load_text(text, err, sizeof(err), &c));
-    assert_string_equal(web_config_tls_priorities(c),
-                        "NORMAL:-VERS-ALL:+VERS-TLS1.0:+VERS-TLS1.1:+VERS-TLS1.2");
+    assert_string_equal(
+        web_config_tls_priorities(c),
+        "NORMAL:-VERS-ALL:+VERS-TLS1.0:+VERS-TLS1.1:+VERS-TLS1.2:%SERVER_PRECEDENCE");
+    c = web_config_free(c);
+    /* Curves in preference order; the client's preference. */
+    (void)snprintf(text, sizeof(text),
+                   "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
+                   "  curve_preferences: [X25519, CurveP384]\n"
+                   "  prefer_server_cipher_suites: false\n");
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(web_config_tls_priorities(c), "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3"
+                                                      ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP384R1");
     c = web_config_free(c);
     /* Inline PEM, security headers (a blank one stays unset), http2 accepted. */
     {
         _cleanup_(freep) char *crt = tls_file("server.crt"), *key = tls_file("server.key");
         _cleanup_(freep) char *inline_text = NULL;
 
-        assert_true(asprintf(&inline_text,
-                             "tls_server_config:\n  cert: |\n    %s\n  key: |\n    %s\n"
-                             "http_server_config:\n  http2: false\n  headers:\n"
-                             "    X-Frame-Options: sameorigin\n    x-content-type-options: nosniff\n"
-                             "    Strict-Transport-Security: max-age=31536000\n"
-                             "    Content-Security-Policy: \"\"\n",
-                             indent(crt), indent(key)) > 0);
+        assert_true(
+            asprintf(&inline_text,
+                     "tls_server_config:\n  cert: |\n    %s\n  key: |\n    %s\n"
+                     "http_server_config:\n  http2: false\n  headers:\n"
+                     "    X-Frame-Options: sameorigin\n    x-content-type-options: nosniff\n"
+                     "    Strict-Transport-Security: max-age=31536000\n"
+                     "    Content-Security-Policy: \"\"\n",
+                     indent(crt), indent(key)) > 0);
         ASSERT_OK(load_text(inline_text, err, sizeof(err), &c));
         assert_string_equal(web_config_tls_cert(c), crt);
         assert_string_equal(web_config_header(c, WEB_HEADER_X_FRAME_OPTIONS), "sameorigin");
@@ -230,19 +243,20 @@ static void test_bad_configs(void **state) {
               ":3:", "unknown key 'key_fil' in tls_server_config");
     check_bad("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",
               ":2:", "client_auth_type is not supported");
-    check_bad("http_server_config:\n  http2: maybe\n", ":2:",
-              "http_server_config.http2 must be true or false");
-    check_bad("http_server_config:\n  rate: 1\n", ":2:", "unknown key 'rate' in http_server_config");
-    check_bad("http_server_config:\n  headers:\n    Server: x\n", ":3:",
-              "'Server' is not one of Content-Security-Policy");
-    check_bad("http_server_config:\n  headers:\n    X-Frame-Options: allow\n", ":3:",
-              "X-Frame-Options: 'allow' is not deny or sameorigin");
-    check_bad("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n", ":3:",
-              "'sniff' is not nosniff");
-    check_bad("http_server_config:\n  headers: [a]\n", ":2:",
-              "headers must be a mapping of header: value");
-    check_bad("tls_server_config:\n  cert_file: c.pem\n  cert: C\n  key_file: k.pem\n", ":3:",
-              "cert given twice (or with cert_file)");
+    check_bad("http_server_config:\n  http2: maybe\n",
+              ":2:", "http_server_config.http2 must be true or false");
+    check_bad("http_server_config:\n  rate: 1\n",
+              ":2:", "unknown key 'rate' in http_server_config");
+    check_bad("http_server_config:\n  headers:\n    Server: x\n",
+              ":3:", "'Server' is not one of Content-Security-Policy");
+    check_bad("http_server_config:\n  headers:\n    X-Frame-Options: allow\n",
+              ":3:", "X-Frame-Options: 'allow' is not deny or sameorigin");
+    check_bad("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n",
+              ":3:", "'sniff' is not nosniff");
+    check_bad("http_server_config:\n  headers: [a]\n",
+              ":2:", "headers must be a mapping of header: value");
+    check_bad("tls_server_config:\n  cert_file: c.pem\n  cert: C\n  key_file: k.pem\n",
+              ":3:", "cert given twice (or with cert_file)");
     check_bad("tls_server_config:\n  cert_file: nothere.pem\n  key_file: k.pem\n",
               ":2:", "nothere.pem': No such file or directory");
     check_bad("tls_server_config:\n  cert_file: c.pem\n  key_file: empty.pem\n",
@@ -265,6 +279,12 @@ static void test_bad_configs(void **state) {
               ":3:", "min_version TLS13 is above max_version TLS11");
     check_bad("tls_server_config:\n  min_version: TLS12\n  min_version: TLS12\n",
               ":3:", "min_version given twice");
+    check_bad("tls_server_config:\n  curve_preferences: [CurveP256, P-521]\n",
+              ":2:", "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521 or X25519");
+    check_bad("tls_server_config:\n  curve_preferences: X25519\n",
+              ":2:", "curve_preferences must be a list");
+    check_bad("tls_server_config:\n  prefer_server_cipher_suites: yes\n",
+              ":2:", "prefer_server_cipher_suites must be true or false");
     check_bad("basic_auth_users: [a, b]\n", ":1:", "must be a mapping of user: bcrypt-hash");
     check_bad("basic_auth_users:\n  alice: [unclosed\n", ":", "invalid YAML");
     check_bad("basic_auth_users:\n  alice: \"open\n", ":", "line 2");

@@ -53,14 +53,14 @@ static double now_s(void) {
     return (double)clock_realtime_ns() / 1e9;
 }
 
-/* Removes the scrape-duration family (HELP, TYPE, sample) and the series count: the lines
- * that differ between two renderings of one snapshot (the first rendering has no
- * duration, so one series less). */
+/* Removes the lines that may differ between two renderings of one snapshot: the
+ * scrape-duration family (the first rendering has none, so one series less in the series
+ * count) and the server's connection counters (a connection may still be closing). */
 static void drop_scrape_duration(char *text) {
     char *l;
 
     while ((l = strstr(text, "joulestat_scrape_duration_seconds")) ||
-           (l = strstr(text, "joulestat_series "))) {
+           (l = strstr(text, "joulestat_series ")) || (l = strstr(text, "joulestat_http_"))) {
         char *start = l, *end = strchr(l, '\n');
 
         while (start > text && start[-1] != '\n')

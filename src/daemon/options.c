@@ -48,7 +48,8 @@ const struct option_doc option_docs[] = {
     {OPT_METRICS_PATH, "metrics-path", "web.telemetry-path", required_argument, "PATH", E,
      "Path of the metrics (default /metrics)."},
     {OPT_WEB_CONFIG, "web.config.file", NULL, required_argument, "FILE", E,
-     "TLS and basic auth, in the exporter-toolkit format."},
+     "TLS and basic auth, in the exporter-toolkit format; re-read on SIGHUP and when it "
+     "changes."},
     {OPT_METRIC_PREFIX, "metric-prefix", NULL, required_argument, "P", E,
      "Prefix of the per-process GPU families (default joulestat_gpu_process; my_gpu_process "
      "gives my-gpu-exporter's names)."},

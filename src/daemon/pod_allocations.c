@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "escape.h"
 #include "kube_table.h"
 #include "log.h"
 #include "macro.h"
@@ -202,6 +203,8 @@ void pod_allocations_print(const struct snapshot *snap) {
 
     for (size_t i = 0; i < snap->n_gpu_allocations; i++) {
         const struct snap_gpu_allocation *a = &snap->gpu_allocations[i];
+        char ns[ESCAPED_SIZE(sizeof(a->namespace_))], pod[ESCAPED_SIZE(sizeof(a->pod))];
+        char uid[ESCAPED_SIZE(sizeof(a->pod_uid))];
         unsigned running = 0, unknown = 0;
         const char *state;
 
@@ -224,7 +227,11 @@ void pod_allocations_print(const struct snapshot *snap) {
                    "REPLICAS", "ALLOCATION_J", "STATE");
             header = true;
         }
-        printf("%-4u %-20.20s %-28.28s %-36s %8u %14.6f %s\n", a->gpu, a->namespace_, a->pod,
-               a->pod_uid[0] ? a->pod_uid : "-", a->replicas, (double)a->energy_uj / 1e6, state);
+        /* Names from the kubelet, escaped for the terminal (escape.h). */
+        (void)escape_terminal(a->namespace_, ns, sizeof(ns));
+        (void)escape_terminal(a->pod, pod, sizeof(pod));
+        (void)escape_terminal(a->pod_uid, uid, sizeof(uid));
+        printf("%-4u %-20.20s %-28.28s %-36s %8u %14.6f %s\n", a->gpu, ns, pod, uid[0] ? uid : "-",
+               a->replicas, (double)a->energy_uj / 1e6, state);
     }
 }

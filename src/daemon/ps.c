@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "escape.h"
 #include "fileio.h"
 #include "log.h"
 #include "pod_allocations.h"
@@ -60,13 +61,25 @@ static void print_all_table(const struct ps_rows *t) {
            "CONTAINER", "POD_UID", "POD", "JOB", "GPU", "GPU_J", "CPU_J");
     for (size_t i = 0; i < t->n; i++) {
         const struct ps_row *r = &t->rows[i];
+        /* Names come from processes and the cluster: escaped, so that none can drive the
+         * terminal (escape.h). JSON output escapes them as JSON. */
+        char name[ESCAPED_SIZE(sizeof(r->id.process_name))];
+        char container[ESCAPED_SIZE(sizeof(r->id.container_id))];
+        char pod_uid[ESCAPED_SIZE(sizeof(r->id.pod_uid))], pod[ESCAPED_SIZE(sizeof(r->id.pod))];
+        char job[ESCAPED_SIZE(sizeof(r->id.slurm_job))];
         char gpus[64];
 
         format_gpus(r, gpus, sizeof(gpus));
+        /* The name column is 16 wide: escaped into 16 bytes, so a cut falls between
+         * escapes, never inside one. */
+        (void)escape_terminal(r->id.process_name, name, MIN(sizeof(name), (size_t)17));
+        (void)escape_terminal(r->id.container_id, container, sizeof(container));
+        (void)escape_terminal(r->id.pod_uid, pod_uid, sizeof(pod_uid));
+        (void)escape_terminal(r->id.pod, pod, sizeof(pod));
+        (void)escape_terminal(r->id.slurm_job, job, sizeof(job));
         printf("%-8u %-16.16s %-9s %-14.12s %-36s %-24.24s %-10s %-5s %12.6f %12.6f\n", r->pid,
-               r->id.process_name[0] ? r->id.process_name : "?",
-               r->kernel_thread ? "kernel" : kind_name(r), or_dash(r->id.container_id),
-               or_dash(r->id.pod_uid), or_dash(r->id.pod), or_dash(r->id.slurm_job), or_dash(gpus),
+               name[0] ? name : "?", r->kernel_thread ? "kernel" : kind_name(r), or_dash(container),
+               or_dash(pod_uid), or_dash(pod), or_dash(job), or_dash(gpus),
                (double)(r->gpu_measured_uj + r->gpu_estimated_uj) / 1e6,
                (double)ps_row_cpu_uj(r) / 1e6);
     }

@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "listen.h"
@@ -37,6 +40,84 @@ static int bind_listen_address(const char *address) {
     return r;
 }
 
+/* How often the web configuration file is looked at for a change (one stat()). */
+#define WEB_CONFIG_POLL_S 3
+
+/* What tells that the file changed: a Kubernetes Secret volume swaps a symlink (a new
+ * inode), an editor writes in place (size, modification time). */
+struct file_signature {
+    bool present;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
+
+static struct file_signature signature_of(const char *path) {
+    struct stat st;
+
+    if (!path || stat(path, &st) < 0)
+        return (struct file_signature){0};
+    return (struct file_signature){.present = true,
+                                   .dev = st.st_dev,
+                                   .ino = st.st_ino,
+                                   .size = st.st_size,
+                                   .mtime = st.st_mtim};
+}
+
+static bool signature_same(const struct file_signature *a, const struct file_signature *b) {
+    return a->present == b->present && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* On SIGHUP or a change of the file (`why`): the web configuration file again. New users
+ * and passwords go to the running server; a new certificate, key or TLS versions (or TLS
+ * switched on or off) need a new server on the same socket (http_server_replace()). A file
+ * that does not load, or a server that does not start with it, is logged and the running
+ * configuration kept. */
+static void reload_web_config(const struct config *cfg, const char *why,
+                              struct http_server_options *o, struct http_server **server,
+                              struct web_config **web) {
+    struct web_config *fresh = NULL;
+    struct http_server *replacement = NULL;
+    char err[512] = "";
+    int r;
+
+    if (!cfg->web_config_file) {
+        log_info("%s: no --web.config.file to reload", why);
+        return;
+    }
+    r = web_config_load(cfg->web_config_file, &fresh, err, sizeof(err));
+    if (r < 0) {
+        log_error_errno(r, "%s: --web.config.file '%s': %s; keeping the previous configuration",
+                        why, cfg->web_config_file, err[0] ? err : "cannot load");
+        return;
+    }
+    if (web_config_same_tls(fresh, *web)) {
+        (void)http_server_set_web_config(*server, fresh);
+    } else {
+        o->web_config = fresh;
+        r = http_server_replace(*server, o, &replacement);
+        if (r < 0) {
+            o->web_config = *web;
+            log_error_errno(r,
+                            "%s: --web.config.file '%s': cannot serve with its TLS settings: %m; "
+                            "keeping the previous configuration",
+                            why, cfg->web_config_file);
+            web_config_free(fresh);
+            return;
+        }
+        *server = replacement;
+        log_info("%s: new TLS settings from --web.config.file '%s' serve new connections", why,
+                 cfg->web_config_file);
+    }
+    web_config_free(*web);
+    *web = fresh;
+    o->web_config = fresh; /* for the next replacement */
+    log_info("%s: reloaded --web.config.file '%s' (%zu basic-auth users)", why,
+             cfg->web_config_file, web_config_n_users(fresh));
+}
+
 static bool sampler_is_fresh(const struct snapshot *s, void *userdata) {
     return s && sampler_healthy(userdata);
 }
@@ -53,6 +134,7 @@ int serve_run(const struct config *cfg) {
     struct sampler *sampler = NULL;
     struct http_server *server = NULL;
     _cleanup_(closep) int listen_fd = -1;
+    struct file_signature web_file;
     struct tick_time first;
     sigset_t signals;
     int sig, r;
@@ -109,12 +191,27 @@ int serve_run(const struct config *cfg) {
     log_info("joulestat %s listening on %s (port %d), metrics at %s", JOULESTAT_VERSION,
              cfg->listen_address, http_server_port(server), cfg->metrics_path);
 
+    web_file = signature_of(cfg->web_config_file);
     for (;;) {
-        r = sigwait(&signals, &sig);
-        if (r != 0)
+        struct timespec poll = {.tv_sec = WEB_CONFIG_POLL_S};
+        struct file_signature now;
+
+        /* With a web configuration file, wake up now and then to see whether it changed. */
+        sig = sigtimedwait(&signals, NULL, cfg->web_config_file ? &poll : NULL);
+        if (sig < 0 && errno == EAGAIN) {
+            now = signature_of(cfg->web_config_file);
+            if (!signature_same(&now, &web_file)) {
+                /* Remembered even if it does not load: one message per change. */
+                web_file = now;
+                reload_web_config(cfg, "file changed", &o, &server, &web);
+            }
+            continue;
+        }
+        if (sig < 0)
             continue;
         if (sig == SIGHUP) {
-            log_info("SIGHUP ignored: restart joulestat to change its configuration");
+            web_file = signature_of(cfg->web_config_file);
+            reload_web_config(cfg, "SIGHUP", &o, &server, &web);
             continue;
         }
         log_info("received %s, stopping", strsignal(sig));

@@ -58,6 +58,12 @@ static const struct {
       "priority prefixes for the journal. Elsewhere (a terminal, a file) they are plain.",
       "JOULESTAT_SIM_SCENARIO: the scenario the simulated GPU node plays when it is loaded "
       "with --nvml-library."}},
+    {"SIGNALS",
+     {"SIGTERM and SIGINT stop serve. SIGHUP re-reads --web.config.file (as does a change of "
+      "the file, seen within 3 s): new passwords apply "
+      "to the next request; a file that does not load is logged and the running "
+      "configuration kept; a new certificate, key or TLS versions serve new connections "
+      "from a new server on the same socket."}},
     {"EXIT STATUS",
      {"0 on success and after SIGTERM or SIGINT; 1 when serving fails (for example an "
       "address that cannot be bound, reported before any source starts) or check finds no "

@@ -330,6 +330,16 @@ static const struct family snapshot_time = {
 static const struct family scrape_duration = {
     "joulestat_", "scrape_duration_seconds", "gauge",
     "Time the previous scrape took to render, in seconds."};
+static const struct family http_connections = {
+    "joulestat_", "http_connections", "gauge",
+    "Open HTTP connections when this exposition was rendered."};
+static const struct family http_closed = {
+    "joulestat_", "http_connections_closed_total", "counter",
+    "HTTP connections closed early while waiting for a request: past the header deadline, or "
+    "the oldest waiting one to make room for a new connection."};
+static const struct family http_auth_busy = {
+    "joulestat_", "http_auth_busy_total", "counter",
+    "Requests answered 503 because every password-check thread was busy."};
 static const struct family series_family = {
     "joulestat_", "series", "gauge", "Number of series in this exposition, this one included."};
 
@@ -363,6 +373,19 @@ static void render_self(struct render *r, const struct snapshot *s,
     if (o->scrape_duration_valid && isfinite(o->scrape_duration_seconds) &&
         o->scrape_duration_seconds >= 0)
         plain_series_double(r, &scrape_duration, o->scrape_duration_seconds);
+    if (o->http) {
+        plain_series_double(r, &http_connections, (double)o->http->connections_open);
+        family_begin(r, &http_closed);
+        series_begin(r);
+        strbuf_putc(r->out, '{');
+        put_label(r->out, true, "reason", "header_deadline", SIZE_MAX);
+        end_u64(r, o->http->closed_header_deadline);
+        series_begin(r);
+        strbuf_putc(r->out, '{');
+        put_label(r->out, true, "reason", "make_room", SIZE_MAX);
+        end_u64(r, o->http->closed_make_room);
+        plain_series_double(r, &http_auth_busy, (double)o->http->auth_busy);
+    }
     /* Last, so it can count everything before it (and itself). */
     family_begin(r, &series_family);
     series_begin(r);

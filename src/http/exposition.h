@@ -28,6 +28,16 @@ struct exposition_options {
     /* The previous scrape's render time, kept by the server; not emitted when invalid. */
     bool scrape_duration_valid;
     double scrape_duration_seconds;
+    /* The HTTP server's own counters at render time; NULL: not emitted. */
+    const struct exposition_http *http;
+};
+
+/* What the server's connection guard and password checks did (server.c fills it). */
+struct exposition_http {
+    uint64_t connections_open;
+    uint64_t closed_header_deadline; /* waited past the header deadline */
+    uint64_t closed_make_room;       /* the oldest waiting, cut for a new connection */
+    uint64_t auth_busy;              /* password checks refused: all bcrypt threads busy */
 };
 
 /*

@@ -2,7 +2,9 @@
 #include "server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,39 +12,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth_queue.h"
 #include "clock.h"
+#include "conn_guard.h"
 #include "exposition.h"
 #include "gzip.h"
-#include "tls_init.h"
 #include "listen.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics_cache.h"
 #include "promtext.h"
+#include "request_check.h"
+#include "server_internal.h"
 #include "strbuf.h"
+#include "tls_init.h"
 
-#define REALM "joulestat"
 #define METRICS_PATH_MAX 256
-/* A gzip scrape renders this much text at a time into the compressor: small enough to stay
- * in the core's cache between the two, large enough that the hand-overs cost nothing. */
-#define GZIP_RENDER_CHUNK ((size_t)65536)
-
-struct http_server {
-    struct MHD_Daemon *daemon;
-    struct snapshot_slot *slot;
-    struct web_config *web_config;
-    char *metrics_path;
-    char *metric_prefix;
-    char *landing; /* the HTML of "/", built once */
-    size_t landing_len;
-    uint64_t max_sample_age_ns;
-    bool (*is_fresh)(const struct snapshot *s, void *userdata);
-    void *userdata;
-    int port;
-    /* The previous scrape's render time (UINT64_MAX: none yet) and sizes (plain, gzip), so
-     * the next one can report it and reserve its buffer in one go. */
-    _Atomic uint64_t last_scrape_ns;
-    _Atomic size_t last_size, last_gzip_size;
-};
 
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
     char buf[512];
@@ -55,65 +40,64 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
     log_debug("http: %s", buf);
 }
 
-/* One response, built and queued; `mode` says who owns body. */
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
-                             void *body, size_t len, enum MHD_ResponseMemoryMode mode,
-                             const char *encoding) {
+struct web_config *http_server_config(struct http_server *srv) {
+    struct web_config *wc;
+
+    (void)pthread_mutex_lock(&srv->config_lock);
+    wc = web_config_ref(srv->web_config);
+    (void)pthread_mutex_unlock(&srv->config_lock);
+    return wc;
+}
+
+void http_server_add_headers(struct http_server *srv, struct MHD_Response *resp) {
+    _cleanup_(web_config_freep) struct web_config *wc = http_server_config(srv);
+
+    for (int h = 0; h < WEB_HEADERS; h++)
+        if (web_config_header(wc, h))
+            (void)MHD_add_response_header(resp, web_header_names[h], web_config_header(wc, h));
+}
+
+/* One response with a body that outlives it (static text, or the landing page). */
+static enum MHD_Result reply(struct http_server *srv, struct MHD_Connection *conn, unsigned status,
+                             const char *type, const char *body, size_t len) {
     struct MHD_Response *resp;
     enum MHD_Result ret;
 
-    resp = MHD_create_response_from_buffer(len, body, mode);
-    if (!resp) {
-        if (mode == MHD_RESPMEM_MUST_FREE)
-            free(body);
+    resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
+    if (!resp)
         return MHD_NO;
-    }
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    if (encoding) {
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    }
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    http_server_add_headers(srv, resp);
     ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status, const char *text) {
-    return reply(conn, status, "text/plain; charset=utf-8", (void *)(uintptr_t)text, strlen(text),
-                 MHD_RESPMEM_PERSISTENT, NULL);
+static enum MHD_Result reply_text(struct http_server *srv, struct MHD_Connection *conn,
+                                  unsigned status, const char *text) {
+    return reply(srv, conn, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-/* 1 authorised (or no users configured), 0 refused (401 queued), <0 error. */
-static int check_auth(struct http_server *srv, struct MHD_Connection *conn,
-                      enum MHD_Result *ret_result) {
-    static const char body[] = "Unauthorized\n";
+/* An error answer that closes the connection (static text). */
+static enum MHD_Result reply_refusal(struct http_server *srv, struct MHD_Connection *conn,
+                                     unsigned status, const char *text) {
     struct MHD_Response *resp;
-    char *user, *pass = NULL;
-    int ok = 0;
+    enum MHD_Result ret;
 
-    if (web_config_n_users(srv->web_config) == 0)
-        return 1;
-    user = MHD_basic_auth_get_username_password(conn, &pass);
-    if (user && pass)
-        ok = web_config_check_password(srv->web_config, user, pass);
-    if (pass) {
-        explicit_bzero(pass, strlen(pass));
-        MHD_free(pass);
-    }
-    if (user)
-        MHD_free(user);
-    if (ok != 0)
-        return ok;
-    resp = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)(uintptr_t)body,
+    resp = MHD_create_response_from_buffer(strlen(text), (void *)(uintptr_t)text,
                                            MHD_RESPMEM_PERSISTENT);
     if (!resp)
-        return -ENOMEM;
+        return MHD_NO;
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-    *ret_result = MHD_queue_basic_auth_fail_response(conn, REALM, resp);
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    http_server_add_headers(srv, resp);
+    ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
-    return 0;
+    return ret;
 }
 
 static bool snapshot_fresh(const struct http_server *srv, const struct snapshot *s) {
@@ -133,119 +117,136 @@ static enum MHD_Result serve_health(struct http_server *srv, struct MHD_Connecti
     bool fresh;
 
     if (!s)
-        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
     fresh = snapshot_fresh(srv, s);
     snapshot_unref(s);
-    return fresh ? reply_text(conn, MHD_HTTP_OK, "ok\n")
-                 : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
+    return fresh ? reply_text(srv, conn, MHD_HTTP_OK, "ok\n")
+                 : reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "sampler stale\n");
 }
 
-static int render_plain(struct http_server *srv, const struct snapshot *s,
-                        const struct exposition_options *o, char **ret_body, size_t *ret_len) {
-    struct strbuf sb;
-    char *body;
-    int r;
+static void http_counters(struct http_server *srv, struct exposition_http *ret) {
+    struct conn_guard_stats g;
 
-    strbuf_init(&sb);
-    (void)strbuf_reserve(&sb, atomic_load(&srv->last_size) + 4096);
-    r = exposition_render(s, o, &sb);
-    if (r < 0) {
-        strbuf_done(&sb);
-        return r;
-    }
-    atomic_store(&srv->last_size, sb.len);
-    body = strbuf_steal(&sb, ret_len);
-    if (!body)
-        return -ENOMEM;
-    *ret_body = body;
-    return 0;
-}
-
-static int gzip_piece(void *userdata, const char *data, size_t len) {
-    return gzip_stream_write(userdata, data, len);
-}
-
-/* Rendered through a small buffer into the compressor: the text of the whole exposition
- * (~1.8 MB at 10 000 series) is never held, nor its pages faulted in at every scrape. */
-static int render_gzip(struct http_server *srv, const struct snapshot *s,
-                       const struct exposition_options *o, char **ret_body, size_t *ret_len) {
-    _cleanup_(gzip_stream_freep) struct gzip_stream *g = NULL;
-    struct exposition_sink sink = {.write = gzip_piece, .chunk = GZIP_RENDER_CHUNK};
-    struct strbuf sb;
-    int r;
-
-    r = gzip_stream_new(atomic_load(&srv->last_gzip_size) + 4096, &g);
-    if (r < 0)
-        return r;
-    sink.userdata = g;
-    strbuf_init(&sb);
-    (void)strbuf_reserve(&sb, GZIP_RENDER_CHUNK + 16384);
-    r = exposition_render_to(s, o, &sb, &sink);
-    if (r >= 0)
-        r = gzip_stream_finish(g, sb.buf, sb.len, ret_body, ret_len);
-    strbuf_done(&sb);
-    if (r < 0)
-        return r;
-    atomic_store(&srv->last_gzip_size, *ret_len);
-    return 0;
+    conn_guard_stats(srv->guard, &g);
+    *ret = (struct exposition_http){
+        .connections_open = g.live,
+        .closed_header_deadline = g.cut_deadline,
+        .closed_make_room = g.cut_room,
+        .auth_busy = atomic_load(&srv->auth_busy),
+    };
 }
 
 static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connection *conn) {
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
-    uint64_t t0 = clock_monotonic_ns(), last = atomic_load(&srv->last_scrape_ns);
-    struct exposition_options o = {
-        .metric_prefix = srv->metric_prefix,
-        .scrape_duration_valid = last != UINT64_MAX,
-        .scrape_duration_seconds = (double)last / 1e9,
-    };
+    _cleanup_(web_config_freep) struct web_config *wc = NULL;
+    struct exposition_http http;
+    enum MHD_Result result;
     struct snapshot *s;
-    bool gz = gzip_accepted(ae);
-    char *body;
-    size_t len;
     int r;
 
     s = snapshot_slot_get(srv->slot);
     if (!s)
-        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
-    r = gz ? render_gzip(srv, s, &o, &body, &len) : render_plain(srv, s, &o, &body, &len);
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+    wc = http_server_config(srv);
+    http_counters(srv, &http);
+    r = metrics_cache_queue(srv->cache, conn, s, gzip_accepted(ae), &http, wc, &result);
     snapshot_unref(s);
+    if (r == -EBUSY)
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "too many scrapes in flight, retry\n");
     if (r < 0) {
         log_debug("http: rendering the exposition failed: %s", strerror(-r));
-        return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
+        return reply_text(srv, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
     }
-    atomic_store(&srv->last_scrape_ns, clock_monotonic_ns() - t0);
-    return reply(conn, MHD_HTTP_OK, EXPOSITION_CONTENT_TYPE, body, len, MHD_RESPMEM_MUST_FREE,
-                 gz ? "gzip" : NULL);
+    return result;
+}
+
+static void *guard_handle(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return i ? i->socket_context : NULL;
+}
+
+/* The request's headers are in: the header deadline no longer applies. */
+static void mark_busy(struct http_server *srv, struct MHD_Connection *conn) {
+    conn_guard_busy(srv->guard, guard_handle(conn));
+}
+
+/* The reply is done; on keep-alive the next request's headers are awaited from now. */
+static void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                              enum MHD_RequestTerminationCode toe) {
+    struct http_server *srv = cls;
+
+    (void)toe;
+    free(*con_cls);
+    *con_cls = NULL;
+    conn_guard_waiting(srv->guard, guard_handle(conn));
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+    struct http_server *srv = cls;
+    const union MHD_ConnectionInfo *fd, *addr;
+
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) {
+        /* libmicrohttpd closes the socket after this returns. */
+        conn_guard_closed(srv->guard, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    *socket_context =
+        conn_guard_opened(srv->guard, fd ? fd->connect_fd : -1, addr ? addr->client_addr : NULL);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls) {
     struct http_server *srv = cls;
-    enum MHD_Result result = MHD_NO;
+    struct request *req = *con_cls;
     int r;
 
     /* Answer on the second call: a reply queued while MHD still expects the request body
      * makes it close the connection, and scrapers reuse theirs (keep-alive). */
-    if (*con_cls != srv) {
-        *con_cls = srv;
+    if (!req) {
+        const char *why;
+        unsigned status;
+
+        req = calloc(1, sizeof(*req));
+        if (!req)
+            return MHD_NO;
+        req->auth = AUTH_UNCHECKED;
+        *con_cls = req; /* freed by request_completed() */
+        mark_busy(srv, conn);
+        /* A request refused here is answered at once, before any body it announced, and
+         * the connection closed after the answer: its framing is not to be trusted. */
+        status = request_check(conn, method, version, &why);
+        if (status)
+            return reply_refusal(srv, conn, status, why);
         return MHD_YES;
     }
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-    r = check_auth(srv, conn, &result);
-    if (r < 0)
-        return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    if (r == 0)
-        return result;
-    if (strcmp(url, srv->metrics_path) == 0)
-        return serve_metrics(srv, conn);
+    /* Health says only "ok" or not, so it needs no credentials: liveness probes have none. */
     if (strcmp(url, "/healthz") == 0)
         return serve_health(srv, conn);
+    r = http_auth_check(srv, conn, req);
+    if (r == AUTH_PENDING)
+        return MHD_YES; /* suspended; called again once the check is done */
+    if (r == -EBUSY) {
+        atomic_fetch_add(&srv->auth_busy, 1);
+        return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "password checks busy, retry\n");
+    }
+    if (r < 0)
+        return reply_text(srv, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    if (r == 0)
+        return http_auth_refuse(srv, conn);
+    if (strcmp(url, srv->metrics_path) == 0)
+        return serve_metrics(srv, conn);
     if (strcmp(url, "/") == 0)
-        return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing, srv->landing_len,
-                     MHD_RESPMEM_PERSISTENT, NULL);
-    return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+        return reply(srv, conn, MHD_HTTP_OK, "text/html; charset=utf-8", srv->landing,
+                     srv->landing_len);
+    return reply_text(srv, conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
 /* The path goes into HTML and is matched literally: plain printable ASCII only. */
@@ -279,23 +280,55 @@ struct http_server *http_server_stop(struct http_server *srv) {
     if (!srv)
         return NULL;
     /* Joins the polling thread and closes the listening socket and all connections. */
+    /* No connection may stay suspended for a check when libmicrohttpd stops. */
+    auth_queue_stop(srv->auth);
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
+    srv->auth = auth_queue_free(srv->auth);
+    srv->guard = conn_guard_free(srv->guard);
+    srv->web_config = web_config_free(srv->web_config);
+    srv->tls_config = web_config_free(srv->tls_config);
+    (void)pthread_mutex_destroy(&srv->config_lock);
     free(srv->metrics_path);
-    free(srv->metric_prefix);
+    srv->cache = metrics_cache_free(srv->cache);
     free(srv->landing);
     free(srv);
     return NULL;
 }
 
+static unsigned or_default(unsigned v, unsigned def) {
+    return v ? v : def;
+}
+
+static int start_guard(struct http_server *srv, const struct http_server_options *o,
+                       unsigned capacity, unsigned per_client) {
+    struct conn_guard_limits l = {
+        .capacity = capacity,
+        .per_client = per_client,
+        /* An eighth of the slots stays free of waiting connections: the headroom for cut
+         * connections still closing, so that a new one is never refused. */
+        .reserve = MAX(capacity / 8, 1u),
+        .header_timeout_ns =
+            or_default(o->header_timeout_ms, HTTP_DEFAULT_HEADER_TIMEOUT_MS) * NSEC_PER_MSEC,
+    };
+
+    return conn_guard_new(&l, &srv->guard);
+}
+
 static int start_daemon(struct http_server *srv, const struct http_server_options *o, int fd) {
     const char *cert = web_config_tls_cert(o->web_config), *key = web_config_tls_key(o->web_config);
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-    struct MHD_OptionItem opts[8];
+    const char *prio = web_config_tls_priorities(o->web_config);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;
+    unsigned capacity = or_default(o->connection_limit, HTTP_DEFAULT_CONNECTION_LIMIT);
+    unsigned per_client =
+        MIN(or_default(o->per_client_limit, HTTP_DEFAULT_PER_CLIENT_LIMIT), capacity);
+    unsigned threads = MIN(or_default(o->threads, HTTP_DEFAULT_THREADS), capacity);
+    struct MHD_OptionItem opts[12];
     size_t n = 0;
     int r;
 
-    if (!!cert != !!key)
+    if (!!cert != !!key || capacity < 2 || per_client < 2)
         return -EINVAL;
     if (cert) {
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
@@ -306,17 +339,34 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key};
+        /* TLS versions (web config min_version/max_version, at least TLS 1.2 by default). */
+        if (prio)
+            opts[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)prio};
     }
+    r = start_guard(srv, o, capacity, per_client);
+    if (r < 0)
+        return r;
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL};
-    opts[n++] = (struct MHD_OptionItem){
-        MHD_OPTION_CONNECTION_LIMIT,
-        o->connection_limit ? o->connection_limit : HTTP_DEFAULT_CONNECTION_LIMIT, NULL};
+    /* The hard limits; conn_guard keeps the waiting connections below them. */
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, capacity, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client, NULL};
+    /* Connections are spread over the workers; one busy with a slow render or a bcrypt
+     * check does not hold up the others, nor new connections (a busy worker does not
+     * accept). */
+    if (threads > 1)
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
+    /* Per connection: the request's headers and the reply's headers must fit (431 beyond). */
+    opts[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
-                                        o->timeout_s ? o->timeout_s : HTTP_DEFAULT_TIMEOUT_S, NULL};
+                                        or_default(o->timeout_s, HTTP_DEFAULT_TIMEOUT_S), NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
     srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_EXTERNAL_LOGGER,
-                                   mhd_log, srv, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+                                   mhd_log, srv, MHD_OPTION_NOTIFY_CONNECTION, notify_connection,
+                                   srv, MHD_OPTION_NOTIFY_COMPLETED, request_completed, srv,
+                                   MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     /* MHD refuses mostly for TLS material it cannot load. */
     return srv->daemon ? 0 : -EINVAL;
 }
@@ -357,19 +407,25 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
     if (!srv)
         return -ENOMEM;
     srv->slot = slot;
-    srv->web_config = o->web_config;
+    atomic_init(&srv->auth_busy, 0);
+    (void)pthread_mutex_init(&srv->config_lock, NULL);
+    srv->web_config = web_config_ref(o->web_config);
+    srv->tls_config = web_config_ref(o->web_config);
     srv->max_sample_age_ns = o->max_sample_age_ns;
     srv->is_fresh = o->is_fresh;
     srv->userdata = o->userdata;
-    atomic_init(&srv->last_scrape_ns, UINT64_MAX);
-    atomic_init(&srv->last_size, 0);
-    atomic_init(&srv->last_gzip_size, 0);
     srv->metrics_path = strdup(path);
-    srv->metric_prefix = o->metric_prefix ? strdup(o->metric_prefix) : NULL;
-    if (!srv->metrics_path || (o->metric_prefix && !srv->metric_prefix)) {
+    if (!srv->metrics_path) {
         r = -ENOMEM;
         goto fail;
     }
+    r = auth_queue_new(WEB_AUTH_MAX_CHECKS, HTTP_AUTH_QUEUE, &srv->auth);
+    if (r < 0)
+        goto fail;
+    r = metrics_cache_new(o->metric_prefix,
+                          o->render_budget ? o->render_budget : HTTP_RENDER_BUDGET, &srv->cache);
+    if (r < 0)
+        goto fail;
     r = build_landing(srv);
     if (r < 0)
         goto fail;
@@ -387,6 +443,78 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
 fail:
     http_server_stop(srv);
     return r;
+}
+
+/* How long a replaced server may go on answering the requests it has. */
+#define REPLACE_GRACE_NS (2 * NSEC_PER_SEC)
+
+int http_server_replace(struct http_server *old, const struct http_server_options *o,
+                        struct http_server **ret) {
+    const union MHD_DaemonInfo *info;
+    struct http_server *fresh = NULL;
+    struct conn_guard_stats g;
+    uint64_t deadline;
+    int fd, r;
+
+    if (!old || !old->daemon || !o || !ret)
+        return -EINVAL;
+    info = MHD_get_daemon_info(old->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+    if (!info)
+        return -EINVAL;
+    /* Both servers accept on the socket for a moment; the new one owns this descriptor. */
+    fd = fcntl(info->listen_fd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+        return -errno;
+    r = http_server_start_on(o, fd, old->slot, &fresh);
+    if (r < 0)
+        return r; /* the old one serves on */
+    fd = MHD_quiesce_daemon(old->daemon);
+    /* Its requests being answered get a moment to finish; waiting connections are cut by
+     * the stop, and their clients come back to the new server. */
+    deadline = clock_monotonic_ns() + REPLACE_GRACE_NS;
+    do {
+        conn_guard_stats(old->guard, &g);
+        if (g.live == 0)
+            break;
+        (void)usleep(20000);
+    } while (clock_monotonic_ns() < deadline);
+    http_server_stop(old);
+    /* Quiesced, the old daemon left its listening descriptor open for us to close. */
+    if (fd >= 0)
+        (void)close(fd);
+    *ret = fresh;
+    return 0;
+}
+
+int http_server_set_web_config(struct http_server *srv, struct web_config *c) {
+    struct web_config *old;
+
+    if (!srv)
+        return -EINVAL;
+    if (!!web_config_tls_cert(c) != !!web_config_tls_cert(srv->tls_config))
+        return -EINVAL;
+    (void)pthread_mutex_lock(&srv->config_lock);
+    old = srv->web_config;
+    srv->web_config = web_config_ref(c);
+    (void)pthread_mutex_unlock(&srv->config_lock);
+    web_config_free(old);
+    return !web_config_same_tls(c, srv->tls_config);
+}
+
+void http_server_stats(struct http_server *srv, struct http_server_stats *ret) {
+    struct metrics_cache_stats m;
+    struct conn_guard_stats g;
+
+    metrics_cache_stats(srv->cache, &m);
+    conn_guard_stats(srv->guard, &g);
+    *ret = (struct http_server_stats){
+        .renders = m.renders,
+        .metrics_served = m.served,
+        .live_body_bytes = m.live_bytes,
+        .live_connections = g.live,
+        .cut_deadline = g.cut_deadline,
+        .cut_room = g.cut_room,
+    };
 }
 
 int http_server_port(const struct http_server *srv) {

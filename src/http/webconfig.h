@@ -10,11 +10,21 @@
  *
  *   tls_server_config:
  *     cert_file: server.crt      # relative paths are relative to the config file
- *     key_file: server.key
+ *     key_file: server.key       # checked to parse and to match the certificate
+ *     min_version: TLS12         # TLS10 ... TLS13; the default TLS12
+ *     max_version: TLS13         # the default TLS13
+ *     curve_preferences: [X25519, CurveP256]   # CurveP256/P384/P521, X25519
+ *     prefer_server_cipher_suites: true        # the default
+ *     # or cert: / key: with the PEM text itself
+ *   http_server_config:
+ *     headers:                   # Content-Security-Policy, X-Frame-Options (deny,
+ *       X-Frame-Options: deny    # sameorigin), X-Content-Type-Options (nosniff),
+ *                                # X-XSS-Protection, Strict-Transport-Security
+ *     http2: false               # accepted; joulestat speaks HTTP/1.1 only
  *   basic_auth_users:
  *     alice: $2y$10$...           # bcrypt hashes ($2a$, $2b$, $2y$)
  *
- * Other exporter-toolkit keys (client_auth_type, min_version, http_server_config, ...) are
+ * Other exporter-toolkit keys (client_auth_type, cipher_suites, rate_limit, ...) are
  * refused with a message rather than silently ignored, as are keys it does not know.
  * Library code: no logging; errors come back as -errno plus a message for the caller.
  */
@@ -23,24 +33,63 @@ struct web_config;
 
 /*
  * Loads and validates path: parses the YAML, reads the certificate and key into memory,
- * checks every hash is a usable bcrypt hash. Returns 0, -ENOENT/-EACCES when path itself
+ * checks that every hash has bcrypt's shape and a cost libxcrypt computes (04..31), without
+ * computing one (a costly hash never delays start-up). Returns 0, -ENOENT/-EACCES when path itself
  * cannot be read, -EINVAL for any problem in it (bad YAML, unknown or unsupported key,
  * missing or unreadable cert/key file, bad hash), -ENOMEM. On failure, err (if not NULL)
  * receives a message naming the file, line and key. *ret is written only on success.
  */
 int web_config_load(const char *path, struct web_config **ret, char *err, size_t err_size);
+/* web_config_load() on text already read; path names it in messages and, with
+ * read_files, is where certificate and key paths are relative to. Without read_files any
+ * file key is refused, and nothing but the text is read (the fuzz target). */
+int web_config_parse(const char *path, const char *text, size_t size, bool read_files,
+                     struct web_config **ret, char *err, size_t err_size);
+
+/* A configuration is reference-counted (the server holds one while it uses it, so a reload
+ * can replace it under running requests): web_config_ref() adds a reference and returns c;
+ * web_config_free() drops one and frees on the last. Both accept NULL; free returns NULL. */
+struct web_config *web_config_ref(struct web_config *c);
 struct web_config *web_config_free(struct web_config *c);
+void web_config_freep(struct web_config **p);
 
 /* PEM text of the certificate (chain) and key, NUL-terminated; NULL without TLS. */
 const char *web_config_tls_cert(const struct web_config *c);
 const char *web_config_tls_key(const struct web_config *c);
+/* The GnuTLS priority string for min_version..max_version (default TLS12..TLS13); NULL
+ * without TLS. */
+const char *web_config_tls_priorities(const struct web_config *c);
+/* Whether both have the same TLS material and versions (both NULL: no TLS, equal). */
+bool web_config_same_tls(const struct web_config *a, const struct web_config *b);
+/* http_server_config.headers: added to every response when set. */
+enum web_header {
+    WEB_HEADER_CONTENT_SECURITY_POLICY,
+    WEB_HEADER_X_FRAME_OPTIONS,
+    WEB_HEADER_X_CONTENT_TYPE_OPTIONS,
+    WEB_HEADER_X_XSS_PROTECTION,
+    WEB_HEADER_STRICT_TRANSPORT_SECURITY,
+    WEB_HEADERS
+};
+extern const char *const web_header_names[WEB_HEADERS];
+/* The header's value, or NULL when not set. */
+const char *web_config_header(const struct web_config *c, enum web_header h);
 /* Number of basic-auth users; 0 means no authentication. */
 size_t web_config_n_users(const struct web_config *c);
 
+/* bcrypt checks that may run at once; the server's other workers stay free for scrapes
+ * whose credentials are remembered, and for /healthz. */
+#define WEB_AUTH_MAX_CHECKS 2
+
 /*
  * Checks a user/password pair: 1 accepted, 0 refused (unknown user or wrong password,
- * indistinguishable by timing: an unknown user still costs one bcrypt), -ENOMEM.
- * A password once accepted is remembered as a salted SHA-256-crypt token, so repeated
- * scrapes do not pay bcrypt each time. Thread-safe.
+ * indistinguishable by timing: an unknown user still costs one bcrypt), -EBUSY when the
+ * answer is not remembered and WEB_AUTH_MAX_CHECKS bcrypt checks are already running (try
+ * again later), -ENOMEM. Accepted and refused pairs are remembered (as salted tokens, see
+ * web_auth.c) for the life of this configuration, so a repeated pair, right or wrong, does
+ * not run bcrypt again. Thread-safe.
  */
 int web_config_check_password(struct web_config *c, const char *user, const char *password);
+/* The cheap half of it, which never runs bcrypt: 1 or 0 when the pair's answer is
+ * remembered (or there are no users: 0), -ENOENT when only web_config_check_password() can
+ * tell, -ENOMEM. */
+int web_config_check_remembered(struct web_config *c, const char *user, const char *password);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -52,14 +53,20 @@ static double now_s(void) {
     return (double)clock_realtime_ns() / 1e9;
 }
 
-/* Removes the scrape-duration sample, the one line that differs between two scrapes. */
+/* Removes the lines that may differ between two renderings of one snapshot: the
+ * scrape-duration family (the first rendering has none, so one series less in the series
+ * count) and the server's connection counters (a connection may still be closing). */
 static void drop_scrape_duration(char *text) {
-    char *l = strstr(text, "\njoulestat_scrape_duration_seconds ");
+    char *l;
 
-    if (l) {
-        char *end = strchr(l + 1, '\n');
+    while ((l = strstr(text, "joulestat_scrape_duration_seconds")) ||
+           (l = strstr(text, "joulestat_series ")) || (l = strstr(text, "joulestat_http_"))) {
+        char *start = l, *end = strchr(l, '\n');
 
-        memmove(l, end, strlen(end) + 1);
+        while (start > text && start[-1] != '\n')
+            start--;
+        end = end ? end + 1 : l + strlen(l);
+        memmove(start, end, strlen(end) + 1);
     }
 }
 
@@ -104,9 +111,10 @@ static void test_routes(void **state) {
     assert_null(http_header(&r, "Content-Encoding", h, sizeof(h)));
     assert_non_null(strstr(r.body, "joulestat_gpu_energy_joules_total{gpu=\"0\",uuid=\"GPU-1111"));
     assert_non_null(strstr(r.body, "} 2071.000000\n"));
-    /* The first scrape has no previous one to report. */
+    /* The first rendering has no previous one to report; the next snapshot's does. */
     assert_null(strstr(r.body, "joulestat_scrape_duration_seconds"));
     http_reply_done(&r);
+    publish_sample(&f, now_s());
     ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
     assert_non_null(strstr(r.body, "\njoulestat_scrape_duration_seconds "));
     http_reply_done(&r);
@@ -148,9 +156,6 @@ static void check_gzip_matches_plain(struct fixture *f) {
     size_t len;
     char h[128];
 
-    /* Warm up, so both compared scrapes carry a previous scrape's duration. */
-    ASSERT_OK(http_simple(f->port, "GET", "/m", NULL, &plain));
-    http_reply_done(&plain);
     ASSERT_OK(http_simple(f->port, "GET", "/m", NULL, &plain));
     ASSERT_OK(http_simple(f->port, "GET", "/m", "Accept-Encoding: deflate, gzip;q=0.8\r\n", &gz));
     assert_int_equal(gz.status, 200);
@@ -224,6 +229,113 @@ static bool never_fresh(const struct snapshot *s, void *userdata) {
     return false;
 }
 
+/* Render once, serve many: the scrapes of one snapshot share one body per encoding; a new
+ * snapshot is rendered once more; bodies alive are bounded by the budget (503 beyond). */
+static void test_shared_render(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct http_server_stats st;
+    struct fixture f = {0};
+    struct http_reply a, b;
+    size_t plain_len;
+
+    start(&f, &o);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    for (int i = 0; i < 5; i++) {
+        ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &b));
+        assert_int_equal(b.status, 200);
+        assert_int_equal(b.body_len, a.body_len);
+        assert_memory_equal(b.body, a.body, a.body_len);
+        http_reply_done(&b);
+        ASSERT_OK(http_simple(f.port, "GET", "/metrics", "Accept-Encoding: gzip\r\n", &b));
+        assert_int_equal(b.status, 200);
+        http_reply_done(&b);
+    }
+    plain_len = a.body_len;
+    http_reply_done(&a);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.renders, 2); /* one plain, one gzip */
+    assert_int_equal(st.metrics_served, 11);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    http_reply_done(&a);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.renders, 3);
+    /* Alive: the kept plain body of this snapshot, the kept gzip one of the previous. */
+    assert_true(st.live_body_bytes > plain_len && st.live_body_bytes < plain_len * 2);
+    stop(&f);
+
+    /* A budget of one and a half bodies: the kept body plus a new one do not fit. */
+    o.render_budget = plain_len + plain_len / 2;
+    start(&f, &o);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    assert_int_equal(a.status, 200);
+    http_reply_done(&a);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+    assert_int_equal(a.status, 503);
+    http_reply_done(&a);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.renders, 1);
+    assert_true(st.live_body_bytes <= o.render_budget);
+    stop(&f);
+}
+
+static long rss_kib(void) {
+    char line[256];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* Clients that pipeline scrapes and do not read the answers (40 connections, 10 requests
+ * each, a ~1 MB exposition) hold one shared body, not one each: the server's memory does
+ * not grow with them (it grew by one body per connection before). */
+static void test_pipelined_memory(void **state) {
+    /* All 40 from this address: room for them (at the default 32, the oldest would be cut
+     * while still waiting, as they should be). */
+    struct http_server_options o = {.listen_address = "127.0.0.1:0", .per_client_limit = 64};
+    static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct http_server_stats st;
+    struct fixture f = {0};
+    struct http_reply r;
+    int fds[40];
+    long before, after;
+
+    start(&f, &o);
+    publish_large(&f);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    before = rss_kib();
+    for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+        fds[i] = http_connect(f.port);
+        assert_true(fds[i] >= 0);
+        for (int k = 0; k < 10; k++)
+            assert_int_equal(send(fds[i], req, sizeof(req) - 1, MSG_NOSIGNAL),
+                             (ssize_t)sizeof(req) - 1);
+    }
+    usleep(500000);
+    after = rss_kib();
+    http_server_stats(f.srv, &st);
+    print_message("40 pipelining clients that do not read: +%ld KiB resident, %zu bytes of "
+                  "bodies alive (one is %zu), %llu rendered\n",
+                  after - before, st.live_body_bytes, r.body_len, (unsigned long long)st.renders);
+    assert_true(st.live_body_bytes <= r.body_len + 4096);
+    assert_int_equal(st.renders, 1);
+    assert_true(after - before < 8 * 1024);
+    http_reply_done(&r);
+    for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+        close(fds[i]);
+    stop(&f);
+}
+
 static void test_health_freshness(void **state) {
     struct http_server_options o = {.listen_address = "127.0.0.1:0",
                                     .max_sample_age_ns = 30 * NSEC_PER_SEC};
@@ -272,10 +384,10 @@ static int wait_closed(int fd, int limit_ms) {
 
 static void test_slow_clients(void **state) {
     struct http_server_options o = {
-        .listen_address = "127.0.0.1:0", .timeout_s = 1, .connection_limit = 4};
+        .listen_address = "127.0.0.1:0", .timeout_s = 1, .connection_limit = 16, .threads = 2};
     struct fixture f = {0};
     struct http_reply r;
-    int silent, partial, extra[3], ms;
+    int silent, partial, ms;
     uint64_t t0;
 
     start(&f, &o);
@@ -296,39 +408,98 @@ static void test_slow_clients(void **state) {
     assert_true(wait_closed(partial, 5000) >= 0);
     close(silent);
     close(partial);
-
-    /* At the connection limit (4), a fifth client waits in the backlog until the idle
-     * timeout frees a slot: the limit holds, and the server recovers by itself. */
-    for (int i = 0; i < 3; i++) {
-        extra[i] = http_connect(f.port);
-        assert_true(extra[i] >= 0);
-    }
-    silent = http_connect(f.port);
-    assert_true(silent >= 0);
-    usleep(100000);
-    t0 = clock_monotonic_ns();
-    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
-    assert_int_equal(r.status, 200);
-    http_reply_done(&r);
-    ms = (int)((clock_monotonic_ns() - t0) / NSEC_PER_MSEC);
-    if (ms < 500 || ms > 4000)
-        fail_msg("scrape at the connection limit took %d ms, expected 0.5-4 s", ms);
-    for (int i = 0; i < 3; i++)
-        close(extra[i]);
-    close(silent);
     stop(&f);
 }
 
-static char *bcrypt(const char *password) {
+/* One byte every 200 ms restarts libmicrohttpd's idle timeout (10 s here) each time; the
+ * header deadline (1 s) is absolute and cuts the client anyway. */
+static void test_header_deadline(void **state) {
+    struct http_server_options o = {
+        .listen_address = "127.0.0.1:0", .timeout_s = 10, .header_timeout_ms = 1000};
+    static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaa";
+    struct fixture f = {0};
+    struct pollfd p;
+    uint64_t t0;
+    int fd, ms = -1;
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    fd = http_connect(f.port);
+    assert_true(fd >= 0);
+    t0 = clock_monotonic_ns();
+    for (size_t i = 0; i < sizeof(req) - 1; i++) {
+        if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1)
+            break;
+        p = (struct pollfd){.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) > 0) {
+            ms = (int)((clock_monotonic_ns() - t0) / NSEC_PER_MSEC);
+            break;
+        }
+    }
+    if (ms < 900 || ms > 4000)
+        fail_msg("a client sending a byte every 200 ms was cut after %d ms, expected ~1 s", ms);
+    close(fd);
+    stop(&f);
+}
+
+/* At the connection limit, a new client is let in and the oldest waiting one is cut: idle
+ * connections, from this address or any, never keep a scrape out. */
+static void test_connection_limit(void **state) {
+    struct http_server_options o = {
+        .listen_address = "127.0.0.1:0", .timeout_s = 10, .connection_limit = 8, .threads = 2};
+    struct fixture f = {0};
+    struct http_reply r;
+    int idle[20], cut = 0;
+    const char *closed;
+    uint64_t t0;
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    for (size_t i = 0; i < ARRAY_SIZE(idle); i++) {
+        idle[i] = http_connect(f.port);
+        assert_true(idle[i] >= 0);
+        usleep(5000);
+    }
+    for (int i = 0; i < 5; i++) {
+        t0 = clock_monotonic_ns();
+        ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+        assert_int_equal(r.status, 200);
+        http_reply_done(&r);
+        assert_true(clock_monotonic_ns() - t0 < 500 * NSEC_PER_MSEC);
+    }
+    /* The oldest were cut, the newest are still open. */
+    for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+        if (wait_closed(idle[i], 0) >= 0)
+            cut++;
+    assert_true(cut >= 12);
+    assert_true(wait_closed(idle[0], 0) >= 0);
+    assert_true(wait_closed(idle[ARRAY_SIZE(idle) - 1], 0) < 0);
+    /* Counted in the self-metrics. */
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    closed = strstr(r.body, "\njoulestat_http_connections_closed_total{reason=\"make_room\"} ");
+    assert_non_null(closed);
+    assert_true(atoi(strchr(closed, '}') + 2) >= 12);
+    assert_non_null(strstr(r.body, "\njoulestat_http_connections "));
+    http_reply_done(&r);
+    for (size_t i = 0; i < ARRAY_SIZE(idle); i++)
+        close(idle[i]);
+    stop(&f);
+}
+
+static char *bcrypt_cost(const char *password, unsigned long cost) {
     char salt[CRYPT_GENSALT_OUTPUT_SIZE];
     struct crypt_data *cd = calloc(1, sizeof(*cd));
     char *out;
 
     assert_non_null(cd);
-    assert_non_null(crypt_gensalt_rn("$2y$", 4, NULL, 0, salt, sizeof(salt)));
+    assert_non_null(crypt_gensalt_rn("$2y$", cost, NULL, 0, salt, sizeof(salt)));
     out = strdup(crypt_rn(password, salt, cd, sizeof(*cd)));
     free(cd);
     return out;
+}
+
+static char *bcrypt(const char *password) {
+    return bcrypt_cost(password, 4);
 }
 
 static void test_basic_auth(void **state) {
@@ -337,10 +508,13 @@ static void test_basic_auth(void **state) {
     struct web_config *wc = NULL;
     struct fixture f = {0};
     struct http_reply r;
-    char dir[256], text[256], path[512], h[128];
+    char dir[256], text[512], path[512], h[128];
 
     ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
-    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
+    (void)snprintf(text, sizeof(text),
+                   "basic_auth_users:\n  prom: %s\nhttp_server_config:\n  headers:\n"
+                   "    X-Frame-Options: deny\n    X-Content-Type-Options: nosniff\n",
+                   hash);
     ASSERT_OK(test_write_file(dir, "web.yml", text));
     (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
     ASSERT_OK(web_config_load(path, &wc, NULL, 0));
@@ -352,12 +526,27 @@ static void test_basic_auth(void **state) {
     assert_int_equal(r.status, 401);
     assert_string_equal(http_header(&r, "WWW-Authenticate", h, sizeof(h)),
                         "Basic realm=\"joulestat\"");
+    /* http_server_config.headers on every answer: 401, 200, health, 404, 405. */
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_string_equal(http_header(&r, "X-Content-Type-Options", h, sizeof(h)), "nosniff");
+    http_reply_done(&r);
+    ASSERT_OK(
+        http_simple(f.port, "GET", "/nothing", "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n", &r));
+    assert_int_equal(r.status, 404);
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
+    http_reply_done(&r);
+    ASSERT_OK(http_simple(f.port, "DELETE", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 405);
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
     http_reply_done(&r);
     /* prom:s3cret */
     ASSERT_OK(
         http_simple(f.port, "GET", "/metrics", "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n", &r));
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "joulestat_series "));
+    assert_string_equal(http_header(&r, "X-Frame-Options", h, sizeof(h)), "deny");
     http_reply_done(&r);
     /* prom:wrong */
     ASSERT_OK(
@@ -366,8 +555,17 @@ static void test_basic_auth(void **state) {
     http_reply_done(&r);
     /* other:s3cret */
     ASSERT_OK(
-        http_simple(f.port, "GET", "/healthz", "Authorization: Basic b3RoZXI6czNjcmV0\r\n", &r));
+        http_simple(f.port, "GET", "/metrics", "Authorization: Basic b3RoZXI6czNjcmV0\r\n", &r));
     assert_int_equal(r.status, 401);
+    http_reply_done(&r);
+    /* Health needs no credentials (liveness probes send none), and ignores wrong ones. */
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "ok\n");
+    http_reply_done(&r);
+    ASSERT_OK(
+        http_simple(f.port, "GET", "/healthz", "Authorization: Basic b3RoZXI6czNjcmV0\r\n", &r));
+    assert_int_equal(r.status, 200);
     http_reply_done(&r);
     /* Not base64 at all. */
     ASSERT_OK(http_simple(f.port, "GET", "/", "Authorization: Basic !!!\r\n", &r));
@@ -376,6 +574,183 @@ static void test_basic_auth(void **state) {
     stop(&f);
     web_config_free(wc);
     test_rm_rf(dir);
+}
+
+struct timed_request {
+    int port;
+    const char *headers;
+    int status;
+    uint64_t ns;
+};
+
+static void *timed_request(void *arg) {
+    struct timed_request *t = arg;
+    uint64_t t0 = clock_monotonic_ns();
+    struct http_reply r;
+
+    t->status = http_simple(t->port, "GET", "/metrics", t->headers, &r) < 0 ? -1 : r.status;
+    if (t->status > 0)
+        http_reply_done(&r);
+    t->ns = clock_monotonic_ns() - t0;
+    return NULL;
+}
+
+#define AUTH_RIGHT "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n" /* prom:s3cret */
+#define AUTH_WRONG "Authorization: Basic cHJvbTp3cm9uZzE=\r\n" /* prom:wrong1 */
+
+/* A wrong password costs a bcrypt (cost 13 here, ~0.5 s), run off the server's workers;
+ * meanwhile a scrape with remembered credentials and /healthz answer at once, even with a
+ * single worker, and the same wrong password again is refused from memory. The server
+ * stops promptly with checks running and waiting. */
+static void auth_not_blocking(unsigned threads) {
+    static const char *const more[] = {
+        "Authorization: Basic cHJvbTp3cm9uZzI=\r\n", "Authorization: Basic cHJvbTp3cm9uZzM=\r\n",
+        "Authorization: Basic cHJvbTp3cm9uZzQ=\r\n", "Authorization: Basic cHJvbTp3cm9uZzU=\r\n"};
+    _cleanup_(freep) char *hash = bcrypt_cost("s3cret", 13);
+    struct http_server_options o = {.listen_address = "127.0.0.1:0", .threads = threads};
+    struct timed_request pending[ARRAY_SIZE(more)];
+    pthread_t pending_th[ARRAY_SIZE(more)];
+    struct timed_request wrong, right, again;
+    struct web_config *wc = NULL;
+    struct fixture f = {0};
+    struct http_reply r;
+    char dir[256], text[256], path[512];
+    pthread_t th;
+    uint64_t t0, health_ns;
+
+    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
+    ASSERT_OK(test_write_file(dir, "web.yml", text));
+    (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
+    ASSERT_OK(web_config_load(path, &wc, NULL, 0));
+    o.web_config = wc;
+    start(&f, &o);
+    publish_sample(&f, now_s());
+
+    right = (struct timed_request){.port = f.port, .headers = AUTH_RIGHT};
+    (void)timed_request(&right); /* the first use of a password pays its bcrypt */
+    assert_int_equal(right.status, 200);
+
+    wrong = (struct timed_request){.port = f.port, .headers = AUTH_WRONG};
+    assert_int_equal(pthread_create(&th, NULL, timed_request, &wrong), 0);
+    usleep(50000);
+    right = (struct timed_request){.port = f.port, .headers = AUTH_RIGHT};
+    (void)timed_request(&right);
+    t0 = clock_monotonic_ns();
+    ASSERT_OK(http_simple(f.port, "GET", "/healthz", NULL, &r));
+    health_ns = clock_monotonic_ns() - t0;
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    again = (struct timed_request){.port = f.port, .headers = AUTH_WRONG};
+    (void)timed_request(&again);
+
+    print_message("wrong password %.0f ms; meanwhile scrape %.1f ms, healthz %.1f ms; "
+                  "the same wrong password again %.1f ms\n",
+                  (double)wrong.ns / 1e6, (double)right.ns / 1e6, (double)health_ns / 1e6,
+                  (double)again.ns / 1e6);
+    assert_int_equal(wrong.status, 401);
+    assert_int_equal(right.status, 200);
+    assert_int_equal(again.status, 401);
+    /* The wrong password was still being checked while the scrape ran. */
+    assert_true(wrong.ns > right.ns + 100 * NSEC_PER_MSEC);
+    assert_true(right.ns < 300 * NSEC_PER_MSEC);
+    assert_true(health_ns < 300 * NSEC_PER_MSEC);
+    assert_true(again.ns < 100 * NSEC_PER_MSEC);
+
+    for (size_t i = 0; i < ARRAY_SIZE(more); i++) {
+        pending[i] = (struct timed_request){.port = f.port, .headers = more[i]};
+        assert_int_equal(pthread_create(&pending_th[i], NULL, timed_request, &pending[i]), 0);
+    }
+    usleep(100000);
+    t0 = clock_monotonic_ns();
+    stop(&f);
+    /* Two checks were running (they finish), two waiting (answered 503 at once). */
+    assert_true(clock_monotonic_ns() - t0 < 3 * wrong.ns + 1000 * NSEC_PER_MSEC);
+    for (size_t i = 0; i < ARRAY_SIZE(more); i++) {
+        assert_int_equal(pthread_join(pending_th[i], NULL), 0);
+        assert_true(pending[i].status == 401 || pending[i].status == 503 ||
+                    pending[i].status == -1);
+    }
+    web_config_free(wc);
+    test_rm_rf(dir);
+}
+
+static void test_auth_not_blocking(void **state) {
+    auth_not_blocking(0);
+}
+
+static void test_auth_one_worker(void **state) {
+    auth_not_blocking(1);
+}
+
+/* One raw request (with Connection: close where it matters); returns the status. */
+static int raw_status(int port, const char *request, char *allow, size_t allow_size) {
+    struct http_reply r;
+    int status;
+
+    ASSERT_OK(http_exchange(AF_INET, "127.0.0.1", port, request, 5000, &r));
+    status = r.status;
+    if (allow && !http_header(&r, "Allow", allow, allow_size))
+        allow[0] = '\0';
+    http_reply_done(&r);
+    return status;
+}
+
+static void test_strict_http(void **state) {
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct fixture f = {0};
+    char allow[64], big[12000], req[12200];
+
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    /* Other methods: 405 with Allow, also with a body (the connection used to be closed
+     * without an answer). */
+    assert_int_equal(raw_status(f.port,
+                                "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+                                "hello",
+                                allow, sizeof(allow)),
+                     405);
+    assert_string_equal(allow, "GET, HEAD");
+    assert_int_equal(raw_status(f.port,
+                                "PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+                                allow, sizeof(allow)),
+                     405);
+    assert_string_equal(allow, "GET, HEAD");
+    /* HTTP/1.1 needs exactly one Host; HTTP/1.0 none. */
+    assert_int_equal(
+        raw_status(f.port, "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", NULL, 0), 400);
+    assert_int_equal(raw_status(f.port,
+                                "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n"
+                                "Connection: close\r\n\r\n",
+                                NULL, 0),
+                     400);
+    assert_int_equal(raw_status(f.port, "GET /healthz HTTP/1.0\r\n\r\n", NULL, 0), 200);
+    /* Content-Length twice: different values are refused, the same value is one. */
+    assert_int_equal(raw_status(f.port,
+                                "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                "Content-Length: 5\r\nConnection: close\r\n\r\n",
+                                NULL, 0),
+                     400);
+    assert_int_equal(raw_status(f.port,
+                                "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                                "Content-Length: 0\r\nConnection: close\r\n\r\n",
+                                NULL, 0),
+                     200);
+    /* Request headers are bounded (HTTP_CONNECTION_MEMORY): 4 KB pass, 10 KB get 431. */
+    memset(big, 'a', sizeof(big));
+    big[4000] = '\0';
+    (void)snprintf(req, sizeof(req),
+                   "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\nConnection: close\r\n\r\n",
+                   big);
+    assert_int_equal(raw_status(f.port, req, NULL, 0), 200);
+    big[4000] = 'a';
+    big[10000] = '\0';
+    (void)snprintf(req, sizeof(req),
+                   "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\nConnection: close\r\n\r\n",
+                   big);
+    assert_int_equal(raw_status(f.port, req, NULL, 0), 431);
+    stop(&f);
 }
 
 static bool ipv6_loopback_works(void) {
@@ -502,9 +877,12 @@ static void test_bad_addresses(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routes),           cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_shared_render),    cmocka_unit_test(test_pipelined_memory),
         cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
-        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_listen_forms),
-        cmocka_unit_test(test_bad_addresses),
+        cmocka_unit_test(test_header_deadline),  cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_auth_not_blocking),
+        cmocka_unit_test(test_auth_one_worker),  cmocka_unit_test(test_strict_http),
+        cmocka_unit_test(test_listen_forms),     cmocka_unit_test(test_bad_addresses),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

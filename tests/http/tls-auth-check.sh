@@ -31,7 +31,7 @@ YML
 pid=$!
 port=
 for _ in $(seq 1 50); do
-    port=$(sed -n 's/^port //p' "$tmp/out")
+    port=$(sed -n 's/^port //p' "$tmp/out" 2>/dev/null || true)
     [[ -n $port ]] && break
     kill -0 "$pid" 2>/dev/null || { cat "$tmp/err"; exit 1; }
     sleep 0.1
@@ -62,6 +62,7 @@ grep -q '^joulestat_series ' "$tmp/body"
 hdr=$("${c[@]}" -D - -o /dev/null --compressed -u prometheus:'c0rrect horse' "$base/metrics")
 grep -qi '^content-encoding: gzip' <<<"$hdr" || { echo "FAIL: no gzip"; exit 1; }
 expect 200 "TLS, healthz" -u prometheus:'c0rrect horse' "$base/healthz"
+expect 200 "TLS, healthz without credentials" "$base/healthz"
 
 # Without the CA the certificate is refused; plain HTTP on the TLS port gets no answer.
 if curl -s --max-time 5 -o /dev/null "$base/metrics"; then
@@ -72,11 +73,86 @@ code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$po
 [[ $code == 000 ]] || { echo "FAIL: plain HTTP got $code from the TLS port"; exit 1; }
 echo "ok: certificate checked, plain HTTP refused"
 
-# A key that does not parse: the server refuses to start with a clear error.
+# TLS versions, with an openssl client that would itself go as low as TLS 1.0
+# (SECLEVEL=0), so a refusal is the server's. By default only TLS 1.2 and 1.3 are served.
+handshake() { # handshake PORT VERSION-FLAG: succeeds when the handshake does
+    timeout 10 openssl s_client -connect "127.0.0.1:$1" "$2" -cipher 'DEFAULT:@SECLEVEL=0' \
+        </dev/null >"$tmp/s_client.log" 2>&1
+}
+expect_versions() { # expect_versions PORT WHAT "-tls1 -tls1_1 ..." (accepted) "..." (refused)
+    local v
+    for v in $3; do
+        handshake "$1" "$v" || { echo "FAIL: $2: $v refused"; cat "$tmp/s_client.log"; exit 1; }
+    done
+    for v in $4; do
+        if handshake "$1" "$v"; then
+            echo "FAIL: $2: $v accepted"
+            exit 1
+        fi
+    done
+    echo "ok: $2: accepted $3, refused $4"
+}
+expect_versions "$port" "default versions" "-tls1_2 -tls1_3" "-tls1 -tls1_1"
+kill "$pid" && wait "$pid" 2>/dev/null || true
+pid=
+
+# start_server CONFIG: sets $pid and $port. The previous server's output is removed first:
+# read before the new server's shell opens it, it would give the old port.
+start_server() {
+    rm -f "$tmp/out"
+    "$serve" 127.0.0.1:0 "$1" >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    port=
+    for _ in $(seq 1 50); do
+        port=$(sed -n 's/^port //p' "$tmp/out" 2>/dev/null || true)
+        [[ -n $port ]] && break
+        kill -0 "$pid" 2>/dev/null || { cat "$tmp/err"; exit 1; }
+        sleep 0.1
+    done
+    [[ -n $port ]] || { echo "server did not report its port"; exit 1; }
+}
+printf 'tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: tls/key.pem\n  min_version: TLS13\n' \
+    >"$tmp/web13.yml"
+start_server "$tmp/web13.yml"
+expect_versions "$port" "min_version TLS13" "-tls1_3" "-tls1 -tls1_1 -tls1_2"
+kill "$pid" && wait "$pid" 2>/dev/null || true
+pid=
+printf 'tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: tls/key.pem\n  min_version: TLS10\n  max_version: TLS12\n' \
+    >"$tmp/web10.yml"
+start_server "$tmp/web10.yml"
+expect_versions "$port" "TLS10 to TLS12" "-tls1 -tls1_1 -tls1_2" "-tls1_3"
+kill "$pid" && wait "$pid" 2>/dev/null || true
+pid=
+
+# curve_preferences: only the groups named are agreed to.
+printf 'tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: tls/key.pem\n  curve_preferences: [CurveP384]\n' \
+    >"$tmp/web-curves.yml"
+start_server "$tmp/web-curves.yml"
+timeout 10 openssl s_client -connect "127.0.0.1:$port" -groups P-384 </dev/null >"$tmp/s.log" 2>&1 ||
+    { echo "FAIL: curve_preferences CurveP384: P-384 refused"; cat "$tmp/s.log"; exit 1; }
+if timeout 10 openssl s_client -connect "127.0.0.1:$port" -groups X25519 </dev/null >"$tmp/s.log" 2>&1; then
+    echo "FAIL: curve_preferences CurveP384: X25519 accepted"
+    exit 1
+fi
+echo "ok: curve_preferences [CurveP384]: P-384 accepted, X25519 refused"
+kill "$pid" && wait "$pid" 2>/dev/null || true
+pid=
+
+# A key of another certificate: refused at load, saying so (it was "Invalid argument").
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/tls/key.pem" 2>/dev/null
+if "$serve" 127.0.0.1:0 "$tmp/web.yml" >/dev/null 2>"$tmp/err2"; then
+    echo "FAIL: started with a key that does not match the certificate"
+    exit 1
+fi
+grep -q 'web.yml:2: tls_server_config: cert_file and key_file are not a usable pair: .*do not match' "$tmp/err2" ||
+    { echo "FAIL: unclear message: $(cat "$tmp/err2")"; exit 1; }
+echo "ok: mismatched key refused: $(cat "$tmp/err2")"
+
+# A key that does not parse: refused with a clear error too.
 echo "not a key" >"$tmp/tls/key.pem"
 if "$serve" 127.0.0.1:0 "$tmp/web.yml" >/dev/null 2>"$tmp/err2"; then
     echo "FAIL: started with a broken key"
     exit 1
 fi
-grep -q 'start: Invalid argument' "$tmp/err2"
-echo "ok: broken key refused"
+grep -q 'not a usable pair: key_file holds no PEM private key' "$tmp/err2" || { echo "FAIL: unclear message: $(cat "$tmp/err2")"; exit 1; }
+echo "ok: broken key refused: $(cat "$tmp/err2")"

@@ -6,9 +6,13 @@
 #include "sample-snapshot.h"
 
 int main(int argc, char **argv) {
+    /* The server's own counters too, so promtool sees those families. */
+    const struct exposition_http http = {
+        .connections_open = 3, .closed_header_deadline = 2, .closed_make_room = 1};
     struct exposition_options o = {.metric_prefix = argc > 1 ? argv[1] : NULL,
                                    .scrape_duration_valid = true,
-                                   .scrape_duration_seconds = 0.001};
+                                   .scrape_duration_seconds = 0.001,
+                                   .http = &http};
     struct snapshot *s = sample_snapshot_new();
     struct strbuf sb;
     int r;

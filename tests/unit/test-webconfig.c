@@ -3,9 +3,13 @@
 
 #include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
+#include "fileio.h"
+#include "macro.h"
 #include "webconfig.h"
 
 static char dir[256];
@@ -42,6 +46,44 @@ static const char *config_path(const char *name) {
     return path;
 }
 
+/* The test TLS material (tests/http/tls/NAME) as text; the caller frees it. */
+static char *tls_file(const char *name) {
+    char rel[64], path[1024];
+    char *text;
+    size_t len;
+
+    (void)snprintf(rel, sizeof(rel), "tests/http/tls/%s", name);
+    ASSERT_OK(read_virtual_file_at(AT_FDCWD, test_source_path(path, sizeof(path), rel), 65536,
+                                   &text, &len));
+    return text;
+}
+
+/* PEM text indented for a YAML block scalar (every line after the first gets 4 spaces);
+ * kept in a static slot per call site pair, freed at exit by the OS. */
+static const char *indent(const char *text) {
+    static char bufs[2][8192];
+    static int next;
+    char *out = bufs[next++ % 2];
+    size_t n = 0;
+
+    for (const char *p = text; *p && n + 8 < sizeof(bufs[0]); p++) {
+        out[n++] = *p;
+        if (*p == '\n' && p[1])
+            n += (size_t)snprintf(out + n, sizeof(bufs[0]) - n, "    ");
+    }
+    while (n > 0 && out[n - 1] == '\n')
+        n--;
+    out[n] = '\0';
+    return out;
+}
+
+/* Copies tests/http/tls/NAME to the test directory as AS. */
+static void put_tls_file(const char *name, const char *as) {
+    _cleanup_(freep) char *text = tls_file(name);
+
+    ASSERT_OK(test_write_file(dir, as, text));
+}
+
 /* Loads a config with the given text; returns the result and leaves the message in err. */
 static int load_text(const char *text, char *err, size_t err_size, struct web_config **ret) {
     ASSERT_OK(test_write_file(dir, "web.yml", text));
@@ -51,11 +93,13 @@ static int load_text(const char *text, char *err, size_t err_size, struct web_co
 static void test_full_config(void **state) {
     char alice[64], bob[64], text[1024], err[512];
     struct web_config *c = NULL;
+    _cleanup_(freep) char *crt = tls_file("server.crt");
+    _cleanup_(freep) char *key = tls_file("server.key");
 
     make_hash("$2b$", "wonderland", alice, sizeof(alice));
     make_hash("$2y$", "builder", bob, sizeof(bob));
-    ASSERT_OK(test_write_file(dir, "tls/server.crt", "-----BEGIN CERTIFICATE-----\nAAAA\n"));
-    ASSERT_OK(test_write_file(dir, "tls/server.key", "-----BEGIN PRIVATE KEY-----\nBBBB\n"));
+    put_tls_file("server.crt", "tls/server.crt");
+    put_tls_file("server.key", "tls/server.key");
     (void)snprintf(text, sizeof(text),
                    "# comment\n"
                    "tls_server_config:\n"
@@ -67,8 +111,11 @@ static void test_full_config(void **state) {
                    alice, bob);
     ASSERT_OK(load_text(text, err, sizeof(err), &c));
     assert_string_equal(err, "");
-    assert_string_equal(web_config_tls_cert(c), "-----BEGIN CERTIFICATE-----\nAAAA\n");
-    assert_string_equal(web_config_tls_key(c), "-----BEGIN PRIVATE KEY-----\nBBBB\n");
+    assert_string_equal(web_config_tls_cert(c), crt);
+    assert_string_equal(web_config_tls_key(c), key);
+    /* The default versions: TLS 1.2 and 1.3 only. */
+    assert_string_equal(web_config_tls_priorities(c),
+                        "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3:%SERVER_PRECEDENCE");
     assert_int_equal(web_config_n_users(c), 2);
 
     assert_int_equal(web_config_check_password(c, "alice", "wonderland"), 1);
@@ -109,15 +156,63 @@ static void test_minimal_configs(void **state) {
     assert_int_equal(web_config_n_users(c), 1);
     assert_int_equal(web_config_check_password(c, "u", "pw"), 1);
     c = web_config_free(c);
-    ASSERT_OK(test_write_file(dir, "abs.crt", "CERT\n"));
-    ASSERT_OK(test_write_file(dir, "abs.key", "KEY\n"));
+    put_tls_file("server.crt", "abs.crt");
+    put_tls_file("server.key", "abs.key");
     (void)snprintf(text, sizeof(text),
                    "tls_server_config:\n  cert_file: %s/abs.crt\n"
                    "  key_file: %s/abs.key\n",
                    dir, dir);
     ASSERT_OK(load_text(text, err, sizeof(err), &c));
-    assert_string_equal(web_config_tls_cert(c), "CERT\n");
+    assert_non_null(strstr(web_config_tls_cert(c), "BEGIN CERTIFICATE"));
     c = web_config_free(c);
+    /* TLS versions. */
+    (void)snprintf(text, sizeof(text),
+                   "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
+                   "  min_version: TLS13\n");
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(web_config_tls_priorities(c),
+                        "NORMAL:-VERS-ALL:+VERS-TLS1.3:%SERVER_PRECEDENCE");
+    c = web_config_free(c);
+    (void)snprintf(text, sizeof(text),
+                   "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
+                   "  min_version: TLS10\n  max_version: TLS12\n");
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(
+        web_config_tls_priorities(c),
+        "NORMAL:-VERS-ALL:+VERS-TLS1.0:+VERS-TLS1.1:+VERS-TLS1.2:%SERVER_PRECEDENCE");
+    c = web_config_free(c);
+    /* Curves in preference order; the client's preference. */
+    (void)snprintf(text, sizeof(text),
+                   "tls_server_config:\n  cert_file: abs.crt\n  key_file: abs.key\n"
+                   "  curve_preferences: [X25519, CurveP384]\n"
+                   "  prefer_server_cipher_suites: false\n");
+    ASSERT_OK(load_text(text, err, sizeof(err), &c));
+    assert_string_equal(web_config_tls_priorities(c), "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3"
+                                                      ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP384R1");
+    c = web_config_free(c);
+    /* Inline PEM, security headers (a blank one stays unset), http2 accepted. */
+    {
+        _cleanup_(freep) char *crt = tls_file("server.crt"), *key = tls_file("server.key");
+        _cleanup_(freep) char *inline_text = NULL;
+
+        assert_true(
+            asprintf(&inline_text,
+                     "tls_server_config:\n  cert: |\n    %s\n  key: |\n    %s\n"
+                     "http_server_config:\n  http2: false\n  headers:\n"
+                     "    X-Frame-Options: sameorigin\n    x-content-type-options: nosniff\n"
+                     "    Strict-Transport-Security: max-age=31536000\n"
+                     "    Content-Security-Policy: \"\"\n",
+                     indent(crt), indent(key)) > 0);
+        ASSERT_OK(load_text(inline_text, err, sizeof(err), &c));
+        assert_string_equal(web_config_tls_cert(c), crt);
+        assert_string_equal(web_config_header(c, WEB_HEADER_X_FRAME_OPTIONS), "sameorigin");
+        assert_string_equal(web_config_header(c, WEB_HEADER_X_CONTENT_TYPE_OPTIONS), "nosniff");
+        assert_string_equal(web_config_header(c, WEB_HEADER_STRICT_TRANSPORT_SECURITY),
+                            "max-age=31536000");
+        assert_null(web_config_header(c, WEB_HEADER_CONTENT_SECURITY_POLICY));
+        assert_null(web_config_header(c, WEB_HEADER_X_XSS_PROTECTION));
+        c = web_config_free(c);
+    }
     assert_null(web_config_free(NULL));
 }
 
@@ -148,17 +243,50 @@ static void test_bad_configs(void **state) {
               ":3:", "unknown key 'key_fil' in tls_server_config");
     check_bad("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",
               ":2:", "client_auth_type is not supported");
-    check_bad("http_server_config:\n  http2: false\n",
-              ":1:", "http_server_config is not supported");
+    check_bad("http_server_config:\n  http2: maybe\n",
+              ":2:", "http_server_config.http2 must be true or false");
+    check_bad("http_server_config:\n  rate: 1\n",
+              ":2:", "unknown key 'rate' in http_server_config");
+    check_bad("http_server_config:\n  headers:\n    Server: x\n",
+              ":3:", "'Server' is not one of Content-Security-Policy");
+    check_bad("http_server_config:\n  headers:\n    X-Frame-Options: allow\n",
+              ":3:", "X-Frame-Options: 'allow' is not deny or sameorigin");
+    check_bad("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n",
+              ":3:", "'sniff' is not nosniff");
+    check_bad("http_server_config:\n  headers: [a]\n",
+              ":2:", "headers must be a mapping of header: value");
+    check_bad("tls_server_config:\n  cert_file: c.pem\n  cert: C\n  key_file: k.pem\n",
+              ":3:", "cert given twice (or with cert_file)");
     check_bad("tls_server_config:\n  cert_file: nothere.pem\n  key_file: k.pem\n",
               ":2:", "nothere.pem': No such file or directory");
     check_bad("tls_server_config:\n  cert_file: c.pem\n  key_file: empty.pem\n",
               ":3:", "empty or not PEM");
     check_bad("tls_server_config:\n  cert_file: c.pem\n",
-              ":2:", "needs both cert_file and key_file");
+              ":2:", "needs both a certificate and a key");
     check_bad("tls_server_config:\n  cert_file: [a]\n  key_file: k.pem\n",
               ":2:", "cert_file must be a file name");
     check_bad("tls_server_config: yes\n", ":1:", "tls_server_config must be a mapping");
+    put_tls_file("server.crt", "good.crt");
+    put_tls_file("other.key", "other.key");
+    check_bad("tls_server_config:\n  cert_file: good.crt\n  key_file: other.key\n", ":2:",
+              "cert_file and key_file are not a usable pair: The certificate and the given key "
+              "do not match");
+    check_bad("tls_server_config:\n  cert_file: good.crt\n  key_file: k.pem\n",
+              ":2:", "not a usable pair");
+    check_bad("tls_server_config:\n  min_version: TLS14\n",
+              ":2:", "tls_server_config.min_version: 'TLS14' is not TLS10, TLS11, TLS12 or TLS13");
+    check_bad("tls_server_config:\n  max_version: TLS11\n  min_version: TLS13\n",
+              ":3:", "min_version TLS13 is above max_version TLS11");
+    check_bad("tls_server_config:\n  min_version: TLS12\n  min_version: TLS12\n",
+              ":3:", "min_version given twice");
+    check_bad("tls_server_config:\n  curve_preferences: [CurveP256, P-521]\n",
+              ":2:", "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521 or X25519");
+    check_bad("tls_server_config:\n  curve_preferences: X25519\n",
+              ":2:", "curve_preferences must be a list");
+    check_bad("rate_limit:\n  interval: 1s\n  burst: 5\n",
+              ":1:", "rate_limit is not supported by joulestat");
+    check_bad("tls_server_config:\n  prefer_server_cipher_suites: yes\n",
+              ":2:", "prefer_server_cipher_suites must be true or false");
     check_bad("basic_auth_users: [a, b]\n", ":1:", "must be a mapping of user: bcrypt-hash");
     check_bad("basic_auth_users:\n  alice: [unclosed\n", ":", "invalid YAML");
     check_bad("basic_auth_users:\n  alice: \"open\n", ":", "line 2");
@@ -170,7 +298,10 @@ static void test_bad_configs(void **state) {
     /* bcrypt-shaped, but cost 99 is outside what libxcrypt computes. */
     check_bad("basic_auth_users:\n  alice: "
               "$2y$99$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234\n",
-              ":", "rejected by libxcrypt");
+              ":2:", "basic_auth_users.alice: bcrypt cost outside 04..31");
+    check_bad("basic_auth_users:\n  alice: "
+              "$2y$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ0123!\n",
+              ":2:", "outside its alphabet");
     check_bad("- a\n- b\n", ":1:", "top level must be a mapping");
     check_bad("[1, 2]: x\n", ":1:", "keys must be plain names");
     (void)snprintf(text, sizeof(text), "basic_auth_users:\n  a: %s\n  a: %s\n", hash, hash);
@@ -180,6 +311,68 @@ static void test_bad_configs(void **state) {
     check_bad("tls_server_config: {}\ntls_server_config: {}\n", ":2:", "given twice");
     check_bad("tls_server_config:\n  cert_file: c.pem\n  cert_file: c.pem\n  key_file: k.pem\n",
               ":3:", "cert_file given twice");
+}
+
+static double elapsed_ms(const struct timespec *t0) {
+    struct timespec t1;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* A costly hash does not delay loading: only its shape is checked (cost 17 would take
+ * several seconds to compute once; the hash is a cost-4 one relabelled, valid in shape). */
+static void test_costly_hash_loads_fast(void **state) {
+    char hash[64], text[256];
+    struct web_config *c = NULL;
+    struct timespec t0;
+    double ms;
+
+    make_hash("$2y$", "pw", hash, sizeof(hash));
+    hash[4] = '1';
+    hash[5] = '7';
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  u: %s\n", hash);
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+    ms = elapsed_ms(&t0);
+    if (ms > 200)
+        fail_msg("loading a cost-17 hash took %.0f ms", ms);
+    c = web_config_free(c);
+}
+
+/* Wrong passwords are remembered: the second identical attempt runs no bcrypt. */
+static void test_failures_remembered(void **state) {
+    char hash[64], salt[CRYPT_GENSALT_OUTPUT_SIZE], text[256];
+    struct crypt_data *cd = calloc(1, sizeof(*cd));
+    struct web_config *c = NULL;
+    struct timespec t0;
+    double first, second, again;
+
+    assert_non_null(cd);
+    assert_non_null(crypt_gensalt_rn("$2y$", 12, NULL, 0, salt, sizeof(salt)));
+    (void)snprintf(hash, sizeof(hash), "%s", crypt_rn("right", salt, cd, sizeof(*cd)));
+    free(cd);
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  u: %s\n", hash);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(web_config_check_password(c, "u", "wrong"), 0);
+    first = elapsed_ms(&t0);
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(web_config_check_password(c, "u", "wrong"), 0);
+    second = elapsed_ms(&t0);
+    /* An unknown user's refusal is remembered too. */
+    assert_int_equal(web_config_check_password(c, "nobody", "wrong"), 0);
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(web_config_check_password(c, "nobody", "wrong"), 0);
+    again = elapsed_ms(&t0);
+    /* The right password still works after the wrong ones, and is remembered. */
+    assert_int_equal(web_config_check_password(c, "u", "right"), 1);
+    assert_int_equal(web_config_check_password(c, "u", "right"), 1);
+    print_message("bcrypt cost 12: first wrong attempt %.1f ms, repeated %.2f ms\n", first, second);
+    if (first < 20 || second > first / 10 || second > 20 || again > 20)
+        fail_msg("a repeated wrong password took %.1f ms (the first %.1f ms)", second, first);
+    c = web_config_free(c);
 }
 
 static void test_config_file_errors(void **state) {
@@ -201,6 +394,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_minimal_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_configs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_file_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_costly_hash_loads_fast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failures_remembered, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

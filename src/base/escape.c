@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#include "escape.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Length of the well-formed UTF-8 sequence at s (2..4), or 0. Overlong forms, surrogates
+ * and code points past U+10FFFF are not well-formed. Sets *cp to the code point. */
+static size_t utf8_sequence(const unsigned char *s, uint32_t *cp) {
+    size_t n;
+    uint32_t c, min;
+
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        n = 2, c = s[0] & 0x1fu, min = 0x80;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        n = 3, c = s[0] & 0x0fu, min = 0x800;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        n = 4, c = s[0] & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+            return 0;
+        c = (c << 6) | (s[i] & 0x3fu);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+const char *escape_terminal(const char *s, char *buf, size_t size) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t used = 0;
+
+    while (*p) {
+        char piece[16];
+        size_t len = 0, n = 0;
+        uint32_t cp = 0;
+
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
+            piece[len++] = (char)*p;
+            n = 1;
+        } else if (*p == '\\') {
+            piece[len++] = '\\';
+            piece[len++] = '\\';
+            n = 1;
+        } else if (*p >= 0x80 && (n = utf8_sequence(p, &cp)) > 0 && cp >= 0xa0) {
+            memcpy(piece, p, n);
+            len = n;
+        } else {
+            /* A control character, or one byte of what is not well-formed UTF-8 (or a C1
+             * control, all of whose bytes are escaped). */
+            n = n ? n : 1;
+            for (size_t i = 0; i < n; i++) {
+                piece[len++] = '\\';
+                piece[len++] = 'x';
+                piece[len++] = hex[p[i] >> 4];
+                piece[len++] = hex[p[i] & 0xf];
+            }
+        }
+        if (used + len >= size)
+            break;
+        memcpy(buf + used, piece, len);
+        used += len;
+        p += n;
+    }
+    buf[used] = '\0';
+    return buf;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+
+/*
+ * Text from the system (process names, cgroup paths, pod names, device names) made safe to
+ * print on a terminal: control characters (C0, DEL, and C1 as UTF-8), bytes that are not
+ * well-formed UTF-8, and the backslash become \xHH (\\ for the backslash); everything else,
+ * printable ASCII and well-formed UTF-8, is kept. A name carrying "\x1b]0;...\x07" cannot
+ * rewrite the operator's terminal.
+ *
+ * Writes the escaped s into buf (size > 0), NUL-terminated, cut at an escape's boundary
+ * when it does not fit; returns buf. NULL s gives "".
+ */
+const char *escape_terminal(const char *s, char *buf, size_t size);
+
+/* Room for any string of n bytes, escaped, and its NUL. */
+#define ESCAPED_SIZE(n) (4 * (n) + 1)

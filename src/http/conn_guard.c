@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+#include "conn_guard.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "clock.h"
+#include "stopper.h"
+
+/* The watchdog looks at the table at least this often. */
+#define WATCH_PERIOD_NS (250 * NSEC_PER_MSEC)
+
+struct guarded {
+    bool used;
+    bool busy;
+    bool cut; /* shut down, close pending */
+    int fd;
+    uint8_t client[16]; /* IPv6, or IPv4 mapped into it */
+    uint64_t since_ns;  /* accept, or the end of the previous reply */
+};
+
+struct conn_guard {
+    struct conn_guard_limits limits;
+    pthread_mutex_t lock;
+    struct guarded *slots; /* limits.capacity of them */
+    unsigned live;         /* used and not cut */
+    uint64_t cut_deadline, cut_room;
+    struct stopper stopper;
+    pthread_t thread;
+    bool thread_started;
+};
+
+/* The client's address as 16 bytes, so that IPv4 and IPv4-mapped IPv6 compare equal. */
+static void client_key(const struct sockaddr *addr, uint8_t key[16]) {
+    memset(key, 0, 16);
+    if (!addr)
+        return;
+    if (addr->sa_family == AF_INET6) {
+        memcpy(key, &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr, 16);
+    } else if (addr->sa_family == AF_INET) {
+        key[10] = key[11] = 0xff;
+        memcpy(key + 12, &((const struct sockaddr_in *)(const void *)addr)->sin_addr, 4);
+    }
+}
+
+static void cut(struct conn_guard *g, struct guarded *c) {
+    /* The socket stays open until the server closes it (after conn_guard_closed()), so
+     * the descriptor still names this connection. */
+    (void)shutdown(c->fd, SHUT_RDWR);
+    c->cut = true;
+    g->live--;
+}
+
+/* The oldest waiting connection, of one client (client != NULL) or of any, except `not`. */
+static struct guarded *oldest_waiting(struct conn_guard *g, const uint8_t *client,
+                                      const struct guarded * not, unsigned *ret_count) {
+    struct guarded *oldest = NULL;
+    unsigned count = 0;
+
+    for (unsigned i = 0; i < g->limits.capacity; i++) {
+        struct guarded *c = &g->slots[i];
+
+        if (!c->used || c->cut || (client && memcmp(c->client, client, 16) != 0))
+            continue;
+        count++;
+        if (c != not &&!c->busy && (!oldest || c->since_ns < oldest->since_ns))
+            oldest = c;
+    }
+    *ret_count = count;
+    return oldest;
+}
+
+void *conn_guard_opened(struct conn_guard *g, int fd, const struct sockaddr *addr) {
+    unsigned per_client_max = g->limits.per_client - g->limits.per_client / 4, count;
+    struct guarded *c = NULL, *victim;
+
+    (void)pthread_mutex_lock(&g->lock);
+    for (unsigned i = 0; i < g->limits.capacity && !c; i++)
+        if (!g->slots[i].used)
+            c = &g->slots[i];
+    if (!c) {
+        g->cut_room++;
+        (void)pthread_mutex_unlock(&g->lock);
+        (void)shutdown(fd, SHUT_RDWR);
+        return NULL;
+    }
+    *c = (struct guarded){.used = true, .fd = fd, .since_ns = clock_monotonic_ns()};
+    client_key(addr, c->client);
+    g->live++;
+
+    victim = oldest_waiting(g, c->client, c, &count);
+    if (count > per_client_max && victim) {
+        cut(g, victim);
+        g->cut_room++;
+    }
+    if (g->live > g->limits.capacity - g->limits.reserve) {
+        victim = oldest_waiting(g, NULL, c, &count);
+        if (victim) {
+            cut(g, victim);
+            g->cut_room++;
+        }
+    }
+    (void)pthread_mutex_unlock(&g->lock);
+    return c;
+}
+
+static void set_busy(struct conn_guard *g, void *handle, bool busy) {
+    struct guarded *c = handle;
+
+    if (!c)
+        return;
+    (void)pthread_mutex_lock(&g->lock);
+    c->busy = busy;
+    c->since_ns = clock_monotonic_ns();
+    (void)pthread_mutex_unlock(&g->lock);
+}
+
+void conn_guard_busy(struct conn_guard *g, void *handle) {
+    set_busy(g, handle, true);
+}
+
+void conn_guard_waiting(struct conn_guard *g, void *handle) {
+    set_busy(g, handle, false);
+}
+
+void conn_guard_closed(struct conn_guard *g, void *handle) {
+    struct guarded *c = handle;
+
+    if (!c)
+        return;
+    (void)pthread_mutex_lock(&g->lock);
+    if (!c->cut)
+        g->live--;
+    *c = (struct guarded){0};
+    (void)pthread_mutex_unlock(&g->lock);
+}
+
+/* Cuts the waiting connections past their deadline; returns the next deadline. */
+static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
+    uint64_t next = now + WATCH_PERIOD_NS;
+
+    (void)pthread_mutex_lock(&g->lock);
+    for (unsigned i = 0; i < g->limits.capacity; i++) {
+        struct guarded *c = &g->slots[i];
+        uint64_t due = c->since_ns + g->limits.header_timeout_ns;
+
+        if (!c->used || c->cut || c->busy)
+            continue;
+        if (due <= now) {
+            cut(g, c);
+            g->cut_deadline++;
+        } else if (due < next) {
+            next = due;
+        }
+    }
+    (void)pthread_mutex_unlock(&g->lock);
+    return next;
+}
+
+static void *watchdog(void *arg) {
+    struct conn_guard *g = arg;
+    uint64_t next = clock_monotonic_ns();
+
+    while (!stopper_sleep_until(&g->stopper, next))
+        next = enforce_deadlines(g, clock_monotonic_ns());
+    return NULL;
+}
+
+int conn_guard_new(const struct conn_guard_limits *l, struct conn_guard **ret) {
+    struct conn_guard *g;
+    int r;
+
+    if (!l || !ret || l->capacity < 2 || l->per_client < 2 || l->per_client > l->capacity ||
+        l->reserve >= l->capacity || l->header_timeout_ns == 0)
+        return -EINVAL;
+    g = calloc(1, sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    g->limits = *l;
+    g->slots = calloc(l->capacity, sizeof(*g->slots));
+    if (!g->slots) {
+        free(g);
+        return -ENOMEM;
+    }
+    (void)pthread_mutex_init(&g->lock, NULL);
+    stopper_init(&g->stopper);
+    r = -pthread_create(&g->thread, NULL, watchdog, g);
+    if (r < 0) {
+        conn_guard_free(g);
+        return r;
+    }
+    g->thread_started = true;
+    *ret = g;
+    return 0;
+}
+
+struct conn_guard *conn_guard_free(struct conn_guard *g) {
+    if (!g)
+        return NULL;
+    if (g->thread_started) {
+        stopper_stop(&g->stopper);
+        (void)pthread_join(g->thread, NULL);
+    }
+    stopper_done(&g->stopper);
+    (void)pthread_mutex_destroy(&g->lock);
+    free(g->slots);
+    free(g);
+    return NULL;
+}
+
+void conn_guard_stats(struct conn_guard *g, struct conn_guard_stats *ret) {
+    (void)pthread_mutex_lock(&g->lock);
+    *ret = (struct conn_guard_stats){
+        .live = g->live, .cut_deadline = g->cut_deadline, .cut_room = g->cut_room};
+    (void)pthread_mutex_unlock(&g->lock);
+}

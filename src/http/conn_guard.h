@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+/*
+ * Keeps the server's connection slots from being held by clients that never send a request:
+ * the table of live connections, the oldest-waiting-first eviction and the watchdog thread
+ * that enforces an absolute deadline on receiving a request's headers.
+ *
+ * A connection is "waiting" from its accept (or from the end of its previous reply, on
+ * keep-alive) until its request's headers are complete, then "busy" until the reply is
+ * done. Only waiting connections are ever cut, by shutting their socket down; the server's
+ * own thread then sees the end of the stream and closes it. Three rules:
+ *
+ *  - deadline: a connection waiting longer than header_timeout_ns in all is cut; sending a
+ *    byte at a time does not extend it (libmicrohttpd's own timeout restarts at each byte);
+ *  - per client address: when a new connection makes its address hold more than
+ *    per_client - per_client/4 live connections, the address's oldest waiting one is cut;
+ *  - in all: when a new connection leaves fewer than `reserve` of `capacity` slots free, the
+ *    oldest waiting connection of any address is cut.
+ *
+ * So a new connection is always let in (the newest is never the one cut) and gets its turn:
+ * idle and slow clients cannot keep a scrape or a health probe out, whatever address they
+ * come from, and a client's own flood only pushes out its own older connections first.
+ * The headroom between the eviction thresholds and the hard limits (libmicrohttpd's
+ * connection and per-address limits, set to capacity and per_client) covers connections
+ * that are cut but not yet closed. Busy connections are never cut here; the hard limits
+ * and the server's idle timeout bound them.
+ *
+ * Thread-safe: the callbacks come from the server's worker threads.
+ */
+
+struct conn_guard_limits {
+    unsigned capacity;          /* connections in all (>= 2) */
+    unsigned per_client;        /* per client address (>= 2, <= capacity) */
+    unsigned reserve;           /* slots kept free of waiting connections (< capacity) */
+    uint64_t header_timeout_ns; /* > 0 */
+};
+
+struct conn_guard;
+
+/* Starts the watchdog thread. Returns 0, -EINVAL for inconsistent limits, -ENOMEM, or the
+ * error of pthread_create(). *ret written only on success. */
+int conn_guard_new(const struct conn_guard_limits *l, struct conn_guard **ret);
+/* Stops the watchdog. Call after the server stopped (no callbacks in flight). Accepts NULL;
+ * returns NULL. */
+struct conn_guard *conn_guard_free(struct conn_guard *g);
+
+/* A new connection: registers it (waiting) and cuts what the rules above say. Returns the
+ * handle to pass to the other calls, or NULL when the table is full (the connection is then
+ * cut at once; it cannot happen while capacity is the server's hard limit). */
+void *conn_guard_opened(struct conn_guard *g, int fd, const struct sockaddr *addr);
+/* Its request's headers are complete (busy), or its reply is done (waiting again). */
+void conn_guard_busy(struct conn_guard *g, void *handle);
+void conn_guard_waiting(struct conn_guard *g, void *handle);
+/* Closed: before its socket is closed, so the watchdog never touches a reused descriptor. */
+void conn_guard_closed(struct conn_guard *g, void *handle);
+
+/* Connections cut so far: by the deadline, and to make room (either rule). */
+struct conn_guard_stats {
+    uint64_t live, cut_deadline, cut_room;
+};
+void conn_guard_stats(struct conn_guard *g, struct conn_guard_stats *ret);

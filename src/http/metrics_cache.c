@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+#include "metrics_cache.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "exposition.h"
+#include "gzip.h"
+#include "macro.h"
+#include "strbuf.h"
+
+/* A gzip scrape renders this much text at a time into the compressor: small enough to stay
+ * in the core's cache between the two, large enough that the hand-overs cost nothing. */
+#define GZIP_RENDER_CHUNK ((size_t)65536)
+
+/* One kept response: the snapshot it shows (a reference, for identity) and the response
+ * (the cache's own reference to it). */
+struct kept {
+    struct snapshot *snap;
+    struct MHD_Response *resp;
+};
+
+struct metrics_cache {
+    char *metric_prefix;
+    size_t budget;
+    pthread_mutex_t lock;
+    struct kept kept[2]; /* [0] plain, [1] gzip */
+    _Atomic size_t live_bytes;
+    _Atomic uint64_t renders, served;
+    /* The last render's time (UINT64_MAX: none yet) and sizes (plain, gzip), so the next
+     * one can report it and reserve its buffer in one go. */
+    _Atomic uint64_t last_render_ns;
+    _Atomic size_t last_size, last_gzip_size;
+};
+
+/* A body handed to libmicrohttpd; freed, and taken off the budget, with the response. */
+struct body {
+    struct metrics_cache *cache;
+    size_t len;
+    char *data;
+};
+
+static void body_free(void *cls) {
+    struct body *b = cls;
+
+    atomic_fetch_sub(&b->cache->live_bytes, b->len);
+    free(b->data);
+    free(b);
+}
+
+static int render_plain(struct metrics_cache *c, const struct snapshot *s,
+                        const struct exposition_options *o, char **ret_body, size_t *ret_len) {
+    struct strbuf sb;
+    char *body;
+    int r;
+
+    strbuf_init(&sb);
+    (void)strbuf_reserve(&sb, atomic_load(&c->last_size) + 4096);
+    r = exposition_render(s, o, &sb);
+    if (r < 0) {
+        strbuf_done(&sb);
+        return r;
+    }
+    atomic_store(&c->last_size, sb.len);
+    body = strbuf_steal(&sb, ret_len);
+    if (!body)
+        return -ENOMEM;
+    *ret_body = body;
+    return 0;
+}
+
+static int gzip_piece(void *userdata, const char *data, size_t len) {
+    return gzip_stream_write(userdata, data, len);
+}
+
+/* Rendered through a small buffer into the compressor: the text of the whole exposition
+ * (~1.8 MB at 10 000 series) is never held, nor its pages faulted in at every render. */
+static int render_gzip(struct metrics_cache *c, const struct snapshot *s,
+                       const struct exposition_options *o, char **ret_body, size_t *ret_len) {
+    _cleanup_(gzip_stream_freep) struct gzip_stream *g = NULL;
+    struct exposition_sink sink = {.write = gzip_piece, .chunk = GZIP_RENDER_CHUNK};
+    struct strbuf sb;
+    int r;
+
+    r = gzip_stream_new(atomic_load(&c->last_gzip_size) + 4096, &g);
+    if (r < 0)
+        return r;
+    sink.userdata = g;
+    strbuf_init(&sb);
+    (void)strbuf_reserve(&sb, GZIP_RENDER_CHUNK + 16384);
+    r = exposition_render_to(s, o, &sb, &sink);
+    if (r >= 0)
+        r = gzip_stream_finish(g, sb.buf, sb.len, ret_body, ret_len);
+    strbuf_done(&sb);
+    if (r < 0)
+        return r;
+    atomic_store(&c->last_gzip_size, *ret_len);
+    return 0;
+}
+
+/* A new response for s, with its headers; the caller owns its one reference. */
+static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
+                  const struct exposition_http *http, const struct web_config *wc,
+                  struct MHD_Response **ret) {
+    uint64_t t0 = clock_monotonic_ns(), last = atomic_load(&c->last_render_ns);
+    struct exposition_options o = {
+        .metric_prefix = c->metric_prefix,
+        .scrape_duration_valid = last != UINT64_MAX,
+        .scrape_duration_seconds = (double)last / 1e9,
+        .http = http,
+    };
+    size_t expected = gz ? atomic_load(&c->last_gzip_size) : atomic_load(&c->last_size);
+    struct MHD_Response *resp;
+    struct body *b;
+    int r;
+
+    /* Over the budget with what this body will likely add: refused before any work. */
+    if (atomic_load(&c->live_bytes) + expected > c->budget)
+        return -EBUSY;
+    b = calloc(1, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    b->cache = c;
+    r = gz ? render_gzip(c, s, &o, &b->data, &b->len) : render_plain(c, s, &o, &b->data, &b->len);
+    if (r < 0) {
+        free(b);
+        return r;
+    }
+    atomic_fetch_add(&c->live_bytes, b->len);
+    resp = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, body_free, b);
+    if (!resp) {
+        body_free(b);
+        return -ENOMEM;
+    }
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, EXPOSITION_CONTENT_TYPE);
+    if (gz) {
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    }
+    for (int h = 0; h < WEB_HEADERS; h++)
+        if (web_config_header(wc, h))
+            (void)MHD_add_response_header(resp, web_header_names[h], web_config_header(wc, h));
+    atomic_fetch_add(&c->renders, 1);
+    atomic_store(&c->last_render_ns, clock_monotonic_ns() - t0);
+    *ret = resp;
+    return 0;
+}
+
+/* Under the lock: queues the kept response when it shows s. */
+static bool queue_kept(struct metrics_cache *c, struct MHD_Connection *conn, struct snapshot *s,
+                       bool gz, enum MHD_Result *ret_result) {
+    struct kept *k = &c->kept[gz];
+
+    if (!k->resp || k->snap != s)
+        return false;
+    *ret_result = MHD_queue_response(conn, MHD_HTTP_OK, k->resp);
+    return true;
+}
+
+int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, struct snapshot *s,
+                        bool gz, const struct exposition_http *http, const struct web_config *wc,
+                        enum MHD_Result *ret_result) {
+    struct MHD_Response *fresh = NULL, *old_resp = NULL;
+    struct snapshot *old_snap = NULL;
+    struct kept *k = &c->kept[gz];
+    enum MHD_Result result;
+    bool hit;
+    int r;
+
+    /* Queued under the lock, so that the kept response cannot be released in between
+     * (queueing takes libmicrohttpd's reference for the connection). */
+    (void)pthread_mutex_lock(&c->lock);
+    hit = queue_kept(c, conn, s, gz, &result);
+    (void)pthread_mutex_unlock(&c->lock);
+    if (!hit) {
+        r = render(c, s, gz, http, wc, &fresh);
+        if (r < 0)
+            return r;
+        (void)pthread_mutex_lock(&c->lock);
+        /* Another scrape may have rendered s meanwhile: then either one does. */
+        if (k->snap != s) {
+            old_resp = k->resp;
+            old_snap = k->snap;
+            k->resp = fresh;
+            k->snap = snapshot_ref(s);
+            fresh = NULL; /* the cache's reference now */
+        }
+        result = MHD_queue_response(conn, MHD_HTTP_OK, k->resp);
+        (void)pthread_mutex_unlock(&c->lock);
+        /* Dropped outside the lock: the last reference frees a body. */
+        if (fresh)
+            MHD_destroy_response(fresh);
+        if (old_resp)
+            MHD_destroy_response(old_resp);
+        (void)snapshot_unref(old_snap);
+    }
+    atomic_fetch_add(&c->served, 1);
+    *ret_result = result;
+    return 0;
+}
+
+int metrics_cache_new(const char *metric_prefix, size_t budget, struct metrics_cache **ret) {
+    struct metrics_cache *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return -ENOMEM;
+    c->metric_prefix = metric_prefix ? strdup(metric_prefix) : NULL;
+    if (metric_prefix && !c->metric_prefix) {
+        free(c);
+        return -ENOMEM;
+    }
+    c->budget = budget;
+    (void)pthread_mutex_init(&c->lock, NULL);
+    atomic_init(&c->live_bytes, 0);
+    atomic_init(&c->renders, 0);
+    atomic_init(&c->served, 0);
+    atomic_init(&c->last_render_ns, UINT64_MAX);
+    atomic_init(&c->last_size, 0);
+    atomic_init(&c->last_gzip_size, 0);
+    *ret = c;
+    return 0;
+}
+
+struct metrics_cache *metrics_cache_free(struct metrics_cache *c) {
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(c->kept); i++) {
+        if (c->kept[i].resp)
+            MHD_destroy_response(c->kept[i].resp);
+        (void)snapshot_unref(c->kept[i].snap);
+    }
+    (void)pthread_mutex_destroy(&c->lock);
+    free(c->metric_prefix);
+    free(c);
+    return NULL;
+}
+
+void metrics_cache_stats(struct metrics_cache *c, struct metrics_cache_stats *ret) {
+    *ret = (struct metrics_cache_stats){
+        .renders = atomic_load(&c->renders),
+        .served = atomic_load(&c->served),
+        .live_bytes = atomic_load(&c->live_bytes),
+    };
+}

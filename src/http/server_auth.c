@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Basic auth for the server: remembered answers at once, bcrypt on the auth queue with the
+ * connection suspended meanwhile. */
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth_queue.h"
+#include "macro.h"
+#include "server_internal.h"
+#include "webconfig.h"
+
+#define REALM "joulestat"
+
+/* Queues the bcrypt check of user:password and suspends the connection until it is done.
+ * Returns 0, or -ENOMEM (nothing queued, not suspended). */
+static int check_later(struct http_server *srv, struct MHD_Connection *conn, struct request *req,
+                       struct web_config *wc, const char *user, const char *password) {
+    struct auth_job job = {
+        .conn = conn,
+        .user = strdup(user),
+        .password = strdup(password),
+        .ret_result = &req->auth,
+    };
+
+    if (!job.user || !job.password) {
+        free(job.user);
+        if (job.password)
+            explicit_bzero(job.password, strlen(job.password));
+        free(job.password);
+        return -ENOMEM;
+    }
+    job.config = web_config_ref(wc);
+    req->auth = AUTH_PENDING;
+    /* Suspended first: the queue's thread may resume it as soon as it is queued. */
+    MHD_suspend_connection(conn);
+    if (auth_queue_submit(srv->auth, &job) < 0) {
+        explicit_bzero(job.password, strlen(job.password));
+        free(job.password);
+        free(job.user);
+        web_config_free(job.config);
+        req->auth = -EBUSY;
+        MHD_resume_connection(conn);
+    }
+    return 0;
+}
+
+int http_auth_check(struct http_server *srv, struct MHD_Connection *conn, struct request *req) {
+    _cleanup_(web_config_freep) struct web_config *wc = NULL;
+    char *user, *pass = NULL;
+    int r = 0;
+
+    if (req->auth != AUTH_UNCHECKED)
+        return req->auth;
+    wc = http_server_config(srv);
+    if (web_config_n_users(wc) == 0)
+        return 1;
+    user = MHD_basic_auth_get_username_password(conn, &pass);
+    if (user && pass)
+        r = web_config_check_remembered(wc, user, pass);
+    if (r == -ENOENT) {
+        r = check_later(srv, conn, req, wc, user, pass);
+        if (r >= 0)
+            r = AUTH_PENDING;
+    }
+    if (pass) {
+        explicit_bzero(pass, strlen(pass));
+        MHD_free(pass);
+    }
+    if (user)
+        MHD_free(user);
+    return r;
+}
+
+enum MHD_Result http_auth_refuse(struct http_server *srv, struct MHD_Connection *conn) {
+    static const char body[] = "Unauthorized\n";
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    resp = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)(uintptr_t)body,
+                                           MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    http_server_add_headers(srv, resp);
+    ret = MHD_queue_basic_auth_fail_response(conn, REALM, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The web configuration's fields, shared by the loader (webconfig.c) and the password
+ * checks (web_auth.c). Nothing outside src/http includes this. */
+
+#include <crypt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "macro.h"
+#include "webconfig.h"
+
+/* Wrong "user:password" pairs remembered per configuration (least recently used out). */
+#define WEB_AUTH_FAILURES 64
+
+struct web_user {
+    char *name;
+    char *hash;
+    /* Token (below) of the last accepted password, or "". */
+    char token[CRYPT_OUTPUT_SIZE];
+};
+
+struct web_failure {
+    char token[CRYPT_OUTPUT_SIZE]; /* "" when unused */
+    uint64_t used;                 /* web_config.clock when last matched */
+};
+
+struct web_config {
+    atomic_uint refs;
+    char *cert_pem;
+    char *key_pem;
+    char *priorities;           /* GnuTLS priority string for the TLS versions asked for */
+    char *headers[WEB_HEADERS]; /* http_server_config.headers, NULL when unset */
+    struct web_user *users;
+    size_t n_users;
+    size_t cap_users;
+    /* Tokens are SHA-256-crypt of "user:password" with this salt, made at load: one
+     * configuration's tokens mean nothing to another (a reloaded file starts afresh). */
+    char token_salt[CRYPT_GENSALT_OUTPUT_SIZE];
+    pthread_mutex_t lock; /* the tokens, failures, clock and checks below */
+    struct web_failure failures[WEB_AUTH_FAILURES];
+    uint64_t clock;
+    unsigned checks; /* bcrypt checks running now */
+};
+
+/* Parsing state, shared by the parts of the loader: the document, the file's directory
+ * (NULL: file keys refused) and where to put the message. */
+struct loader {
+    const char *path;
+    char *dir;
+    yaml_document_t *doc;
+    struct web_config *c;
+    char *err;
+    size_t err_size;
+};
+
+/* Writes "FILE:LINE: message" (the line of `at`, if any) into the loader's message;
+ * returns -EINVAL. */
+_printf_(3, 4) int web_config_fail(struct loader *l, const yaml_node_t *at, const char *fmt, ...);
+
+static inline const char *scalar(const yaml_node_t *n) {
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* An empty value ("key:") reads as an empty plain scalar; treat it as absent. */
+static inline bool is_null(const yaml_node_t *n) {
+    const char *s = scalar(n);
+
+    return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+           (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0);
+}
+
+/* tls_server_config (webconfig_tls.c): the certificate and key (read and checked to pair),
+ * the versions, curves and preference as a GnuTLS priority string. */
+int web_config_parse_tls(struct loader *l, const yaml_node_t *map);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "clock.h"
@@ -56,7 +57,17 @@ static void cut(struct conn_guard *g, struct guarded *c) {
     g->live--;
 }
 
-/* The oldest waiting connection, of one client (client != NULL) or of any, except `not`. */
+/* Whether a request has arrived on the socket that the server has not read yet: a client
+ * that sent its request at once is never the one cut to make room while it waits for a
+ * worker (under a flood from its own address it would be, within milliseconds). */
+static bool request_pending(const struct guarded *c) {
+    int n = 0;
+
+    return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* The oldest waiting connection, of one client (client != NULL) or of any, except `not`
+ * and those with a request not read yet. */
 static struct guarded *oldest_waiting(struct conn_guard *g, const uint8_t *client,
                                       const struct guarded * not, unsigned *ret_count) {
     struct guarded *oldest = NULL;
@@ -68,7 +79,8 @@ static struct guarded *oldest_waiting(struct conn_guard *g, const uint8_t *clien
         if (!c->used || c->cut || (client && memcmp(c->client, client, 16) != 0))
             continue;
         count++;
-        if (c != not &&!c->busy && (!oldest || c->since_ns < oldest->since_ns))
+        if (c != not &&!c->busy && (!oldest || c->since_ns < oldest->since_ns) &&
+            !request_pending(c))
             oldest = c;
     }
     *ret_count = count;

@@ -527,6 +527,55 @@ static void test_utilization_info_unsupported_falls_back(void **state) {
     assert_int_equal(fx->st->calls[0].util_legacy, 4);
 }
 
+static size_t poll(struct fixture *fx, uint64_t now_us, const struct gpu_poll_reading **ret) {
+    size_t n = 0;
+
+    gpu_source_poll(fx->src, now_us, ret, &n);
+    return n;
+}
+
+/* Polls between two readings keep the samples for the next reading (the driver answers with
+ * the newest only); they read power only where there is no energy counter; a GPU lost in a
+ * poll is found by the next reading and its kept samples are dropped. */
+static void test_polls_keep_samples(void **state) {
+    struct fixture *fx = *state;
+    struct fake_device *g = &fx->st->dev[0];
+    const struct gpu_poll_reading *p;
+    const struct gpu_device_reading *d;
+
+    fx->st->dev[1].energy_ret = NVML_ERROR_NOT_SUPPORTED;
+    open_source(fx);
+    d = sample(fx, T0);
+    assert_int_equal(d[0].n_utils, 0);
+
+    add_sample(g, 11, T0 + SEC / 5, 30);
+    assert_int_equal(poll(fx, T0 + 3 * SEC / 10, &p), 2);
+    assert_false(p[0].power_valid); /* GPU 0 has an energy counter */
+    assert_true(p[1].power_valid);
+    assert_int_equal(p[1].power_mw, 200000);
+    add_sample(g, 11, T0 + SEC / 2, 40);
+    (void)poll(fx, T0 + 6 * SEC / 10, &p);
+    assert_int_equal(g->last_seen_arg, T0 + SEC / 5);
+
+    d = sample(fx, T0 + SEC);
+    assert_int_equal(d[0].n_utils, 2);
+    assert_int_equal(d[0].utils[0].sm_util, 30);
+    assert_int_equal(d[0].utils[1].sm_util, 40);
+    d = sample(fx, T0 + 2 * SEC);
+    assert_int_equal(d[0].n_utils, 0); /* handed over once */
+
+    add_sample(g, 11, T0 + 5 * SEC / 2, 50);
+    (void)poll(fx, T0 + 26 * SEC / 10, &p);
+    g->lost = true;
+    assert_int_equal(poll(fx, T0 + 27 * SEC / 10, &p), 1); /* the error waits for the reading */
+    d = sample(fx, T0 + 3 * SEC);
+    assert_false(d[0].up);
+    g->lost = false;
+    d = sample(fx, T0 + 5 * SEC); /* after the first backoff (1 s) */
+    assert_true(d[0].up);
+    assert_int_equal(d[0].n_utils, 0); /* what the lost handle kept is gone with it */
+}
+
 static void test_utilization_lost(void **state) {
     struct fixture *fx = *state;
     fx->st->dev[0].util_info_ret = NVML_ERROR_GPU_IS_LOST;
@@ -610,6 +659,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_utilization_since_last_seen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utilization_info_unsupported_falls_back, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_polls_keep_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utilization_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handle_refused_at_open, setup, teardown),

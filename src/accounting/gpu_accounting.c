@@ -367,15 +367,13 @@ static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
  * intensity model's estimate, else the board's typical idle, else unknown (0: all of the
  * window's energy is active). */
 static uint64_t window_idle_uj(const struct gpu_track *t, const struct learned_window *lw,
-                               const char *model, uint64_t dt_us) {
-    double watts;
-
+                               uint64_t dt_us) {
     if (idle_power_known(&t->idle))
         return idle_power_energy_uj(&t->idle, dt_us);
     if (lw->idle_known && lw->idle_watts > 0)
         return (uint64_t)(lw->idle_watts * (double)dt_us);
-    if (gpu_typical_idle_watts(model, &watts))
-        return (uint64_t)(watts * (double)dt_us);
+    if (t->typical_idle_known)
+        return (uint64_t)(t->typical_idle_w * (double)dt_us);
     return 0;
 }
 
@@ -408,14 +406,10 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     if (!per_process) /* MIG or no per-process utilisation: the split is even */
         memset(a->weights, 0, n * sizeof(*a->weights));
     if (a->opts.sm_share_only || !per_process) {
-        for (size_t i = 0; i < n; i++) {
-            a->consumers[i].weight = a->weights[i];
-            a->procs[i]->intensity_valid = false;
-            a->carries[i] = a->procs[i]->carry;
-        }
+        learned_sm_share(a, n);
         *ret_lw = (struct learned_window){.method = SPLIT_NOT_IDENTIFIABLE};
     } else
-        learned_weights(a, t, d->name, n, t->window_start_us, now_us, energy_uj, !t->gap, ret_lw);
+        learned_weights(a, t, n, t->window_start_us, now_us, energy_uj, ret_lw);
     for (size_t i = 0; i < n; i++)
         a->consumers[i].key = a->procs[i]->key;
     g->split_valid = per_process && !a->opts.sm_share_only;
@@ -449,7 +443,7 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
 
     req = (struct split_request){
         .energy_uj = energy_uj,
-        .idle_uj = window_idle_uj(t, &lw, d->name, dt_us),
+        .idle_uj = window_idle_uj(t, &lw, dt_us),
         .policy = a->opts.idle_policy,
         .n = n,
         .consumers = a->consumers,
@@ -566,6 +560,10 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
             (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
         }
         update_device(g, d, t);
+        if (!t->typical_idle_checked) {
+            t->typical_idle_known = gpu_typical_idle_watts(d->name, &t->typical_idle_w);
+            t->typical_idle_checked = true;
+        }
         if (!d->up) {
             stats.devices_down++;
             t->gap = true;

@@ -43,6 +43,9 @@ struct gpu_track {
     struct sample_period period;
     struct intensity_gpu *intensity;
     bool intensity_failed;
+    /* The board's typical idle (gpu_idle_prior.h), looked up once from its name. */
+    bool typical_idle_checked, typical_idle_known;
+    double typical_idle_w;
 };
 
 struct gpu_accounting {
@@ -100,15 +103,17 @@ int learned_reserve(struct gpu_accounting *a, size_t n);
 int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
                      uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats);
 
+/* SM share: each consumer's split weight is its SM activity; the carries are loaded. */
+void learned_sm_share(struct gpu_accounting *a, size_t n);
+
 /*
  * The consumers' split weights (a->consumers[i].weight) from the learned intensities and
  * the activity, the time each held a context (a->held_us) and their carries (a->carries).
- * model (the GPU's name) gives a typical idle power until idle is observed. Falls back to SM
+ * The board's typical idle is the idle prior until idle is observed. Falls back to SM
  * activity when the model cannot be made. Never fails.
  */
-void learned_weights(struct gpu_accounting *a, struct gpu_track *t, const char *model, size_t n,
-                     uint64_t t0_us, uint64_t t1_us, uint64_t energy_uj, bool learn,
-                     struct learned_window *ret);
+void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, uint64_t t0_us,
+                     uint64_t t1_us, uint64_t energy_uj, struct learned_window *ret);
 
 /* --gpu-idle-policy=allocation (gpu_holders.c): the pods holding the GPU, one holder per
  * pod weighted by the ids it holds, into a->holders. Returns 0 or -ENOMEM. */

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "gpu_accounting_internal.h"
-#include "gpu_idle_prior.h"
 #include "macro.h"
 
 int learned_reserve(struct gpu_accounting *a, size_t n) {
@@ -97,21 +96,24 @@ static uint64_t held_times(struct gpu_accounting *a, size_t n, uint64_t t0_us, u
     return longest;
 }
 
-static void fallback(struct gpu_accounting *a, size_t n) {
+void learned_sm_share(struct gpu_accounting *a, size_t n) {
     for (size_t i = 0; i < n; i++) {
         a->consumers[i].weight = a->weights[i];
+        a->carries[i] = a->procs[i]->carry;
         a->procs[i]->intensity_valid = false;
     }
 }
 
-void learned_weights(struct gpu_accounting *a, struct gpu_track *t, const char *model, size_t n,
-                     uint64_t t0_us, uint64_t t1_us, uint64_t energy_uj, bool learn,
-                     struct learned_window *ret) {
+void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, uint64_t t0_us,
+                     uint64_t t1_us, uint64_t energy_uj, struct learned_window *ret) {
     struct intensity_window w;
     struct intensity_result res;
     uint64_t context_us = held_times(a, n, t0_us, t1_us);
     double idle_w = idle_power_watts(&t->idle);
-    bool idle_known = idle_power_known(&t->idle) || gpu_typical_idle_watts(model, &idle_w);
+    bool idle_known = idle_power_known(&t->idle) || t->typical_idle_known;
+
+    if (!idle_power_known(&t->idle))
+        idle_w = t->typical_idle_w;
 
     *ret = (struct learned_window){.method = SPLIT_NOT_IDENTIFIABLE};
     for (size_t i = 0; i < n; i++)
@@ -120,7 +122,7 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, const char *
         intensity_gpu_new(&a->opts.intensity, &t->intensity) < 0)
         t->intensity_failed = true; /* out of memory: SM share from now on */
     if (!t->intensity) {
-        fallback(a, n);
+        learned_sm_share(a, n);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -138,14 +140,14 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, const char *
         .duration_us = t1_us - t0_us,
         .context_us = MIN(context_us, t1_us - t0_us),
         .energy_uj = energy_uj,
-        .learn = learn,
+        .learn = true, /* windows with a gap or a glitch never reach the split */
         .idle_prior_known = idle_known,
         .idle_prior_w = idle_w,
         .n = n,
         .consumers = a->intensity_in,
     };
     if (intensity_window(t->intensity, &w, a->intensity_out, &res) < 0) {
-        fallback(a, n);
+        learned_sm_share(a, n);
         return;
     }
     for (size_t i = 0; i < n; i++) {

@@ -82,14 +82,17 @@ static int reserve_consumers(struct gpu_accounting *a, size_t n) {
     GROW(weights);
     GROW(mem_weights);
     GROW(memory_valid);
+    GROW(last_sample_us);
+    GROW(early);
+    GROW(held_us);
+    GROW(carries);
+    GROW(intensity_in);
+    GROW(intensity_out);
 #undef GROW
     if (r < 0) {
         a->cap = cap;
         return r;
     }
-    r = learned_reserve(a, a->cap);
-    if (r < 0)
-        return r;
     return split_scratch_reserve(&a->split, a->cap);
 }
 

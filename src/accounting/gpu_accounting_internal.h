@@ -63,7 +63,6 @@ struct gpu_accounting {
     uint64_t *mem_weights;
     bool *memory_valid;
     size_t n_running; /* consumers [0, n_running) are in the running-process list */
-    size_t learned_cap;
     uint64_t *last_sample_us;
     uint64_t *early;
     uint64_t *held_us;
@@ -91,9 +90,6 @@ struct learned_window {
     bool idle_known;     /* the learned no-context idle power, when identifiable */
     double idle_watts;
 };
-
-/* Reserves the scratch of gpu_learned.c for n consumers. Returns 0 or -ENOMEM. */
-int learned_reserve(struct gpu_accounting *a, size_t n);
 
 /*
  * The window's SM activity per consumer (a->weights, a->mem_weights, a->early), each

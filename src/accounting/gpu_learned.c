@@ -1,35 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-#include <errno.h>
 #include <string.h>
 
 #include "gpu_accounting_internal.h"
 #include "macro.h"
-
-int learned_reserve(struct gpu_accounting *a, size_t n) {
-    size_t c[6] = {a->learned_cap, a->learned_cap, a->learned_cap,
-                   a->learned_cap, a->learned_cap, a->learned_cap};
-    int r = 0;
-
-    if (n <= a->learned_cap)
-        return 0;
-    r = grow_array(&a->last_sample_us, &c[0], n, sizeof(*a->last_sample_us));
-    if (r >= 0)
-        r = grow_array(&a->early, &c[1], n, sizeof(*a->early));
-    if (r >= 0)
-        r = grow_array(&a->held_us, &c[2], n, sizeof(*a->held_us));
-    if (r >= 0)
-        r = grow_array(&a->carries, &c[3], n, sizeof(*a->carries));
-    if (r >= 0)
-        r = grow_array(&a->intensity_in, &c[4], n, sizeof(*a->intensity_in));
-    if (r >= 0)
-        r = grow_array(&a->intensity_out, &c[5], n, sizeof(*a->intensity_out));
-    if (r < 0)
-        return r;
-    a->learned_cap = c[0];
-    for (size_t i = 1; i < sizeof(c) / sizeof(c[0]); i++)
-        a->learned_cap = MIN(a->learned_cap, c[i]);
-    return 0;
-}
 
 int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
                      uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats) {

@@ -68,4 +68,14 @@ printf 'joulestat-state 1\ngpu\tindex=zero\n' >"$state/joulestat.state"
 serve_once 3 1
 [[ -f $state/joulestat.state.bad ]] || e2e_fail "the corrupt state was not set aside"
 grep -q "line 2 is not a joulestat state" "$E2E_TMP/log3" || e2e_fail "no clear message: $(cat "$E2E_TMP/log3")"
+# A state directory that cannot be written: joulestat runs, says so once, and reports the
+# state source down.
+state=$E2E_TMP/not-a-directory
+: >"$state"
+serve_once 4 6
+grep -q "cannot open --state-dir" "$E2E_TMP/log4" || e2e_fail "no warning: $(cat "$E2E_TMP/log4")"
+grep -q 'state: cannot save the counters to --state-dir' "$E2E_TMP/log4" ||
+    e2e_fail "no save error: $(cat "$E2E_TMP/log4")"
+grep -q '^joulestat_source_up{source="state"} 0' "$E2E_TMP/m4" || e2e_fail "state not reported down"
+grep -q '^joulestat_gpu_energy_joules_total' "$E2E_TMP/m4" || e2e_fail "no GPU energy without a state"
 echo "restart: ok"

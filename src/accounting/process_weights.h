@@ -9,7 +9,7 @@
 /*
  * Per-process sample weighting. The driver samples each process at its own phase within
  * its sample period: a sample says "this process used util % of the period that ended at
- * timestamp". window_weights() measures every sample's period from the previous sample
+ * timestamp". Measuring every sample's period from the previous sample
  * instant of *any* process on the device, so with two processes sampled 42 ms apart in a
  * 167 ms period one of them is credited 125 ms per sample and the other 42 ms: a 3:1 split
  * of two equal loads. Here each sample counts the interval since the same process's own

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 
 #include "attribution.h"
+#include "process_weights.h"
 #include "counter.h"
 #include "hashmap.h"
 #include "macro.h"
-#include "weights.h"
 
 #define UJ_PER_J UINT64_C(1000000)
 #define US_PER_S UINT64_C(1000000)
@@ -56,8 +56,9 @@ static void test_policy_names(void **state) {
 static void test_doc_80_20_share(void **state) {
     struct energy_counter c;
     struct util_sample samples[20];
-    uint64_t t0 = 5000 * US_PER_S, t1 = t0 + 10 * US_PER_S, last_seen = 0;
+    uint64_t t0 = 5000 * US_PER_S, t1 = t0 + 10 * US_PER_S, last_sample[2] = {0};
     uint64_t weights[2], delta_uj = 0, parts[2];
+    struct sample_period period;
     struct weights_stats stats;
     struct split_result res;
 
@@ -72,7 +73,10 @@ static void test_doc_80_20_share(void **state) {
         samples[2 * i] = (struct util_sample){.consumer = 0, .sm_util = 80, .timestamp_us = ts};
         samples[2 * i + 1] = (struct util_sample){.consumer = 1, .sm_util = 20, .timestamp_us = ts};
     }
-    ASSERT_OK(window_weights(samples, 20, t0, t1, &last_seen, 2, weights, NULL, &stats));
+    /* Sampled once a second: a driver whose sample period is 1 s. */
+    sample_period_init(&period, US_PER_S);
+    ASSERT_OK(process_window_weights(samples, 20, t0, t1, &period, 2, last_sample, weights, NULL,
+                                     NULL, &stats));
     assert_int_equal(stats.accepted, 20);
     /* 80 % for 10 s = 800 000 000 percent-microseconds. */
     assert_int_equal(weights[0], 800000000);

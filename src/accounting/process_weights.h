@@ -9,10 +9,9 @@
 /*
  * Per-process sample weighting. The driver samples each process at its own phase within
  * its sample period: a sample says "this process used util % of the period that ended at
- * timestamp". Measuring every sample's period from the previous sample
- * instant of *any* process on the device, so with two processes sampled 42 ms apart in a
- * 167 ms period one of them is credited 125 ms per sample and the other 42 ms: a 3:1 split
- * of two equal loads. Here each sample counts the interval since the same process's own
+ * timestamp". Measured from the previous sample instant of *any* process on the device,
+ * two processes sampled 42 ms apart in a 167 ms period would be credited 125 ms and 42 ms
+ * per sample: a 3:1 split of two equal loads. Here each sample counts the interval since the same process's own
  * previous sample, capped at the device's sample period (a process that was idle for a
  * while, and so reported nothing, still covers one period only). A process's first sample
  * counts one period.

@@ -11,10 +11,10 @@
  * its sample period: a sample says "this process used util % of the period that ended at
  * timestamp". Measured from the previous sample instant of *any* process on the device,
  * two processes sampled 42 ms apart in a 167 ms period would be credited 125 ms and 42 ms
- * per sample: a 3:1 split of two equal loads. Here each sample counts the interval since the same process's own
- * previous sample, capped at the device's sample period (a process that was idle for a
- * while, and so reported nothing, still covers one period only). A process's first sample
- * counts one period.
+ * per sample: a 3:1 split of two equal loads. Here each sample counts the interval since the same
+ * process's own previous sample, capped at the device's sample period (a process that was idle for
+ * a while, and so reported nothing, still covers one period only). A process's first sample counts
+ * one period.
  *
  * A sample's interval is not clipped to the window: its whole interval is credited to the
  * window it arrives in, so over many windows every process's weight sums to its utilisation

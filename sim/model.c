@@ -3,10 +3,20 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "macro.h"
 #include "model_internal.h"
 #include "profile.h"
+
+/* 1 + the slot of the MIG instance a process runs in; 0 without MIG. */
+static uint32_t instance_group(const struct sim_gpu *gpu, const struct sim_process *p) {
+    for (size_t k = 0; gpu->mig && k < gpu->n_mig; k++)
+        if (gpu->mig_instances[k].gpu_instance == p->gpu_instance &&
+            gpu->mig_instances[k].compute_instance == p->compute_instance)
+            return (uint32_t)k + 1;
+    return 0;
+}
 
 static int gpu_model_init(struct sim_model *m, unsigned index) {
     const struct sim_scenario *sc = m->sc;
@@ -40,6 +50,7 @@ static int gpu_model_init(struct sim_model *m, unsigned index) {
     for (size_t i = 0; i < sc->n_procs; i++)
         if (sc->procs[i].gpu == index) {
             m->procs[i].slot = (uint32_t)n;
+            m->procs[i].group = instance_group(g->gpu, &sc->procs[i]);
             g->procs[n++] = &m->procs[i]; /* stays sorted by start */
         }
     return 0;
@@ -86,11 +97,6 @@ struct sim_model *sim_model_free(struct sim_model *m) {
     return NULL;
 }
 
-/* What the coefficient and the demand are divided by: 100, or the sum when time-sliced. */
-static uint64_t divisor(const struct sim_gpu_model *g) {
-    return MAX((uint64_t)g->sum_demand, (uint64_t)100);
-}
-
 /* The coefficient phase at time t, and the next change after it into *next. */
 static void update_coef(struct sim_proc_state *ps, uint64_t t, uint64_t *next) {
     const struct sim_process *p = ps->proc;
@@ -104,6 +110,7 @@ static void update_coef(struct sim_proc_state *ps, uint64_t t, uint64_t *next) {
 /* Re-evaluates a process's demand and coefficient at time t (profile, phases, start, stop). */
 static void update_demand(struct sim_gpu_model *g, struct sim_proc_state *ps, uint64_t t) {
     const struct sim_process *p = ps->proc;
+    uint32_t grp = ps->group;
     bool was_alive = ps->running, was_working = ps->running && ps->demand > 0;
     uint32_t demand = 0;
     uint64_t next = SIM_TIME_NEVER;
@@ -120,10 +127,11 @@ static void update_demand(struct sim_gpu_model *g, struct sim_proc_state *ps, ui
         ps->running = false;
     }
     g->sum_demand = g->sum_demand - ps->demand + demand;
+    g->group_demand[grp] = g->group_demand[grp] - ps->demand + demand;
     ps->demand = demand;
     ps->next_edge = next;
     g->n_alive = g->n_alive - was_alive + ps->running;
-    g->n_working = g->n_working - was_working + (ps->running && demand > 0);
+    g->group_working[grp] = g->group_working[grp] - was_working + (ps->running && demand > 0);
 }
 
 static void activate_started(struct sim_gpu_model *g) {
@@ -135,16 +143,20 @@ static void activate_started(struct sim_gpu_model *g) {
     }
 }
 
-/* The carried remainders are fractions of a nanojoule over the divisor (coef energy) and
- * over the number of context holders; when those change, they are rescaled to the new. */
-static void rescale_remainders(struct sim_gpu_model *g, uint64_t old_div, uint32_t old_alive) {
-    uint64_t div = divisor(g);
-    if (div == old_div && g->n_alive == old_alive)
-        return;
+/* The carried remainders are fractions of a nanojoule over the group's divisor (coef
+ * energy) and over the number of context holders; when those change, they are rescaled. */
+static void rescale_remainders(struct sim_gpu_model *g, const uint32_t *old_demand,
+                               uint32_t old_alive) {
     for (size_t i = 0; i < g->n_active; i++) {
         struct sim_proc_state *ps = g->active[i];
-        ps->active_rem = ps->active_rem * div / old_div;
-        ps->context_rem = old_alive && g->n_alive ? ps->context_rem * g->n_alive / old_alive : 0;
+        uint64_t old_div = MAX((uint64_t)old_demand[ps->group], (uint64_t)100);
+        uint64_t div = sim_group_divisor(g, ps->group);
+
+        if (div != old_div)
+            ps->active_rem = ps->active_rem * div / old_div;
+        if (g->n_alive != old_alive)
+            ps->context_rem =
+                old_alive && g->n_alive ? ps->context_rem * g->n_alive / old_alive : 0;
     }
 }
 
@@ -180,17 +192,15 @@ static uint64_t coef_energy(struct sim_proc_state *ps, uint64_t dt, uint64_t div
  * context switches while others have work too (percent * µs). */
 static uint64_t sampled_util(const struct sim_gpu_model *g, const struct sim_proc_state *ps,
                              uint64_t dt) {
-    uint64_t u = g->sum_demand <= 100
-                     ? (uint64_t)ps->demand * dt
-                     : (uint64_t)((unsigned __int128)ps->demand * 100 * dt / g->sum_demand);
-    if (g->n_working >= 2 && g->gpu->slice_overhead_ppm)
+    uint64_t u =
+        (uint64_t)((unsigned __int128)ps->demand * 100 * dt / sim_group_divisor(g, ps->group));
+    if (g->group_working[ps->group] >= 2 && g->gpu->slice_overhead_ppm)
         u -= (uint64_t)((unsigned __int128)u * g->gpu->slice_overhead_ppm / SIM_PPM);
     return u;
 }
 
 /* Adds dt µs at the current (constant) demands. */
 static void integrate(struct sim_gpu_model *g, uint64_t dt) {
-    uint64_t div = divisor(g);
     uint64_t ctx_nj = g->n_alive ? (uint64_t)g->gpu->context_idle_mw * dt : 0;
     uint64_t drift = report_drift_energy(g, dt);
     uint64_t seg = (uint64_t)g->gpu->idle_mw * dt + drift;
@@ -206,13 +216,15 @@ static void integrate(struct sim_gpu_model *g, uint64_t dt) {
             e += c;
         }
         if (ps->demand > 0) {
-            e += coef_energy(ps, dt, div);
+            e += coef_energy(ps, dt, sim_group_divisor(g, ps->group));
             ps->util_acc += sampled_util(g, ps, dt);
         }
         ps->active_nj += e;
         g->active_nj += e;
         seg += e;
     }
+    for (size_t k = 0; k <= g->gpu->n_mig; k++)
+        g->group_busy[k] += (uint64_t)MIN(g->group_demand[k], (uint32_t)100) * dt;
     report_integrate(g, seg, dt);
 }
 
@@ -236,8 +248,10 @@ void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
         integrate(g, end - g->t);
         g->t = end;
 
-        uint64_t old_div = divisor(g);
+        uint32_t old_demand[SIM_MAX_MIG + 1];
         uint32_t old_alive = g->n_alive;
+
+        memcpy(old_demand, g->group_demand, sizeof(old_demand));
         for (size_t i = 0; i < g->n_active; i++)
             if (g->active[i]->next_edge <= end)
                 update_demand(g, g->active[i], end);
@@ -245,7 +259,7 @@ void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
         report_at(g);
         samples_emit(g);
         activate_started(g);
-        rescale_remainders(g, old_div, old_alive);
+        rescale_remainders(g, old_demand, old_alive);
     }
 }
 

@@ -6,7 +6,9 @@
  * "The model").
  *
  * Each process demands a share of the SMs (its profile); when the demands on one GPU add up
- * to more than 100 % the GPU time-slices and delivers demand_i * 100 / sum to each. The board
+ * to more than 100 % the GPU time-slices and delivers demand_i * 100 / sum to each. On a
+ * MIG-enabled GPU each instance has SMs of its own: a process's demand is a share of its
+ * instance's SMs, and only the processes of one instance time-slice with each other. The board
  * draws idle + drift + context-idle (while any process is alive) + sum(coef_i(t) *
  * delivered_i / 100). Everything is integrated in segments over which nothing changes
  * (profile and coefficient edges, starts and stops, sample and sensor boundaries, fault
@@ -51,6 +53,7 @@ struct sim_util_entry {
 struct sim_proc_state {
     const struct sim_process *proc;
     uint32_t slot;         /* index in its GPU model's procs */
+    uint32_t group;        /* who it time-slices with: 0, or 1 + its MIG instance's slot */
     uint32_t demand;       /* percent, current */
     uint32_t coef_mw;      /* current coefficient */
     size_t coef_phase;     /* index of coef_mw in the process's list */
@@ -96,9 +99,13 @@ struct sim_gpu_model {
     size_t next_start; /* first of procs not yet started */
     size_t n_active;   /* started and not yet flushed by their last sample */
     struct sim_proc_state **active;
-    uint32_t sum_demand;
-    uint32_t n_alive;   /* running processes (they hold a context) */
-    uint32_t n_working; /* running with non-zero demand */
+    uint32_t sum_demand; /* of every group */
+    uint32_t n_alive;    /* running processes (they hold a context) */
+    /* Per group: MIG instances have SMs of their own and never time-slice with each other;
+     * the processes of one instance (or of a GPU without MIG, group 0) do. */
+    uint32_t group_demand[SIM_MAX_MIG + 1];
+    uint32_t group_working[SIM_MAX_MIG + 1]; /* running with non-zero demand */
+    uint64_t group_busy[SIM_MAX_MIG + 1];    /* cumulative percent * µs of its SMs busy (GPM) */
 
     uint64_t idle_nj;         /* idle and drift: nobody's */
     uint64_t drift_nj;        /* of which drift */
@@ -132,6 +139,11 @@ struct sim_model *sim_model_free(struct sim_model *m);
 /* Integrates one GPU (or all) up to scenario time t; earlier times are ignored. */
 void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t);
 void sim_model_advance(struct sim_model *m, uint64_t t);
+
+/* What a group's coefficients and demands are divided by: 100, or the sum when time-sliced. */
+static inline uint64_t sim_group_divisor(const struct sim_gpu_model *g, uint32_t group) {
+    return g->group_demand[group] > 100 ? g->group_demand[group] : 100;
+}
 
 /* GPU total (idle + every process's truth) in nJ. */
 static inline uint64_t sim_model_total_nj(const struct sim_gpu_model *g) {

@@ -148,13 +148,12 @@ void report_at(struct sim_gpu_model *g) {
 
 /* The power the board draws at this instant, in mW. */
 static uint64_t instant_mw(const struct sim_gpu_model *g) {
-    uint64_t div = MAX((uint64_t)g->sum_demand, (uint64_t)100);
     uint64_t p = g->gpu->idle_mw + g->sensor.drift_uw / 1000;
     if (g->n_alive)
         p += g->gpu->context_idle_mw;
     for (size_t i = 0; i < g->n_active; i++) {
         const struct sim_proc_state *ps = g->active[i];
-        p += (uint64_t)ps->coef_mw * ps->demand / div;
+        p += (uint64_t)ps->coef_mw * ps->demand / sim_group_divisor(g, ps->group);
     }
     return p;
 }

@@ -27,6 +27,7 @@ struct gpu_family {
     uint64_t average_us;
     uint32_t duty_ppm;
     uint64_t step_us;
+    bool gpm; /* GPU performance monitoring: Hopper and later (NVML reference, GPM) */
 };
 
 #define AVG_1S SEC
@@ -39,12 +40,12 @@ static const struct gpu_family families[] = {
     {"A100", 0, QUARTER, STEP},
     {"A30", 0, FULL, STEP},
     /* Hopper and Blackwell: newer than Ampere, 1 s average */
-    {"H100", AVG_1S, QUARTER, STEP},
-    {"H200", AVG_1S, FULL, STEP},
-    {"GH200", AVG_1S, FULL, STEP},
-    {"B100", AVG_1S, FULL, STEP},
-    {"B200", AVG_1S, FULL, STEP},
-    {"GB200", AVG_1S, FULL, STEP},
+    {"H100", AVG_1S, QUARTER, STEP, true},
+    {"H200", AVG_1S, FULL, STEP, true},
+    {"GH200", AVG_1S, FULL, STEP, true},
+    {"B100", AVG_1S, FULL, STEP, true},
+    {"B200", AVG_1S, FULL, STEP, true},
+    {"GB200", AVG_1S, FULL, STEP, true},
     /* Ampere other than GA100, and Ada: 1 s average */
     {"A2", AVG_1S, FULL, STEP},
     {"A10", AVG_1S, FULL, STEP},
@@ -96,7 +97,7 @@ static int parse_compute_mode(const char *v, uint32_t *ret) {
 
 /* Reporting keys written in the directive; the others come from the GPU family. */
 struct reporting_set {
-    bool average, duty, step, phase;
+    bool average, duty, step, phase, gpm;
 };
 
 /* Keys of the physical model and of its reporting. 1 = not one of them. */
@@ -130,6 +131,9 @@ static int physics_key(struct parser *p, const struct sim_directive *d, const st
         if (g->energy_step_us > ENERGY_STEP_MAX_US)
             return sim_lexer_fail(&p->lx, t->line, "gpu: energy-step above 10s");
         set->step = true;
+    } else if (!strcmp(t->key, "gpm")) {
+        CHECK_VALUE(p, t, d, sim_parse_bool(t->value, &g->gpm));
+        set->gpm = true;
     } else if (!strcmp(t->key, "driver-phase")) {
         CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &g->driver_phase_us));
         if (g->driver_phase_us >= POWER_UPDATE_US)
@@ -159,6 +163,8 @@ static void apply_family(struct sim_gpu *g, const struct reporting_set *set, uin
         g->sensor_duty_ppm = f ? f->duty_ppm : SIM_PPM;
     if (!set->step)
         g->energy_step_us = f ? f->step_us : 0;
+    if (!set->gpm)
+        g->gpm = f && f->gpm;
 }
 
 /* Identity keys. 1 = not one of them. */

@@ -46,6 +46,7 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     free(a->weights);
     free(a->mem_weights);
     free(a->memory_valid);
+    free(a->gpu_instance);
     free(a->samples);
     free(a->last_sample_us);
     free(a->early);
@@ -82,6 +83,7 @@ static int reserve_consumers(struct gpu_accounting *a, size_t n) {
     GROW(weights);
     GROW(mem_weights);
     GROW(memory_valid);
+    GROW(gpu_instance);
     GROW(last_sample_us);
     GROW(early);
     GROW(held_us);
@@ -129,6 +131,7 @@ static int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, 
         return r;
     a->pids[*n] = pid;
     a->memory_valid[*n] = false;
+    a->gpu_instance[*n] = GPU_INSTANCE_NONE;
     a->consumers[*n] = (struct split_consumer){0};
     *ret = (*n)++;
     return 0;
@@ -158,6 +161,7 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
 
             a->pids[n] = p->pid;
             a->memory_valid[n] = p->memory_valid;
+            a->gpu_instance[n] = p->gpu_instance;
             a->consumers[n] =
                 (struct split_consumer){.memory = p->memory_valid ? p->used_memory_bytes : 0};
         }
@@ -167,6 +171,7 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
             r = consumer_index(a, &n, 0, d->processes[i].pid, &idx);
             if (r < 0)
                 return r;
+            a->gpu_instance[idx] = d->processes[i].gpu_instance;
             if (d->processes[i].memory_valid) {
                 a->consumers[idx].memory = d->processes[i].used_memory_bytes;
                 a->memory_valid[idx] = true;
@@ -387,6 +392,7 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
                             void *userdata, struct ledger *ledger, size_t *ret_n, bool *ret_same,
                             struct learned_window *ret_lw) {
     bool per_process = d->utils_supported && !d->mig_enabled;
+    bool learnable = per_process;
     struct weights_stats ws;
     size_t n;
     int r;
@@ -406,22 +412,36 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     r = learned_activity(a, t, d->n_utils, n, t->window_start_us, now_us, &ws);
     if (r < 0)
         return r;
-    if (!per_process) /* MIG or no per-process utilisation: the split is even */
+    if (d->mig_enabled) /* by instance: measured activity (GPM) can be learned from */
+        learnable = mig_activity(a, d, n, now_us - t->window_start_us);
+    else if (!per_process) /* no per-process utilisation: the split is even */
         memset(a->weights, 0, n * sizeof(*a->weights));
-    if (a->opts.sm_share_only || !per_process) {
+    if (a->opts.sm_share_only || !learnable) {
         learned_sm_share(a, n);
         *ret_lw = (struct learned_window){.method = SPLIT_NOT_IDENTIFIABLE};
     } else
         learned_weights(a, t, n, t->window_start_us, now_us, energy_uj, ret_lw);
     for (size_t i = 0; i < n; i++)
         a->consumers[i].key = a->procs[i]->key;
-    g->split_valid = per_process && !a->opts.sm_share_only;
+    g->split_valid = learnable && !a->opts.sm_share_only;
     if (g->split_valid) {
         g->split = ret_lw->method;
         g->split_windows[ret_lw->method]++;
     }
     *ret_n = n;
     return 0;
+}
+
+/* How the window's consumers shared the GPU. */
+static enum gpu_sharing window_sharing(const struct gpu_device_reading *d, size_t n) {
+    if (d->mig_enabled)
+        return SHARING_MIG;
+    if (n == 0)
+        return SHARING_NONE;
+    for (size_t i = 0; i < d->n_processes; i++)
+        if (d->processes[i].kinds & GPU_PROCESS_MPS)
+            return SHARING_MPS;
+    return n == 1 ? SHARING_EXCLUSIVE : SHARING_TIME_SLICING;
 }
 
 static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
@@ -490,11 +510,13 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
             p->sm_util_ratio = MIN(1.0, (double)a->weights[i] / (100.0 * (double)dt_us));
             p->mem_util_ratio = MIN(1.0, (double)a->mem_weights[i] / (100.0 * (double)dt_us));
         }
+        mig_label(p, d);
         p->memory_valid = a->memory_valid[i];
         if (a->memory_valid[i])
             p->memory_used_bytes = a->consumers[i].memory;
     }
     g->process_count = (unsigned)n;
+    g->sharing = window_sharing(d, n);
     if (a->opts.observer)
         a->opts.observer(a->opts.observer_userdata,
                          &(struct gpu_window_trace){

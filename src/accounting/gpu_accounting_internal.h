@@ -62,7 +62,8 @@ struct gpu_accounting {
     uint64_t *weights; /* SM activity, percent-microseconds */
     uint64_t *mem_weights;
     bool *memory_valid;
-    size_t n_running; /* consumers [0, n_running) are in the running-process list */
+    uint32_t *gpu_instance; /* MIG GPU instance id, GPU_INSTANCE_NONE */
+    size_t n_running;       /* consumers [0, n_running) are in the running-process list */
     uint64_t *last_sample_us;
     uint64_t *early;
     uint64_t *held_us;
@@ -110,6 +111,19 @@ void learned_sm_share(struct gpu_accounting *a, size_t n);
  */
 void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, uint64_t t0_us,
                      uint64_t t1_us, uint64_t energy_uj, struct learned_window *ret);
+
+/*
+ * MIG (gpu_mig.c): each consumer's activity (a->weights, percent-microseconds of the whole
+ * GPU) from its GPU instance's SM activity times the instance's share of the GPU's compute
+ * slices, shared within the instance by memory (or evenly). Without GPM every instance's
+ * activity counts as full, so the split follows instance size. Returns whether every
+ * instance's activity was measured.
+ */
+bool mig_activity(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t n,
+                  uint64_t dt_us);
+
+/* The process's MIG instance and profile, the first window it is seen on a MIG GPU. */
+void mig_label(struct ledger_process *p, const struct gpu_device_reading *d);
 
 /* --gpu-idle-policy=allocation (gpu_holders.c): the pods holding the GPU, one holder per
  * pod weighted by the ids it holds, into a->holders. Returns 0 or -ENOMEM. */

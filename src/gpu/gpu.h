@@ -32,11 +32,26 @@ enum gpu_process_kind {
     GPU_PROCESS_MPS = 1 << 2,
 };
 
+#define GPU_INSTANCE_NONE UINT32_MAX
+
 struct gpu_process {
     uint32_t pid;
     uint32_t kinds; /* enum gpu_process_kind bits: lists it appeared in */
     bool memory_valid;
     uint64_t used_memory_bytes;
+    uint32_t gpu_instance; /* MIG GPU instance id, GPU_INSTANCE_NONE without MIG */
+    uint32_t compute_instance;
+};
+
+#define GPU_MIG_PROFILE_MAX 32
+
+/* One MIG GPU instance of a MIG-enabled device: its size and what it did in the window. */
+struct gpu_mig_instance {
+    uint32_t gpu_instance;
+    unsigned slices; /* compute slices of the GPU's 7 (the profile's "3g"); 0 unknown */
+    char profile[GPU_MIG_PROFILE_MAX]; /* "3g.20gb", "" unknown */
+    bool activity_valid;               /* GPM measured the window */
+    double sm_activity;                /* share of the instance's SMs busy over the window, 0..1 */
 };
 
 struct gpu_util_sample {
@@ -63,6 +78,9 @@ struct gpu_device_reading {
 
     bool mig_enabled;
     int compute_mode; /* NVML compute mode value, -1 unknown */
+    /* MIG-enabled: its GPU instances (activity through GPM where the device has it). */
+    size_t n_mig;
+    const struct gpu_mig_instance *mig;
 
     size_t n_processes;
     const struct gpu_process *processes;

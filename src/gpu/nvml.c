@@ -101,6 +101,11 @@ static void init_features(struct nvml_state *s, struct nvml_device *d) {
         [GPU_FEATURE_UTILIZATION_LEGACY] = api->process_utilization,
         [GPU_FEATURE_MIG_MODE] = api->device_get_mig_mode,
         [GPU_FEATURE_COMPUTE_MODE] = api->device_get_compute_mode,
+        [GPU_FEATURE_MIG_INSTANCES] = api->device_get_max_mig_count && api->device_get_mig_handle &&
+                                      api->device_get_gpu_instance_id,
+        [GPU_FEATURE_MIG_ACTIVITY] = api->gpm_query_support && api->gpm_sample_alloc &&
+                                     api->gpm_sample_free && api->gpm_mig_sample_get &&
+                                     api->gpm_metrics_get,
     };
     for (size_t f = 0; f < _GPU_FEATURE_MAX; f++)
         d->features[f].state = present[f] ? GPU_FEATURE_UNTRIED : GPU_FEATURE_ABSENT;
@@ -140,6 +145,7 @@ static int nvml_device_open(void *state, size_t index, struct gpu_device_reading
 static void nvml_device_close(void *state, size_t index) {
     struct nvml_state *s = state;
 
+    nvml_mig_forget(s, &s->devices[index]);
     s->devices[index].handle = NULL;
     s->devices[index].n_pending = 0;
 }
@@ -240,6 +246,7 @@ static void nvml_close(void *state) {
     if (!s)
         return;
     for (size_t i = 0; s->devices && i < s->n_devices; i++) {
+        nvml_mig_forget(s, &s->devices[i]);
         free(s->devices[i].processes);
         free(s->devices[i].utils);
     }
@@ -247,6 +254,7 @@ static void nvml_close(void *state) {
     free(s->raw_processes);
     free(s->raw_legacy);
     free(s->raw_info);
+    free(s->gpm_request);
     if (s->initialized)
         (void)s->api->shutdown();
     nvml_api_free(s->api);

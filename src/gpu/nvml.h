@@ -20,6 +20,8 @@ enum gpu_feature {
     GPU_FEATURE_UTILIZATION_LEGACY, /* nvmlDeviceGetProcessUtilization */
     GPU_FEATURE_MIG_MODE,
     GPU_FEATURE_COMPUTE_MODE,
+    GPU_FEATURE_MIG_INSTANCES, /* MIG device handles and their GPU instance ids */
+    GPU_FEATURE_MIG_ACTIVITY,  /* GPM: SM activity per GPU instance (Hopper and later) */
     _GPU_FEATURE_MAX,
 };
 

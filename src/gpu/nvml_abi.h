@@ -171,6 +171,41 @@ typedef struct nvmlPciInfo_st {
     char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } nvmlPciInfo_t;
 
+/* GPU performance monitoring (GPM, Hopper and later): opaque sample buffers the library
+ * allocates, and a request for metrics computed between two of them. */
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+#define NVML_GPM_METRIC_SM_UTIL 2u /* percent of the SMs busy, 0.0 - 100.0 */
+/* The metrics array's length in the headers of drivers 550 and later (98 before); the
+ * structure's version stayed 1, and the library reads only numMetrics entries. */
+#define NVML_GPM_METRIC_MAX 333u
+#define NVML_GPM_METRICS_GET_VERSION 1u
+#define NVML_GPM_SUPPORT_VERSION 1u
+
+typedef struct nvmlGpmMetric_st {
+    unsigned int metricId;   /* in */
+    nvmlReturn_t nvmlReturn; /* out: this metric's status */
+    double value;            /* out: valid when nvmlReturn is SUCCESS */
+    struct {
+        char *shortName;
+        char *longName;
+        char *unit;
+    } metricInfo; /* out, may be NULL */
+} nvmlGpmMetric_t;
+
+typedef struct nvmlGpmMetricsGet_st {
+    unsigned int version;    /* NVML_GPM_METRICS_GET_VERSION */
+    unsigned int numMetrics; /* entries of metrics[] to compute */
+    nvmlGpmSample_t sample1; /* the earlier sample */
+    nvmlGpmSample_t sample2; /* the later sample */
+    nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct nvmlGpmSupport_st {
+    unsigned int version; /* NVML_GPM_SUPPORT_VERSION */
+    unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
 /* ---- layout checks (LP64) ---- */
 
 #define NVML_ABI_CHECK(type, size) _Static_assert(sizeof(type) == (size), #type " size")
@@ -202,6 +237,11 @@ NVML_ABI_OFFSET(nvmlMemory_v2_t, used, 32);
 _Static_assert(nvmlMemory_v2 == 0x02000028u, "memory v2 version");
 NVML_ABI_CHECK(nvmlPciInfo_t, 68);
 NVML_ABI_OFFSET(nvmlPciInfo_t, busId, 36);
+NVML_ABI_CHECK(nvmlGpmMetric_t, 40);
+NVML_ABI_OFFSET(nvmlGpmMetric_t, value, 8);
+NVML_ABI_OFFSET(nvmlGpmMetricsGet_t, sample1, 8);
+NVML_ABI_OFFSET(nvmlGpmMetricsGet_t, metrics, 24);
+NVML_ABI_CHECK(nvmlGpmSupport_t, 8);
 
 /* ---- entry points: one function type per exported symbol we resolve ---- */
 
@@ -246,6 +286,16 @@ typedef nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex_fn(nvmlDevice_t device,
 typedef nvmlReturn_t nvmlDeviceIsMigDeviceHandle_fn(nvmlDevice_t device, unsigned int *isMigDevice);
 typedef nvmlReturn_t nvmlDeviceGetGpuInstanceId_fn(nvmlDevice_t device, unsigned int *id);
 typedef nvmlReturn_t nvmlDeviceGetComputeInstanceId_fn(nvmlDevice_t device, unsigned int *id);
+
+/* GPM: SM activity per GPU instance on a MIG-enabled parent */
+typedef nvmlReturn_t nvmlGpmQueryDeviceSupport_fn(nvmlDevice_t device,
+                                                  nvmlGpmSupport_t *gpmSupport);
+typedef nvmlReturn_t nvmlGpmSampleAlloc_fn(nvmlGpmSample_t *gpmSample);
+typedef nvmlReturn_t nvmlGpmSampleFree_fn(nvmlGpmSample_t gpmSample);
+typedef nvmlReturn_t nvmlGpmSampleGet_fn(nvmlDevice_t device, nvmlGpmSample_t gpmSample);
+typedef nvmlReturn_t nvmlGpmMigSampleGet_fn(nvmlDevice_t device, unsigned int gpuInstanceId,
+                                            nvmlGpmSample_t gpmSample);
+typedef nvmlReturn_t nvmlGpmMetricsGet_fn(nvmlGpmMetricsGet_t *metricsGet);
 
 /* Running processes: identical parameters for every list and version (entry size differs). */
 typedef nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3_fn(nvmlDevice_t device,

@@ -15,6 +15,8 @@ static const char *const feature_names[_GPU_FEATURE_MAX] = {
     [GPU_FEATURE_UTILIZATION_LEGACY] = "per-process utilisation (legacy API)",
     [GPU_FEATURE_MIG_MODE] = "MIG mode",
     [GPU_FEATURE_COMPUTE_MODE] = "compute mode",
+    [GPU_FEATURE_MIG_INSTANCES] = "MIG instances",
+    [GPU_FEATURE_MIG_ACTIVITY] = "MIG instance activity (GPM)",
 };
 
 /* What joulestat does without the feature, for the "not supported" line. */
@@ -24,6 +26,8 @@ static const char *const feature_fallbacks[_GPU_FEATURE_MAX] = {
     [GPU_FEATURE_UTILIZATION_INFO] = "; the legacy API is used",
     [GPU_FEATURE_UTILIZATION_LEGACY] = "; processes are weighted without utilisation",
     [GPU_FEATURE_MIG_MODE] = "; treated as MIG disabled",
+    [GPU_FEATURE_MIG_INSTANCES] = "; the GPU's processes share it evenly",
+    [GPU_FEATURE_MIG_ACTIVITY] = "; instances are weighted by their size",
 };
 
 const char *gpu_feature_name(enum gpu_feature f) {
@@ -52,11 +56,17 @@ static bool is_utilization(enum gpu_feature f) {
     return f == GPU_FEATURE_UTILIZATION_INFO || f == GPU_FEATURE_UTILIZATION_LEGACY;
 }
 
+static bool is_mig_only(enum gpu_feature f) {
+    return f == GPU_FEATURE_MIG_INSTANCES || f == GPU_FEATURE_MIG_ACTIVITY;
+}
+
 static void describe_feature(const struct nvml_state *s, size_t i,
                              const struct gpu_device_reading *rd, enum gpu_feature f,
                              struct strbuf *out) {
     const struct nvml_feature_status *st = &s->devices[i].features[f];
 
+    if (is_mig_only(f) && !rd->mig_enabled)
+        return; /* asked only of MIG-enabled GPUs */
     strbuf_printf(out, "GPU %zu: %s: ", i, feature_names[f]);
     if (is_utilization(f) && rd->mig_enabled) {
         strbuf_puts(out, "not available while MIG is enabled; processes are weighted "

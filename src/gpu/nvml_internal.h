@@ -23,6 +23,15 @@ struct nvml_feature_status {
     nvmlReturn_t code; /* of the last failing call */
 };
 
+/* A MIG GPU instance as the device keeps it: its public view and its GPM samples. */
+#define NVML_MIG_MAX 8u
+struct nvml_mig_slot {
+    struct gpu_mig_instance view;
+    nvmlGpmSample_t samples[2]; /* the previous and the next, alternately */
+    unsigned next;              /* index of the sample the next reading goes into */
+    bool have_previous;         /* samples[next ^ 1] holds a reading */
+};
+
 struct nvml_device {
     nvmlDevice_t handle; /* NULL while the source holds none (gpu_backend.h) */
 
@@ -35,6 +44,12 @@ struct nvml_device {
     uint64_t modes_read_at_us; /* 0: not read since the handle was acquired */
     bool mig_enabled;
     int compute_mode;
+
+    /* MIG: the GPU instances, listed again every NVML_MODES_REFRESH_US (nvml_mig.c). */
+    uint64_t mig_listed_at_us; /* 0: not listed since the handle was acquired */
+    size_t n_mig;
+    struct nvml_mig_slot mig[NVML_MIG_MAX];
+    struct gpu_mig_instance mig_views[NVML_MIG_MAX]; /* the reading's array */
 
     /* The reading's arrays, reused across ticks. */
     struct gpu_process *processes;
@@ -61,6 +76,7 @@ struct nvml_state {
     size_t raw_legacy_cap;
     nvmlProcessUtilizationInfo_v1_t *raw_info;
     size_t raw_info_cap;
+    nvmlGpmMetricsGet_t *gpm_request; /* allocated at the first GPM reading (13 KiB) */
 };
 
 /* Records the outcome of one call of feature f on device d; returns nvml_errno(code). */
@@ -79,6 +95,13 @@ int nvml_read_processes(void *state, size_t index, struct gpu_device_reading *rd
 int nvml_poll(void *state, size_t index, uint64_t now_us, struct gpu_poll_reading *ret);
 int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
                           struct gpu_device_reading *rd);
+
+/* nvml_mig.c: a MIG-enabled device's GPU instances and their SM activity over the window
+ * since the last call (rd->n_mig, rd->mig). Returns 0, -ENODEV or -ENOMEM. */
+int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
+                  struct gpu_device_reading *rd);
+/* Frees the device's GPM samples and forgets its instances (handle lost or closed). */
+void nvml_mig_forget(struct nvml_state *s, struct nvml_device *d);
 
 /* `joulestat check` (nvml_describe.c). */
 void nvml_describe(const void *state, size_t n_devices, struct strbuf *out);

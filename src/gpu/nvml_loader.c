@@ -56,6 +56,14 @@ static const struct dl_symbol nvml_symbols[] = {
     OPTIONAL(mps_processes_v2, nvmlDeviceGetMPSComputeRunningProcesses_v2),
     OPTIONAL(process_utilization, nvmlDeviceGetProcessUtilization),
     OPTIONAL(processes_utilization_info, nvmlDeviceGetProcessesUtilizationInfo),
+    OPTIONAL(device_get_max_mig_count, nvmlDeviceGetMaxMigDeviceCount),
+    OPTIONAL(device_get_mig_handle, nvmlDeviceGetMigDeviceHandleByIndex),
+    OPTIONAL(device_get_gpu_instance_id, nvmlDeviceGetGpuInstanceId),
+    OPTIONAL(gpm_query_support, nvmlGpmQueryDeviceSupport),
+    OPTIONAL(gpm_sample_alloc, nvmlGpmSampleAlloc),
+    OPTIONAL(gpm_sample_free, nvmlGpmSampleFree),
+    OPTIONAL(gpm_mig_sample_get, nvmlGpmMigSampleGet),
+    OPTIONAL(gpm_metrics_get, nvmlGpmMetricsGet),
 };
 
 /* The versioned soname first: the unversioned symlink ships only with development packages. */

@@ -37,6 +37,15 @@ struct nvml_api {
     nvmlDeviceGetMPSComputeRunningProcesses_v2_fn *mps_processes_v2;
     nvmlDeviceGetProcessUtilization_fn *process_utilization;
     nvmlDeviceGetProcessesUtilizationInfo_fn *processes_utilization_info;
+    /* MIG instances and their SM activity (GPM, Hopper and later) */
+    nvmlDeviceGetMaxMigDeviceCount_fn *device_get_max_mig_count;
+    nvmlDeviceGetMigDeviceHandleByIndex_fn *device_get_mig_handle;
+    nvmlDeviceGetGpuInstanceId_fn *device_get_gpu_instance_id;
+    nvmlGpmQueryDeviceSupport_fn *gpm_query_support;
+    nvmlGpmSampleAlloc_fn *gpm_sample_alloc;
+    nvmlGpmSampleFree_fn *gpm_sample_free;
+    nvmlGpmMigSampleGet_fn *gpm_mig_sample_get;
+    nvmlGpmMetricsGet_fn *gpm_metrics_get;
 };
 
 /*

@@ -94,7 +94,8 @@ static size_t merge_by_pid(struct gpu_process *p, size_t n) {
     return out + 1;
 }
 
-/* Appends n raw entries of `stride` bytes (pid at 0, used memory at 8 in every layout). */
+/* Appends n raw entries of `stride` bytes (pid at 0, used memory at 8, the MIG instance ids at
+ * 16 and 20 in every layout the lists use). */
 static int append_entries(struct nvml_device *d, size_t *n_out, const unsigned char *raw, size_t n,
                           size_t stride, uint32_t kind) {
     if (grow_array(&d->processes, &d->processes_cap, *n_out + n, sizeof(*d->processes)) < 0)
@@ -102,16 +103,20 @@ static int append_entries(struct nvml_device *d, size_t *n_out, const unsigned c
 
     for (size_t k = 0; k < n; k++) {
         const unsigned char *e = raw + k * stride;
-        unsigned pid = 0;
+        unsigned pid = 0, gi = GPU_INSTANCE_NONE, ci = GPU_INSTANCE_NONE;
         unsigned long long mem = 0;
 
         memcpy(&pid, e + offsetof(nvmlProcessInfo_t, pid), sizeof(pid));
         memcpy(&mem, e + offsetof(nvmlProcessInfo_t, usedGpuMemory), sizeof(mem));
+        memcpy(&gi, e + offsetof(nvmlProcessInfo_t, gpuInstanceId), sizeof(gi));
+        memcpy(&ci, e + offsetof(nvmlProcessInfo_t, computeInstanceId), sizeof(ci));
         d->processes[(*n_out)++] = (struct gpu_process){
             .pid = pid,
             .kinds = kind,
             .memory_valid = mem != NVML_VALUE_NOT_AVAILABLE_ULL,
             .used_memory_bytes = mem != NVML_VALUE_NOT_AVAILABLE_ULL ? mem : 0,
+            .gpu_instance = gi,
+            .compute_instance = ci,
         };
     }
     return 0;
@@ -322,5 +327,9 @@ int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
     rd->n_utils = rd->mig_enabled ? 0 : d->n_pending;
     rd->utils = d->utils;
     d->n_pending = 0;
+    if (rd->mig_enabled)
+        return nvml_read_mig(s, d, now_us, rd);
+    if (d->n_mig > 0) /* MIG was turned off */
+        nvml_mig_forget(s, d);
     return 0;
 }

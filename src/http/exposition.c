@@ -32,6 +32,11 @@ static void put_process_labels(struct strbuf *sb, const struct snap_gpu_process 
     PUT_LABEL(sb, false, "container", p->id->container);
     PUT_LABEL(sb, false, "pod_uid", p->id->pod_uid);
     PUT_LABEL(sb, false, "container_id", p->id->container_id);
+    if (p->mig) { /* fixed for the process's life: its series stays one series */
+        put_label_u64(sb, false, "gpu_instance", p->gpu_instance);
+        put_label_u64(sb, false, "compute_instance", p->compute_instance);
+        PUT_LABEL(sb, false, "mig_profile", p->mig_profile);
+    }
 }
 
 enum process_value {
@@ -202,6 +207,11 @@ static const struct family gpu_split_windows = {
     "Windows by how their energy was split: learned, or SM share and why (no_activity, "
     "single_class, too_few_rows, not_identifiable)."};
 
+static const struct family gpu_sharing = {
+    "joulestat_", "gpu_sharing", "gauge",
+    "Always 1: how the GPU was shared in the last window, in the label (none, exclusive, "
+    "time-slicing, mps, mig)."};
+
 static void render_gpus(struct render *r, const struct snapshot *s, const char *prefix,
                         bool compat) {
     struct family f;
@@ -265,6 +275,14 @@ static void render_gpus(struct render *r, const struct snapshot *s, const char *
                 put_label(r->out, false, "method", split_method_to_string(k), SIZE_MAX);
                 end_u64(r, s->gpus[i].split_windows[k]);
             }
+    family_begin(r, &gpu_sharing);
+    for (size_t i = 0; i < s->n_gpus; i++)
+        if (s->gpus[i].up) {
+            gpu_label(r, &s->gpus[i]);
+            put_label(r->out, false, "sharing", gpu_sharing_to_string(s->gpus[i].sharing),
+                      SIZE_MAX);
+            end_u64(r, 1);
+        }
     if (!compat)
         return;
 

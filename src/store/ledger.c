@@ -98,7 +98,9 @@ int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t st
                                      .gpu = gpu,
                                      .pid = pid,
                                      .start_ticks = start_ticks,
-                                     .id = ledger_labels_new(l, id)};
+                                     .id = ledger_labels_new(l, id),
+                                     .gpu_instance = LEDGER_NO_INSTANCE,
+                                     .compute_instance = LEDGER_NO_INSTANCE};
         r = p->id ? hashmap_put(&l->processes, key, p) : -ENOMEM;
         if (r < 0) {
             free_process(p);

@@ -23,6 +23,9 @@
  * Single-threaded: owned by the sampler thread. Readers get snapshots (snapshot.h).
  */
 
+#define LEDGER_NO_INSTANCE UINT32_MAX
+#define LEDGER_MIG_PROFILE_MAX 32
+
 struct ledger_process {
     uint64_t key;
     unsigned gpu;
@@ -53,6 +56,10 @@ struct ledger_process {
     uint64_t class_key;      /* whose learned intensity it shares (0: not derived yet) */
     bool intensity_valid;    /* its class's intensity is learned */
     double intensity_watts;  /* W per 100 % SM */
+    /* Its MIG instance (fixed for its life), LEDGER_NO_INSTANCE without MIG. */
+    uint32_t gpu_instance;
+    uint32_t compute_instance;
+    char mig_profile[LEDGER_MIG_PROFILE_MAX];
 };
 
 struct ledger_workload {
@@ -96,6 +103,7 @@ struct ledger_gpu {
     bool split_valid;        /* per-process utilisation: a split method applies */
     enum split_method split; /* the last window's */
     uint64_t split_windows[_SPLIT_METHOD_MAX];
+    enum gpu_sharing sharing; /* the last window's */
 };
 
 struct ledger_rapl {

@@ -93,7 +93,12 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
             .active = p->active,
             .intensity_valid = p->intensity_valid,
             .intensity_watts = p->intensity_watts,
+            .mig = p->gpu_instance != LEDGER_NO_INSTANCE,
+            .gpu_instance = p->gpu_instance,
+            .compute_instance = p->compute_instance,
         };
+        memcpy(s->gpu_processes[s->n_gpu_processes - 1].mig_profile, p->mig_profile,
+               sizeof(p->mig_profile));
     }
     qsort(s->gpu_processes, s->n_gpu_processes, sizeof(*s->gpu_processes), compare_gpu_process);
 
@@ -132,6 +137,7 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
             .process_count = g->process_count,
             .split_valid = g->split_valid,
             .split = g->split,
+            .sharing = g->sharing,
         };
         memcpy(d->uuid, g->uuid, sizeof(d->uuid));
         memcpy(d->model, g->model, sizeof(d->model));

@@ -173,3 +173,14 @@ struct snapshot *snapshot_slot_get(struct snapshot_slot *slot) {
     (void)pthread_mutex_unlock(&slot->lock);
     return s;
 }
+
+const char *gpu_sharing_to_string(enum gpu_sharing m) {
+    static const char *const names[_SHARING_MAX] = {
+        [SHARING_NONE] = "none",
+        [SHARING_EXCLUSIVE] = "exclusive",
+        [SHARING_TIME_SLICING] = "time-slicing",
+        [SHARING_MPS] = "mps",
+        [SHARING_MIG] = "mig",
+    };
+    return (unsigned)m < _SHARING_MAX ? names[m] : NULL;
+}

@@ -33,6 +33,10 @@ struct snap_gpu_process {
     bool active;
     bool intensity_valid;   /* its workload's power intensity is learned */
     double intensity_watts; /* W per 100 % SM */
+    bool mig;               /* on a MIG instance: the three below are its labels */
+    uint32_t gpu_instance;
+    uint32_t compute_instance;
+    char mig_profile[32];
 };
 
 /* CPU energy per process (--cpu-process-metrics), one counter per RAPL domain (indexed by
@@ -74,6 +78,7 @@ struct snap_gpu {
     bool split_valid;        /* per-process utilisation: a split method applies */
     enum split_method split; /* the last window's */
     uint64_t split_windows[_SPLIT_METHOD_MAX];
+    enum gpu_sharing sharing; /* the last window's */
 };
 
 struct snap_rapl {

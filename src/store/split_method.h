@@ -18,3 +18,16 @@ enum split_method {
 /* "learned", "no_activity", "single_class", "too_few_rows", "not_identifiable"; NULL out
  * of range. */
 const char *split_method_to_string(enum split_method m);
+
+/* How the GPU was shared in a window (docs/METRICS.md, joulestat_gpu_sharing). */
+enum gpu_sharing {
+    SHARING_NONE,         /* no process */
+    SHARING_EXCLUSIVE,    /* one process */
+    SHARING_TIME_SLICING, /* two or more processes taking turns on the SMs */
+    SHARING_MPS,          /* an MPS server's clients running at once */
+    SHARING_MIG,          /* MIG instances with SMs of their own */
+    _SHARING_MAX,
+};
+
+/* "none", "exclusive", "time-slicing", "mps", "mig"; NULL out of range. */
+const char *gpu_sharing_to_string(enum gpu_sharing m);

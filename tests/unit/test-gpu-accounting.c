@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "clock.h"
 #include "macro.h"
@@ -414,6 +415,71 @@ static void test_process_order_does_not_matter(void **state _unused_) {
     assert_true(totals[0][3] > 0 && totals[0][2] > totals[0][0]);
 }
 
+/* MIG: instances weighted by GPM activity x size (3g at 80 %, 1g at 20 %, 2g at 50 %),
+ * the 2g instance's two processes by memory (3:1); without GPM by size alone (3:1:2). */
+static void test_mig_instances(void **state _unused_) {
+    static const struct gpu_mig_instance with_gpm[3] = {
+        {.gpu_instance = 1,
+         .slices = 3,
+         .profile = "3g.40gb",
+         .activity_valid = true,
+         .sm_activity = 0.8},
+        {.gpu_instance = 2,
+         .slices = 1,
+         .profile = "1g.10gb",
+         .activity_valid = true,
+         .sm_activity = 0.2},
+        {.gpu_instance = 5,
+         .slices = 2,
+         .profile = "2g.20gb",
+         .activity_valid = true,
+         .sm_activity = 0.5},
+    };
+    /* 400 J active: 2.4 : 0.2 : 1.0 of 3.6, and 3 : 1 : 2 of 6 */
+    static const uint64_t want[2][4] = {{266666667, 22222222, 83333333, 27777778},
+                                        {200000000, 66666667, 100000000, 33333333}};
+
+    for (int gpm = 1; gpm >= 0; gpm--) {
+        struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 30);
+        struct gpu_mig_instance mig[3];
+        struct ledger_process *p;
+
+        memcpy(mig, with_gpm, sizeof(mig));
+        for (int k = 0; k < 3; k++)
+            mig[k].activity_valid = gpm;
+        f->procs[0] = (struct gpu_process){.pid = 100, .gpu_instance = 1, .compute_instance = 0};
+        f->procs[1] = (struct gpu_process){.pid = 200, .gpu_instance = 2, .compute_instance = 0};
+        f->procs[2] = (struct gpu_process){.pid = 300,
+                                           .gpu_instance = 5,
+                                           .compute_instance = 0,
+                                           .memory_valid = true,
+                                           .used_memory_bytes = 3 << 20};
+        f->procs[3] = (struct gpu_process){.pid = 400,
+                                           .gpu_instance = 5,
+                                           .compute_instance = 0,
+                                           .memory_valid = true,
+                                           .used_memory_bytes = 1 << 20};
+        f->dev.n_processes = 4;
+        f->dev.mig_enabled = true;
+        f->dev.utils_supported = false;
+        f->dev.n_mig = 3;
+        f->dev.mig = mig;
+        tick(f, 0);
+        f->now_us += 10 * USEC_PER_SEC;
+        tick(f, 700000);
+        for (uint32_t pid = 100; pid <= 400; pid += 100) {
+            int64_t got = (int64_t)process_total(f, pid, NULL, NULL);
+            assert_true(llabs(got - (int64_t)want[gpm ? 0 : 1][pid / 100 - 1]) <= 1);
+        }
+        assert_conserved(f);
+        ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 0, &(struct snap_identity){0}, &p));
+        assert_int_equal(p->gpu_instance, 5);
+        assert_string_equal(p->mig_profile, "2g.20gb");
+        assert_int_equal(ledger_gpu(&f->ledger, 0)->sharing, SHARING_MIG);
+        fixture_free(f);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_is_measured),
@@ -429,6 +495,7 @@ int main(void) {
         cmocka_unit_test(test_many_windows_conserve),
         cmocka_unit_test(test_same_consumers_after_sweep),
         cmocka_unit_test(test_process_order_does_not_matter),
+        cmocka_unit_test(test_mig_instances),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,12 @@
     X(nvmlDeviceIsMigDeviceHandle)                                                                 \
     X(nvmlDeviceGetGpuInstanceId)                                                                  \
     X(nvmlDeviceGetComputeInstanceId)                                                              \
+    X(nvmlGpmQueryDeviceSupport)                                                                   \
+    X(nvmlGpmSampleAlloc)                                                                          \
+    X(nvmlGpmSampleFree)                                                                           \
+    X(nvmlGpmSampleGet)                                                                            \
+    X(nvmlGpmMigSampleGet)                                                                         \
+    X(nvmlGpmMetricsGet)                                                                           \
     X(nvmlDeviceGetComputeRunningProcesses_v3)                                                     \
     X(nvmlDeviceGetGraphicsRunningProcesses_v3)                                                    \
     X(nvmlDeviceGetMPSComputeRunningProcesses_v3)                                                  \

@@ -217,7 +217,10 @@ static void integrate(struct sim_gpu_model *g, uint64_t dt) {
         }
         if (ps->demand > 0) {
             e += coef_energy(ps, dt, sim_group_divisor(g, ps->group));
-            ps->util_acc += sampled_util(g, ps, dt);
+            uint64_t u = sampled_util(g, ps, dt);
+
+            ps->util_acc += u;
+            ps->life_util += u;
         }
         ps->active_nj += e;
         g->active_nj += e;

@@ -104,7 +104,9 @@ struct sim_gpu {
     uint64_t driver_phase_us;  /* the update and step grids' offset from t = 0 */
     bool energy_supported;
     bool mig;
-    bool gpm; /* GPM (nvmlGpm*): Hopper and later by default, key gpm= */
+    bool gpm;                   /* GPM (nvmlGpm*): Hopper and later by default, key gpm= */
+    bool accounting;            /* accounting mode (nvidia-smi -am 1); forced off by MIG */
+    uint32_t accounting_buffer; /* processes the accounting buffer keeps, newest last */
     uint32_t compute_mode;
     uint64_t energy_start_mj; /* counter value at t = 0 (energy since the driver loaded) */
     uint64_t memory_total;

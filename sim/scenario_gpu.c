@@ -191,7 +191,13 @@ static int identity_key(struct parser *p, const struct sim_directive *d, const s
         CHECK_VALUE(p, t, d, parse_compute_mode(t->value, &g->compute_mode));
     else if (!strcmp(t->key, "mig"))
         CHECK_VALUE(p, t, d, sim_parse_bool(t->value, &g->mig));
-    else if (!strcmp(t->key, "pci-bus"))
+    else if (!strcmp(t->key, "accounting"))
+        CHECK_VALUE(p, t, d, sim_parse_bool(t->value, &g->accounting));
+    else if (!strcmp(t->key, "accounting-buffer")) {
+        CHECK_VALUE(p, t, d, safe_atou32(t->value, &g->accounting_buffer));
+        if (g->accounting_buffer == 0)
+            return sim_lexer_fail(&p->lx, t->line, "gpu: accounting-buffer must not be 0");
+    } else if (!strcmp(t->key, "pci-bus"))
         CHECK_VALUE(p, t, d, safe_atou32(t->value, &g->pci_bus));
     else if (!strcmp(t->key, "minor"))
         CHECK_VALUE(p, t, d, safe_atou32(t->value, &g->minor));
@@ -219,6 +225,7 @@ int parser_gpu(struct parser *p, const struct sim_directive *d) {
     struct sim_gpu *g = &s->gpus[s->n_gpus];
     *g = (struct sim_gpu){
         .energy_supported = true,
+        .accounting_buffer = 4000, /* nvmlDeviceGetAccountingBufferSize on current drivers */
         .memory_total = UINT64_C(40) << 30,
         .pci_bus = index + 1,
         .minor = index,

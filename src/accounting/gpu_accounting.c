@@ -47,6 +47,7 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     free(a->mem_weights);
     free(a->memory_valid);
     free(a->gpu_instance);
+    free(a->finished_idx);
     free(a->samples);
     free(a->last_sample_us);
     free(a->early);
@@ -100,8 +101,8 @@ static int reserve_consumers(struct gpu_accounting *a, size_t n) {
 
 /* Index of pid among this window's consumers, adding it if new. The first n_sorted
  * consumers are in increasing pid order and found by bisection; the others by pid_index. */
-static int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_t pid,
-                          size_t *ret) {
+int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_t pid,
+                   size_t *ret) {
     size_t lo = 0, hi = n_sorted;
     uintptr_t v;
     int r;
@@ -194,6 +195,9 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
             .timestamp_us = u->timestamp_us,
         };
     }
+    r = finished_collect(a, d, &n, n_sorted);
+    if (r < 0)
+        return r;
     *ret_n = n;
     return 0;
 }
@@ -412,6 +416,7 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     r = learned_activity(a, t, d->n_utils, n, t->window_start_us, now_us, &ws);
     if (r < 0)
         return r;
+    finished_activity(a, t, d, now_us);
     if (d->mig_enabled) /* by instance: measured activity (GPM) can be learned from */
         learnable = mig_activity(a, d, n, now_us - t->window_start_us);
     else if (!per_process) /* no per-process utilisation: the split is even */

@@ -63,7 +63,9 @@ struct gpu_accounting {
     uint64_t *mem_weights;
     bool *memory_valid;
     uint32_t *gpu_instance; /* MIG GPU instance id, GPU_INSTANCE_NONE */
-    size_t n_running;       /* consumers [0, n_running) are in the running-process list */
+    size_t *finished_idx;   /* consumer of each of the reading's finished processes */
+    size_t finished_cap;
+    size_t n_running; /* consumers [0, n_running) are in the running-process list */
     uint64_t *last_sample_us;
     uint64_t *early;
     uint64_t *held_us;
@@ -121,6 +123,18 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, ui
  */
 bool mig_activity(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t n,
                   uint64_t dt_us);
+
+/* Index of pid among the window's consumers, adding it if new (gpu_accounting.c). */
+int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_t pid, size_t *ret);
+
+/* Accounting mode (gpu_finished.c): the processes the driver says finished since the last
+ * reading become consumers of the window; finished_activity() gives those that never left
+ * a utilisation sample their lifetime utilisation times their active time, and all the
+ * start time the driver kept. */
+int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *n,
+                     size_t n_sorted);
+void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
+                       const struct gpu_device_reading *d, uint64_t t1_us);
 
 /* The process's MIG instance and profile, the first window it is seen on a MIG GPU. */
 void mig_label(struct ledger_process *p, const struct gpu_device_reading *d);

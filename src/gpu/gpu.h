@@ -43,6 +43,16 @@ struct gpu_process {
     uint32_t compute_instance;
 };
 
+/* A process the driver's accounting buffer says finished since the last reading
+ * (accounting mode, nvidia-smi -am 1): its lifetime as the driver kept it. */
+struct gpu_finished_process {
+    uint32_t pid;
+    uint64_t start_us;  /* CPU real-time µs, the sample clock */
+    uint64_t active_us; /* how long its context was active */
+    uint32_t gpu_util;  /* percent of its lifetime with a kernel running */
+    uint64_t max_memory_bytes;
+};
+
 #define GPU_MIG_PROFILE_MAX 32
 
 /* One MIG GPU instance of a MIG-enabled device: its size and what it did in the window. */
@@ -84,6 +94,10 @@ struct gpu_device_reading {
 
     size_t n_processes;
     const struct gpu_process *processes;
+
+    bool accounting; /* accounting mode is on: finished is read */
+    size_t n_finished;
+    const struct gpu_finished_process *finished;
 
     bool utils_supported; /* per-process utilisation works on this device */
     size_t n_utils;

@@ -106,6 +106,8 @@ static void init_features(struct nvml_state *s, struct nvml_device *d) {
         [GPU_FEATURE_MIG_ACTIVITY] = api->gpm_query_support && api->gpm_sample_alloc &&
                                      api->gpm_sample_free && api->gpm_mig_sample_get &&
                                      api->gpm_metrics_get,
+        [GPU_FEATURE_ACCOUNTING] =
+            api->accounting_mode && api->accounting_pids && api->accounting_stats,
     };
     for (size_t f = 0; f < _GPU_FEATURE_MAX; f++)
         d->features[f].state = present[f] ? GPU_FEATURE_UNTRIED : GPU_FEATURE_ABSENT;
@@ -146,6 +148,7 @@ static void nvml_device_close(void *state, size_t index) {
     struct nvml_state *s = state;
 
     nvml_mig_forget(s, &s->devices[index]);
+    nvml_accounting_forget(&s->devices[index]);
     s->devices[index].handle = NULL;
     s->devices[index].n_pending = 0;
 }
@@ -168,6 +171,19 @@ static int read_modes(struct nvml_state *s, struct nvml_device *d, uint64_t now_
             return r;
         d->mig_enabled = r == 0 && current == NVML_DEVICE_MIG_ENABLE;
         complete = complete && (r == 0 || !nvml_feature_usable(d, GPU_FEATURE_MIG_MODE));
+    }
+    d->accounting_enabled = false;
+    if (nvml_feature_usable(d, GPU_FEATURE_ACCOUNTING)) {
+        nvmlEnableState_t mode = NVML_FEATURE_DISABLED;
+        nvmlReturn_t code = s->api->accounting_mode(d->handle, &mode);
+
+        if (code == NVML_ERROR_GPU_IS_LOST)
+            return -ENODEV;
+        /* off is asked again at the next refresh: an administrator may turn it on */
+        if (code == NVML_SUCCESS)
+            d->accounting_enabled = mode == NVML_FEATURE_ENABLED;
+        else if (nvml_errno(code) == -EOPNOTSUPP)
+            (void)nvml_feature_record(d, GPU_FEATURE_ACCOUNTING, code);
     }
     if (nvml_feature_usable(d, GPU_FEATURE_COMPUTE_MODE)) {
         nvmlComputeMode_t mode = 0;
@@ -247,6 +263,7 @@ static void nvml_close(void *state) {
         return;
     for (size_t i = 0; s->devices && i < s->n_devices; i++) {
         nvml_mig_forget(s, &s->devices[i]);
+        nvml_accounting_free(&s->devices[i]);
         free(s->devices[i].processes);
         free(s->devices[i].utils);
     }
@@ -255,6 +272,7 @@ static void nvml_close(void *state) {
     free(s->raw_legacy);
     free(s->raw_info);
     free(s->gpm_request);
+    free(s->raw_pids);
     if (s->initialized)
         (void)s->api->shutdown();
     nvml_api_free(s->api);

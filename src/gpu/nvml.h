@@ -22,6 +22,7 @@ enum gpu_feature {
     GPU_FEATURE_COMPUTE_MODE,
     GPU_FEATURE_MIG_INSTANCES, /* MIG device handles and their GPU instance ids */
     GPU_FEATURE_MIG_ACTIVITY,  /* GPM: SM activity per GPU instance (Hopper and later) */
+    GPU_FEATURE_ACCOUNTING,    /* accounting mode: finished processes' lifetimes */
     _GPU_FEATURE_MAX,
 };
 

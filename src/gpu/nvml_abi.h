@@ -171,6 +171,18 @@ typedef struct nvmlPciInfo_st {
     char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } nvmlPciInfo_t;
 
+/* Accounting mode (nvidia-smi -am 1): lifetime statistics of processes, running or
+ * finished, kept in a circular buffer per GPU. */
+typedef struct nvmlAccountingStats_st {
+    unsigned int gpuUtilization;    /* percent of the lifetime with a kernel running */
+    unsigned int memoryUtilization; /* percent of the lifetime the memory was busy */
+    unsigned long long maxMemoryUsage;
+    unsigned long long time;      /* ms the context was active; 0 while it runs */
+    unsigned long long startTime; /* CPU timestamp of the start, µs since the epoch */
+    unsigned int isRunning;
+    unsigned int reserved[5];
+} nvmlAccountingStats_t;
+
 /* GPU performance monitoring (GPM, Hopper and later): opaque sample buffers the library
  * allocates, and a request for metrics computed between two of them. */
 typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
@@ -237,6 +249,9 @@ NVML_ABI_OFFSET(nvmlMemory_v2_t, used, 32);
 _Static_assert(nvmlMemory_v2 == 0x02000028u, "memory v2 version");
 NVML_ABI_CHECK(nvmlPciInfo_t, 68);
 NVML_ABI_OFFSET(nvmlPciInfo_t, busId, 36);
+NVML_ABI_CHECK(nvmlAccountingStats_t, 56);
+NVML_ABI_OFFSET(nvmlAccountingStats_t, time, 16);
+NVML_ABI_OFFSET(nvmlAccountingStats_t, isRunning, 32);
 NVML_ABI_CHECK(nvmlGpmMetric_t, 40);
 NVML_ABI_OFFSET(nvmlGpmMetric_t, value, 8);
 NVML_ABI_OFFSET(nvmlGpmMetricsGet_t, sample1, 8);
@@ -286,6 +301,15 @@ typedef nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex_fn(nvmlDevice_t device,
 typedef nvmlReturn_t nvmlDeviceIsMigDeviceHandle_fn(nvmlDevice_t device, unsigned int *isMigDevice);
 typedef nvmlReturn_t nvmlDeviceGetGpuInstanceId_fn(nvmlDevice_t device, unsigned int *id);
 typedef nvmlReturn_t nvmlDeviceGetComputeInstanceId_fn(nvmlDevice_t device, unsigned int *id);
+
+/* Accounting mode */
+typedef nvmlReturn_t nvmlDeviceGetAccountingMode_fn(nvmlDevice_t device, nvmlEnableState_t *mode);
+typedef nvmlReturn_t nvmlDeviceGetAccountingPids_fn(nvmlDevice_t device, unsigned int *count,
+                                                    unsigned int *pids);
+typedef nvmlReturn_t nvmlDeviceGetAccountingStats_fn(nvmlDevice_t device, unsigned int pid,
+                                                     nvmlAccountingStats_t *stats);
+typedef nvmlReturn_t nvmlDeviceGetAccountingBufferSize_fn(nvmlDevice_t device,
+                                                          unsigned int *bufferSize);
 
 /* GPM: SM activity per GPU instance on a MIG-enabled parent */
 typedef nvmlReturn_t nvmlGpmQueryDeviceSupport_fn(nvmlDevice_t device,

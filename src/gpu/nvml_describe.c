@@ -17,6 +17,7 @@ static const char *const feature_names[_GPU_FEATURE_MAX] = {
     [GPU_FEATURE_COMPUTE_MODE] = "compute mode",
     [GPU_FEATURE_MIG_INSTANCES] = "MIG instances",
     [GPU_FEATURE_MIG_ACTIVITY] = "MIG instance activity (GPM)",
+    [GPU_FEATURE_ACCOUNTING] = "accounting mode",
 };
 
 /* What joulestat does without the feature, for the "not supported" line. */
@@ -28,6 +29,8 @@ static const char *const feature_fallbacks[_GPU_FEATURE_MAX] = {
     [GPU_FEATURE_MIG_MODE] = "; treated as MIG disabled",
     [GPU_FEATURE_MIG_INSTANCES] = "; the GPU's processes share it evenly",
     [GPU_FEATURE_MIG_ACTIVITY] = "; instances are weighted by their size",
+    [GPU_FEATURE_ACCOUNTING] = "; processes that exit between two polls are known by their "
+                               "utilisation samples only (nvidia-smi -am 1 turns it on)",
 };
 
 const char *gpu_feature_name(enum gpu_feature f) {
@@ -71,6 +74,11 @@ static void describe_feature(const struct nvml_state *s, size_t i,
     if (is_utilization(f) && rd->mig_enabled) {
         strbuf_puts(out, "not available while MIG is enabled; processes are weighted "
                          "without utilisation\n");
+        return;
+    }
+    if (f == GPU_FEATURE_ACCOUNTING && nvml_feature_usable(&s->devices[i], f) &&
+        !s->devices[i].accounting_enabled) {
+        strbuf_printf(out, "off%s\n", feature_fallbacks[f]);
         return;
     }
     strbuf_puts(out, gpu_feature_state_name(st->state));

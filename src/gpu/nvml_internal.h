@@ -51,6 +51,15 @@ struct nvml_device {
     struct nvml_mig_slot mig[NVML_MIG_MAX];
     struct gpu_mig_instance mig_views[NVML_MIG_MAX]; /* the reading's array */
 
+    /* Accounting mode (nvml_accounting.c): pids of the buffer known to have finished and
+     * been reported, sorted, and the reading's finished processes. */
+    bool accounting_enabled; /* read with the modes */
+    bool accounting_primed;  /* the buffer was read once: what finished before is known */
+    uint32_t *accounted, *accounted_next;
+    size_t n_accounted, accounted_cap, accounted_next_cap;
+    struct gpu_finished_process *finished;
+    size_t finished_cap;
+
     /* The reading's arrays, reused across ticks. */
     struct gpu_process *processes;
     size_t processes_cap;
@@ -77,6 +86,8 @@ struct nvml_state {
     nvmlProcessUtilizationInfo_v1_t *raw_info;
     size_t raw_info_cap;
     nvmlGpmMetricsGet_t *gpm_request; /* allocated at the first GPM reading (13 KiB) */
+    unsigned *raw_pids;               /* the accounting buffer's pids */
+    size_t raw_pids_cap;
 };
 
 /* Records the outcome of one call of feature f on device d; returns nvml_errno(code). */
@@ -102,6 +113,14 @@ int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
                   struct gpu_device_reading *rd);
 /* Frees the device's GPM samples and forgets its instances (handle lost or closed). */
 void nvml_mig_forget(struct nvml_state *s, struct nvml_device *d);
+
+/* nvml_accounting.c: with accounting mode on, the processes of the driver's accounting
+ * buffer that finished since the last call (rd->finished); rd->processes must be read.
+ * Returns 0, -ENODEV or -ENOMEM. */
+int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_device_reading *rd);
+/* Forgets what was reported (handle lost: the buffer may be a new driver's); frees. */
+void nvml_accounting_forget(struct nvml_device *d);
+void nvml_accounting_free(struct nvml_device *d);
 
 /* `joulestat check` (nvml_describe.c). */
 void nvml_describe(const void *state, size_t n_devices, struct strbuf *out);

@@ -64,6 +64,9 @@ static const struct dl_symbol nvml_symbols[] = {
     OPTIONAL(gpm_sample_free, nvmlGpmSampleFree),
     OPTIONAL(gpm_mig_sample_get, nvmlGpmMigSampleGet),
     OPTIONAL(gpm_metrics_get, nvmlGpmMetricsGet),
+    OPTIONAL(accounting_mode, nvmlDeviceGetAccountingMode),
+    OPTIONAL(accounting_pids, nvmlDeviceGetAccountingPids),
+    OPTIONAL(accounting_stats, nvmlDeviceGetAccountingStats),
 };
 
 /* The versioned soname first: the unversioned symlink ships only with development packages. */

@@ -46,6 +46,10 @@ struct nvml_api {
     nvmlGpmSampleFree_fn *gpm_sample_free;
     nvmlGpmMigSampleGet_fn *gpm_mig_sample_get;
     nvmlGpmMetricsGet_fn *gpm_metrics_get;
+    /* accounting mode */
+    nvmlDeviceGetAccountingMode_fn *accounting_mode;
+    nvmlDeviceGetAccountingPids_fn *accounting_pids;
+    nvmlDeviceGetAccountingStats_fn *accounting_stats;
 };
 
 /*

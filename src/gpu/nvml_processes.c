@@ -150,7 +150,7 @@ int nvml_read_processes(void *state, size_t index, struct gpu_device_reading *rd
     }
     rd->n_processes = merge_by_pid(d->processes, n);
     rd->processes = d->processes;
-    return 0;
+    return nvml_read_finished(s, d, rd);
 }
 
 static bool accept_sample(const struct gpu_util_sample *u, uint64_t last_seen, uint64_t now_us) {

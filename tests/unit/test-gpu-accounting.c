@@ -480,6 +480,50 @@ static void test_mig_instances(void **state _unused_) {
     }
 }
 
+/* Accounting mode: a process that finished leaving no sample (pid 300: 50 % for 200 ms)
+ * is a consumer with its lifetime utilisation x active time; one that was sampled (pid 200)
+ * is split by its samples only, never counted twice. */
+static void test_finished_without_samples(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin[2];
+    struct ledger_process *p;
+    size_t n = 0;
+
+    tick(f, 0);
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    for (uint64_t t = 1; t <= 10; t++) { /* 100 at 40 %, 200 at 10 % in its short life */
+        f->utils[n++] = (struct gpu_util_sample){
+            .pid = 100, .sm_util = 40, .timestamp_us = f->now_us + t * 100000};
+        if (t <= 2)
+            f->utils[n++] = (struct gpu_util_sample){
+                .pid = 200, .sm_util = 10, .timestamp_us = f->now_us + t * 100000};
+    }
+    f->dev.n_utils = n;
+    fin[0] = (struct gpu_finished_process){
+        .pid = 200, .start_us = f->now_us, .active_us = 200000, .gpu_util = 10};
+    fin[1] = (struct gpu_finished_process){.pid = 300,
+                                           .start_us = f->now_us + 300000,
+                                           .active_us = 200000,
+                                           .gpu_util = 50,
+                                           .max_memory_bytes = 1 << 20};
+    f->dev.accounting = true;
+    f->dev.n_finished = 2;
+    f->dev.finished = fin;
+    f->now_us += USEC_PER_SEC;
+    /* 60 J by activity (percent-µs; a process's first sample counts the default period,
+     * 1/6 s): 100: 40 x (166667 + 9 x 100000), 200: 10 x (166667 + 100000), 300: 50 x
+     * 200000 from the accounting record alone */
+    tick(f, 60000);
+    assert_true(llabs((long long)process_total(f, 100, NULL, NULL) - 46265583) <= 1);
+    assert_true(llabs((long long)process_total(f, 200, NULL, NULL) - 2894309) <= 1);
+    assert_true(llabs((long long)process_total(f, 300, NULL, NULL) - 10840108) <= 1);
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 0, &(struct snap_identity){0}, &p));
+    assert_true(p->start_time_seconds > 1.7e9); /* the driver's start time */
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_is_measured),
@@ -496,6 +540,7 @@ int main(void) {
         cmocka_unit_test(test_same_consumers_after_sweep),
         cmocka_unit_test(test_process_order_does_not_matter),
         cmocka_unit_test(test_mig_instances),
+        cmocka_unit_test(test_finished_without_samples),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

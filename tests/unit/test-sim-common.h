@@ -42,6 +42,10 @@
     X(nvmlDeviceIsMigDeviceHandle)                                                                 \
     X(nvmlDeviceGetGpuInstanceId)                                                                  \
     X(nvmlDeviceGetComputeInstanceId)                                                              \
+    X(nvmlDeviceGetAccountingMode)                                                                 \
+    X(nvmlDeviceGetAccountingPids)                                                                 \
+    X(nvmlDeviceGetAccountingStats)                                                                \
+    X(nvmlDeviceGetAccountingBufferSize)                                                           \
     X(nvmlGpmQueryDeviceSupport)                                                                   \
     X(nvmlGpmSampleAlloc)                                                                          \
     X(nvmlGpmSampleFree)                                                                           \

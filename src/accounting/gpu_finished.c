@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Processes that started and exited between two polls, as accounting mode reports them
+ * (nvidia-smi -am 1): the driver kept each one's start, how long its context was active
+ * and its utilisation over its life. One that left utilisation samples is split by them as
+ * any other; one that left none would otherwise be invisible, and its energy given to the
+ * processes beside it.
+ */
+#include "process_weights.h"
+#include "gpu_accounting_internal.h"
+
+int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *n,
+                     size_t n_sorted) {
+    int r;
+
+    if (d->n_finished == 0)
+        return 0;
+    r = grow_array(&a->finished_idx, &a->finished_cap, d->n_finished, sizeof(*a->finished_idx));
+    if (r < 0)
+        return r;
+    for (size_t k = 0; k < d->n_finished; k++) {
+        const struct gpu_finished_process *f = &d->finished[k];
+        size_t idx;
+
+        r = consumer_index(a, n, n_sorted, f->pid, &idx);
+        if (r < 0)
+            return r;
+        a->finished_idx[k] = idx;
+        if (!a->memory_valid[idx] && f->max_memory_bytes > 0) {
+            a->memory_valid[idx] = true;
+            a->consumers[idx].memory = f->max_memory_bytes;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A process that never left a sample is given its lifetime utilisation times its active
+ * time, in the window in which it is reported (its life lies in this window or the one
+ * before). One that ended within the last sample period may still leave its last sample in
+ * the next window, which is then its measure: it waits for it.
+ */
+void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
+                       const struct gpu_device_reading *d, uint64_t t1_us) {
+    uint64_t period = d->n_finished ? sample_period_us(&t->period) : 0;
+
+    for (size_t k = 0; k < d->n_finished; k++) {
+        const struct gpu_finished_process *f = &d->finished[k];
+        struct ledger_process *p = a->procs[a->finished_idx[k]];
+        uint64_t end = f->start_us + f->active_us;
+
+        if (p->start_time_seconds <= 0 && f->start_us > 0)
+            p->start_time_seconds = (double)f->start_us / 1e6;
+        if (p->last_sample_us != 0 || end + period > t1_us)
+            continue; /* sampled: its samples say more than its lifetime average */
+        a->weights[a->finished_idx[k]] = (uint64_t)f->gpu_util * f->active_us;
+    }
+}

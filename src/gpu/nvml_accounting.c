@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Accounting mode (nvidia-smi -am 1, what my-gpu-exporter requires): the driver keeps a
+ * circular buffer of the processes that ran on the GPU, finished ones included, with each
+ * one's start time, active time and lifetime utilisation. A process that started and
+ * exited between two polls is then known even when it left no utilisation sample. Only
+ * the processes that finished since the last reading are asked for their statistics: the
+ * pids already reported are remembered (as long as the buffer lists them).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "macro.h"
+#include "nvml_internal.h"
+
+static int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool is_running(const struct gpu_device_reading *rd, uint32_t pid) {
+    for (size_t lo = 0, hi = rd->n_processes; lo < hi;) { /* sorted by pid */
+        size_t mid = lo + (hi - lo) / 2;
+        if (rd->processes[mid].pid == pid)
+            return true;
+        if (rd->processes[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* The buffer's pids into s->raw_pids. Returns 0 with *ret_n, or the errno of the call. */
+static int read_pids(struct nvml_state *s, struct nvml_device *d, size_t *ret_n) {
+    nvmlReturn_t code = NVML_SUCCESS;
+    unsigned count = 0;
+
+    for (unsigned attempt = 0;; attempt++) {
+        count = (unsigned)MIN(s->raw_pids_cap, (size_t)UINT32_MAX);
+        code = s->api->accounting_pids(d->handle, &count, s->raw_pids_cap ? s->raw_pids : NULL);
+        if (code != NVML_ERROR_INSUFFICIENT_SIZE || attempt == NVML_SIZE_RETRIES)
+            break;
+        if (grow_array(&s->raw_pids, &s->raw_pids_cap, (size_t)count + 64, sizeof(*s->raw_pids)) <
+            0)
+            return -ENOMEM;
+    }
+    int r = nvml_feature_record(d, GPU_FEATURE_ACCOUNTING, code);
+    if (r < 0)
+        return r;
+    *ret_n = MIN((size_t)count, s->raw_pids_cap);
+    return 0;
+}
+
+/* One pid not running and not reported yet: its statistics, reported once it finished.
+ * Returns 1 when it is to be remembered as reported, 0 when not, or -ENODEV / -ENOMEM. */
+static int read_one(struct nvml_state *s, struct nvml_device *d, uint32_t pid, bool report,
+                    size_t *n_finished) {
+    nvmlAccountingStats_t st = {0};
+    nvmlReturn_t code = s->api->accounting_stats(d->handle, pid, &st);
+
+    if (code == NVML_ERROR_GPU_IS_LOST)
+        return -ENODEV;
+    if (code != NVML_SUCCESS || st.isRunning)
+        return 0; /* gone from the buffer meanwhile, or not finished yet */
+    if (report) {
+        if (grow_array(&d->finished, &d->finished_cap, *n_finished + 1, sizeof(*d->finished)) < 0)
+            return -ENOMEM;
+        d->finished[(*n_finished)++] = (struct gpu_finished_process){
+            .pid = pid,
+            .start_us = st.startTime,
+            .active_us = st.time * 1000,
+            .gpu_util = st.gpuUtilization <= 100 ? st.gpuUtilization : 0,
+            .max_memory_bytes =
+                st.maxMemoryUsage != NVML_VALUE_NOT_AVAILABLE_ULL ? st.maxMemoryUsage : 0,
+        };
+    }
+    return 1;
+}
+
+int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_device_reading *rd) {
+    /* The first reading only learns what had finished before joulestat looked. */
+    bool report = d->accounting_primed;
+    size_t n = 0, n_kept = 0, n_finished = 0;
+    uint32_t *kept, *swap;
+    size_t swap_cap;
+    int r;
+
+    rd->n_finished = 0;
+    if (!d->accounting_enabled || !nvml_feature_usable(d, GPU_FEATURE_ACCOUNTING))
+        return 0;
+    r = read_pids(s, d, &n);
+    if (r < 0)
+        return r == -ENODEV ? r : 0;
+    if (grow_array(&d->accounted_next, &d->accounted_next_cap, MAX(n, (size_t)1),
+                   sizeof(*d->accounted_next)) < 0)
+        return -ENOMEM;
+    kept = d->accounted_next;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t pid = s->raw_pids[i];
+
+        if (is_running(rd, pid))
+            continue; /* asked again once it has finished */
+        if (!bsearch(&pid, d->accounted, d->n_accounted, sizeof(*d->accounted), compare_u32)) {
+            r = read_one(s, d, pid, report, &n_finished);
+            if (r < 0)
+                return r;
+            if (r == 0)
+                continue;
+        }
+        kept[n_kept++] = pid;
+    }
+    qsort(kept, n_kept, sizeof(*kept), compare_u32);
+    swap = d->accounted; /* the two arrays trade places: nothing is allocated once warm */
+    swap_cap = d->accounted_cap;
+    d->accounted = kept;
+    d->accounted_cap = d->accounted_next_cap;
+    d->n_accounted = n_kept;
+    d->accounted_next = swap;
+    d->accounted_next_cap = swap_cap;
+    d->accounting_primed = true;
+    rd->accounting = true;
+    rd->n_finished = n_finished;
+    rd->finished = d->finished;
+    return 0;
+}
+
+void nvml_accounting_forget(struct nvml_device *d) {
+    d->n_accounted = 0;
+    d->accounting_primed = false;
+}
+
+void nvml_accounting_free(struct nvml_device *d) {
+    free(d->accounted);
+    free(d->accounted_next);
+    free(d->finished);
+}

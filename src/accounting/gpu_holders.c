@@ -7,20 +7,33 @@
 #include "macro.h"
 #include "pod_resources_gpu.h"
 
+/* Whether an entry that does not name its parent GPU is one of this GPU's MIG instances. */
+static bool on_instance_of(const struct gpu_alloc *e, const struct gpu_device_reading *d) {
+    for (size_t k = 0; k < d->n_mig; k++)
+        if (d->mig[k].uuid[0] && strcmp(d->mig[k].uuid, e->device) == 0)
+            return true;
+    return false;
+}
+
 /* The pods holding this GPU, one holder per pod weighted by the ids it holds (the table is
- * sorted by GPU, namespace, pod, so a pod's entries are adjacent). */
+ * sorted by GPU, namespace, pod, so a pod's entries are adjacent): the entries naming the
+ * GPU, then those naming one of its MIG instances by the instance's own UUID. */
 int holders_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *ret_n) {
-    const struct gpu_alloc *first = NULL;
-    size_t n_entries, n = 0;
+    const struct gpu_alloc *first = NULL, *unplaced = NULL;
+    size_t n_entries, n_unplaced = 0, n = 0;
     int r;
 
     *ret_n = 0;
     if (a->opts.idle_policy != IDLE_POLICY_ALLOCATION)
         return 0;
     n_entries = gpu_alloc_table_find(a->allocs, d->uuid, &first);
-    for (size_t i = 0; i < n_entries; i++) {
-        const struct gpu_alloc *e = &first[i];
+    if (d->n_mig > 0)
+        n_unplaced = gpu_alloc_table_unplaced(a->allocs, &unplaced);
+    for (size_t i = 0; i < n_entries + n_unplaced; i++) {
+        const struct gpu_alloc *e = i < n_entries ? &first[i] : &unplaced[i - n_entries];
 
+        if (i >= n_entries && !on_instance_of(e, d))
+            continue;
         if (n > 0 && strcmp(a->holder_first[n - 1]->namespace_, e->namespace_) == 0 &&
             strcmp(a->holder_first[n - 1]->pod, e->pod) == 0) {
             a->holders[n - 1].weight += e->replicas;

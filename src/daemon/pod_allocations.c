@@ -109,7 +109,8 @@ static void report(struct pod_allocations *p, const struct podres_state *st, uin
         log_info("pod-resources: %zu GPU allocation(s) from %s%s", st->table ? st->table->n : 0,
                  p->cfg->pod_resources_socket,
                  st->table && st->table->n_unplaced_mig
-                     ? "; MIG devices whose parent GPU the id does not name are not charged"
+                     ? "; MIG devices named by their own UUID are charged to the GPU that "
+                       "lists that instance"
                      : "");
     }
 }
@@ -174,7 +175,7 @@ void pod_allocations_check(const struct config *cfg) {
         printf("podres  ok        List on %s: %zu pod(s), %zu GPU allocation(s)",
                cfg->pod_resources_socket, list->response->n_pod_resources, t->n);
         if (t->n_unplaced_mig)
-            printf(", %zu MIG allocation(s) without a parent GPU in the id (not charged)",
+            printf(", %zu MIG allocation(s) named by the instance's own UUID",
                    t->n_unplaced_mig);
         printf("\n");
     }

@@ -58,6 +58,7 @@ struct gpu_finished_process {
 /* One MIG GPU instance of a MIG-enabled device: its size and what it did in the window. */
 struct gpu_mig_instance {
     uint32_t gpu_instance;
+    char uuid[GPU_UUID_MAX]; /* "MIG-<uuid>" of its (first) compute instance, "" unknown */
     unsigned slices; /* compute slices of the GPU's 7 (the profile's "3g"); 0 unknown */
     char profile[GPU_MIG_PROFILE_MAX]; /* "3g.20gb", "" unknown */
     bool activity_valid;               /* GPM measured the window */

@@ -93,6 +93,10 @@ static int list_one(struct nvml_state *s, struct nvml_device *d, unsigned index,
         *m = (struct nvml_mig_slot){.view.gpu_instance = gi};
     if (s->api->device_get_name && s->api->device_get_name(mig, name, sizeof(name)) == 0)
         parse_profile(name, &m->view);
+    /* what the kubelet's pod-resources names the instance by */
+    if (s->api->device_get_uuid &&
+        s->api->device_get_uuid(mig, m->view.uuid, sizeof(m->view.uuid)) != NVML_SUCCESS)
+        m->view.uuid[0] = '\0';
     return 0;
 }
 

@@ -236,3 +236,15 @@ size_t gpu_alloc_table_find(const struct gpu_alloc_table *t, const char *gpu_uui
         *ret_first = &t->allocs[lo];
     return end - lo;
 }
+
+size_t gpu_alloc_table_unplaced(const struct gpu_alloc_table *t,
+                                const struct gpu_alloc **ret_first) {
+    size_t n = 0;
+
+    /* sorted by gpu_uuid: the empty ones come first */
+    while (t && n < t->n && t->allocs[n].gpu_uuid[0] == '\0')
+        n++;
+    if (n > 0)
+        *ret_first = t->allocs;
+    return n;
+}

@@ -253,12 +253,58 @@ static void test_other_policy_ignores_table(void **state) {
     fixture_free(f);
 }
 
+/* A MIG device the kubelet names by its own UUID (MIG-<uuid>, no parent in the id) is
+ * charged to the GPU that lists that instance, beside the pods naming the GPU itself; one
+ * naming an instance of no GPU stays uncharged. */
+static void test_mig_instance_ids(void **state) {
+    struct fixture *f = fixture_new(IDLE_POLICY_ALLOCATION);
+    struct gpu_alloc allocs[4];
+    struct gpu_mig_instance mig[1] = {
+        {.gpu_instance = 1, .uuid = "MIG-5a1d0e77-0001-4000-8000-000000000001", .slices = 3}};
+
+    (void)state;
+    /* as gpu_alloc_table_build sorts: the unplaced MIG entries ("" parent) first */
+    allocs[0] = (struct gpu_alloc){.namespace_ = "ml",
+                                   .pod = "infer-mig",
+                                   .container = "server",
+                                   .device = "MIG-5a1d0e77-0001-4000-8000-000000000001",
+                                   .replicas = 1,
+                                   .mig = true};
+    allocs[1] = (struct gpu_alloc){.namespace_ = "ml",
+                                   .pod = "stranger",
+                                   .container = "x",
+                                   .device = "MIG-99999999-0001-4000-8000-000000000001",
+                                   .replicas = 1,
+                                   .mig = true};
+    memcpy(&allocs[2], &f->allocs[0], sizeof(allocs[2]));
+    memcpy(&allocs[3], &f->allocs[1], sizeof(allocs[3]));
+    f->table = (struct gpu_alloc_table){.n = 4, .allocs = allocs, .n_unplaced_mig = 2};
+    f->dev.mig_enabled = true;
+    f->dev.utils_supported = false;
+    f->dev.n_mig = 1;
+    f->dev.mig = mig;
+    gpu_accounting_set_allocations(f->acc, &f->table, lookup_uid, f);
+    tick(f, 1000000);
+    tick(f, 1030000); /* 30 J, nobody runs: 10 J to each of the three holders */
+    assert_int_equal(allocation_uj(f, "infer-mig", ""), 10000000);
+    assert_int_equal(allocation_uj(f, "notebook", ""), 10000000);
+    assert_int_equal(allocation_uj(f, "train-a", "0b0c0d0e-aaaa-bbbb-cccc-000000000001"), 10000000);
+    for (size_t i = 0; i < f->ledger.allocations.size; i++) {
+        void *v;
+        size_t it = 0;
+        while (hashmap_next(&f->ledger.allocations, &it, NULL, &v))
+            assert_string_not_equal(((struct ledger_allocation *)v)->pod, "stranger");
+    }
+    fixture_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_to_holders),
         cmocka_unit_test(test_exposition_conserves),
         cmocka_unit_test(test_fallback_and_release),
         cmocka_unit_test(test_other_policy_ignores_table),
+        cmocka_unit_test(test_mig_instance_ids),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -175,8 +175,7 @@ void pod_allocations_check(const struct config *cfg) {
         printf("podres  ok        List on %s: %zu pod(s), %zu GPU allocation(s)",
                cfg->pod_resources_socket, list->response->n_pod_resources, t->n);
         if (t->n_unplaced_mig)
-            printf(", %zu MIG allocation(s) named by the instance's own UUID",
-                   t->n_unplaced_mig);
+            printf(", %zu MIG allocation(s) named by the instance's own UUID", t->n_unplaced_mig);
         printf("\n");
     }
     gpu_alloc_table_free(t);

@@ -59,7 +59,7 @@ struct gpu_finished_process {
 struct gpu_mig_instance {
     uint32_t gpu_instance;
     char uuid[GPU_UUID_MAX]; /* "MIG-<uuid>" of its (first) compute instance, "" unknown */
-    unsigned slices; /* compute slices of the GPU's 7 (the profile's "3g"); 0 unknown */
+    unsigned slices;         /* compute slices of the GPU's 7 (the profile's "3g"); 0 unknown */
     char profile[GPU_MIG_PROFILE_MAX]; /* "3g.20gb", "" unknown */
     bool activity_valid;               /* GPM measured the window */
     double sm_activity;                /* share of the instance's SMs busy over the window, 0..1 */

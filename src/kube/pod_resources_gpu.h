@@ -71,7 +71,8 @@ int gpu_alloc_table_copy(const struct gpu_alloc_table *t, struct gpu_alloc_table
 /* The entries of one GPU: [*ret_first, *ret_first + return value). 0 when none. */
 /* The entries whose id does not name the parent GPU (a MIG-<uuid> device): the first of
  * them in *ret_first, and their number. */
-size_t gpu_alloc_table_unplaced(const struct gpu_alloc_table *t, const struct gpu_alloc **ret_first);
+size_t gpu_alloc_table_unplaced(const struct gpu_alloc_table *t,
+                                const struct gpu_alloc **ret_first);
 
 size_t gpu_alloc_table_find(const struct gpu_alloc_table *t, const char *gpu_uuid,
                             const struct gpu_alloc **ret_first);

@@ -13,6 +13,7 @@
 #include "workload_kind.h"
 #include "macro.h"
 #include "proc_cpu_stat.h"
+#include "rapl_resume.h"
 
 #define CPU_MAX_COUNTERS 64
 #define USEC_PER_SEC_U64 1000000ULL
@@ -332,20 +333,29 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         const struct rapl_reading *rd = &readings[i];
         struct energy_counter *counter = &c->counters[i];
         struct ledger_rapl *lr;
+        bool downtime = false;
         uint64_t delta;
 
         if (!rd->valid || (unsigned)rd->domain >= SNAP_CPU_DOMAINS)
             continue;
-        if (counter->unit.den == 0)
-            (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
-        if (energy_counter_update(counter, rd->raw, &delta) < 0)
-            continue;
         r = ledger_rapl_get(ledger, rd->package, rapl_domain_to_string(rd->domain), &lr);
         if (r < 0)
             return r;
+        if (counter->unit.den == 0) {
+            (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
+            downtime = rapl_resume(counter, lr, ledger->downtime_us);
+        }
+        if (energy_counter_update(counter, rd->raw, &delta) < 0)
+            continue;
+        rapl_keep_raw(lr, rd);
         lr->energy_uj += delta;
         if (delta == 0)
             continue;
+        if (downtime) {
+            /* Drawn while joulestat was not running: nobody's that it can know. */
+            lr->unattributed_uj[UNATTR_DOWNTIME] += delta;
+            continue;
+        }
         if (!have_window) {
             /* No CPU-time window to split by (first scan, unreadable /proc/stat). */
             lr->unattributed_uj[UNATTR_NO_DATA] += delta;

@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
@@ -16,6 +18,18 @@
 #define STATE_BAD_NAME STATE_FILE_NAME ".bad"
 /* A node's ledger is a few MiB at most (10 000 series of ~200 bytes). */
 #define STATE_MAX_SIZE (256U * 1024 * 1024)
+
+/* How long ago the state was written: joulestat was down at most that long (its last
+ * readings are at most a save interval older). 0 when unknown. */
+static uint64_t downtime_us(int dfd) {
+    uint64_t saved_us, now_us = clock_realtime_ns() / 1000;
+    struct stat st;
+
+    if (fstatat(dfd, STATE_FILE_NAME, &st, 0) < 0)
+        return 0;
+    saved_us = (uint64_t)st.st_mtim.tv_sec * 1000000 + (uint64_t)st.st_mtim.tv_nsec / 1000;
+    return now_us > saved_us ? now_us - saved_us : 0;
+}
 
 int state_file_load(const char *dir, struct ledger *l, uint64_t now_ns,
                     struct gpu_baseline *baselines) {
@@ -52,7 +66,9 @@ int state_file_load(const char *dir, struct ledger *l, uint64_t now_ns,
             baselines[i] = (struct gpu_baseline){0};
         return 0;
     }
-    log_info("state: %d counters restored from %s/%s", r, dir, STATE_FILE_NAME);
+    l->downtime_us = downtime_us(dfd);
+    log_info("state: %d counters restored from %s/%s, written %.1f s ago", r, dir, STATE_FILE_NAME,
+             (double)l->downtime_us / 1e6);
     return r;
 }
 

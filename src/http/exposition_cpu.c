@@ -17,6 +17,11 @@ static const struct family cpu_unattr = {"joulestat_", "cpu_unattributed_energy_
                                          "counter",
                                          "RAPL energy given to no workload, by reason, in joules."};
 
+static const struct family rapl_downtime_unknown = {
+    "joulestat_", "rapl_downtime_unknown_seconds_total", "counter",
+    "Time joulestat was down while the RAPL counter could have wrapped more than once, so "
+    "that the energy drawn then is unknown (not booked), in seconds."};
+
 static void rapl_labels(struct render *r, const struct snap_rapl *d) {
     series_begin(r);
     strbuf_putc(r->out, '{');
@@ -33,12 +38,15 @@ void exposition_render_rapl(struct render *r, const struct snapshot *s) {
     family_begin(r, &cpu_unattr);
     for (size_t i = 0; i < s->n_rapl; i++)
         for (unsigned k = 0; k < _UNATTR_MAX; k++) {
-            if (k == UNATTR_DOWNTIME) /* a GPU-only reason: RAPL downtime is not booked */
-                continue;
             rapl_labels(r, &s->rapl[i]);
             put_label(r->out, false, "reason", unattributed_reason_to_string(k), SIZE_MAX);
             end_micro(r, s->rapl[i].unattributed_uj[k]);
         }
+    family_begin(r, &rapl_downtime_unknown);
+    for (size_t i = 0; i < s->n_rapl; i++) {
+        rapl_labels(r, &s->rapl[i]);
+        end_micro(r, s->rapl[i].downtime_unknown_us);
+    }
 }
 
 /* ---- CPU energy per process and unseen per workload ------------------------------------ */

@@ -111,6 +111,13 @@ struct ledger_rapl {
     char domain[16];
     uint64_t energy_uj;
     uint64_t unattributed_uj[_UNATTR_MAX];
+    /* The raw counter when last read (kept across a restart by --state-dir); restored: it
+     * came from the state file and was not read again yet. */
+    bool raw_valid, restored;
+    uint64_t raw, modulus, unit_num, unit_den;
+    /* Time joulestat was down while the counter could have wrapped more than once: its
+     * energy is unknown, and said so rather than guessed. */
+    uint64_t downtime_unknown_us;
 };
 
 #define LEDGER_MAX_GPUS 64
@@ -145,6 +152,7 @@ struct ledger {
     struct hashmap allocations; /* key -> struct ledger_allocation (ledger_alloc.c) */
     uint64_t workload_gen;      /* >= 1; bumped whenever workload entries are freed */
     uint64_t process_gen;       /* >= 1; bumped whenever GPU process entries are freed */
+    uint64_t downtime_us;       /* how long joulestat was down before this run (restored) */
     ledger_labeler_fn labeler;  /* attaches names to new entries' labels; NULL: none */
     void *labeler_userdata;
 };

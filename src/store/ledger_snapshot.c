@@ -149,7 +149,9 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
     for (size_t i = 0; i < l->n_rapl; i++) {
         const struct ledger_rapl *r = &l->rapl[i];
 
-        s->rapl[i] = (struct snap_rapl){.package = r->package, .energy_uj = r->energy_uj};
+        s->rapl[i] = (struct snap_rapl){.package = r->package,
+                                        .energy_uj = r->energy_uj,
+                                        .downtime_unknown_us = r->downtime_unknown_us};
         memcpy(s->rapl[i].domain, r->domain, sizeof(s->rapl[i].domain));
         memcpy(s->rapl[i].unattributed_uj, r->unattributed_uj, sizeof(r->unattributed_uj));
     }

@@ -79,6 +79,14 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         put_escaped(out, "domain", l->rapl[i].domain);
         put_u64(out, "energy_uj", l->rapl[i].energy_uj);
         put_reasons(out, l->rapl[i].unattributed_uj);
+        if (l->rapl[i].downtime_unknown_us)
+            put_u64(out, "downtime_unknown_us", l->rapl[i].downtime_unknown_us);
+        if (l->rapl[i].raw_valid) {
+            put_u64(out, "raw", l->rapl[i].raw);
+            put_u64(out, "modulus", l->rapl[i].modulus);
+            put_u64(out, "unit_num", l->rapl[i].unit_num);
+            put_u64(out, "unit_den", l->rapl[i].unit_den);
+        }
         strbuf_putc(out, '\n');
     }
     for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &v);) {
@@ -247,8 +255,18 @@ static int restore_rapl(struct ledger *l, const struct fields *f) {
     ret = ledger_rapl_get(l, (unsigned)package, domain, &r);
     if (ret < 0)
         return ret;
-    if (get_u64(f, "energy_uj", true, &r->energy_uj) < 0 || get_reasons(f, r->unattributed_uj) < 0)
+    if (get_u64(f, "energy_uj", true, &r->energy_uj) < 0 ||
+        get_reasons(f, r->unattributed_uj) < 0 ||
+        get_u64(f, "downtime_unknown_us", false, &r->downtime_unknown_us) < 0)
         return -EBADMSG;
+    if (get(f, "raw")) { /* the counter's last reading: bridges the time joulestat was down */
+        if (get_u64(f, "raw", true, &r->raw) < 0 || get_u64(f, "modulus", true, &r->modulus) < 0 ||
+            get_u64(f, "unit_num", true, &r->unit_num) < 0 ||
+            get_u64(f, "unit_den", true, &r->unit_den) < 0 || r->unit_num == 0 ||
+            r->unit_den == 0 || (r->modulus && r->raw >= r->modulus))
+            return -EBADMSG;
+        r->raw_valid = r->restored = true;
+    }
     return 0;
 }
 

@@ -86,6 +86,7 @@ struct snap_rapl {
     char domain[16];
     uint64_t energy_uj;
     uint64_t unattributed_uj[_UNATTR_MAX];
+    uint64_t downtime_unknown_us; /* time down with its energy unknown (rapl_resume.h) */
 };
 
 /* Energy per workload (a kind of workload_kind.h), by component. */

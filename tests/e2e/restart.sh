@@ -5,13 +5,17 @@
 # self-metrics, like process_cpu_seconds_total, are the running process's), the energy
 # the GPU drew while joulestat was down is booked as unattributed downtime, and the GPU's
 # energy is still exactly its processes' plus the unattributed parts. A corrupt state file
-# is set aside and joulestat starts from zero.
+# is set aside and joulestat starts from zero. A RAPL zone (a fake powercap counter at 20 W)
+# is bridged the same way across a short stop, and a stop longer than its range covers is
+# booked as downtime of unknown energy.
 set -euo pipefail
 build=$1 src=$2
 . "$src/tests/e2e/lib.sh"
 
 state=$E2E_TMP/state proc=$E2E_TMP/proc
 mkdir -p "$state" "$proc"
+e2e_fake_rapl_zone "$E2E_TMP/sys"
+E2E_PIDS+=("$E2E_FAKE_RAPL_PID")
 export JOULESTAT_SIM_SCENARIO=$src/scenarios/dcgm-three-pods.scn JOULESTAT_SIM_PROCFS=$proc
 JOULESTAT_SIM_START_TIME=$(date +%s)
 export JOULESTAT_SIM_START_TIME
@@ -21,7 +25,8 @@ serve_once() {
     local port pid
     port=$(e2e_free_port)
     "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" \
-        --path.procfs "$proc" --rapl-source off --process-scan-interval 1s \
+        --path.procfs "$proc" --rapl-source powercap --path.sysfs "$E2E_TMP/sys" \
+        --process-scan-interval 1s \
         --listen-address "127.0.0.1:$port" --state-dir "$state" >"$E2E_TMP/log$1" 2>&1 &
     pid=$!
     E2E_PIDS+=($pid)
@@ -60,7 +65,32 @@ gpu = [v for k, v in b.items() if k.startswith('joulestat_gpu_energy_joules_tota
 procs = sum(v for k, v in b.items() if k.startswith('joulestat_gpu_process_energy_joules_total'))
 unattr = sum(v for k, v in b.items() if k.startswith('joulestat_gpu_unattributed_energy'))
 assert procs + unattr == gpu, f'{procs} + {unattr} != {gpu}'
-print(f'restart: GPU {gpu} J, downtime {down} J, processes {procs} J')
+rapl = b['joulestat_rapl_energy_joules_total{package="0",domain="package"}']
+rapl_down = b['joulestat_cpu_unattributed_energy_joules_total{package="0",domain="package",reason="downtime"}']
+# about 20 W over the >= 2 s stop (the fake zone's loop slows down on a loaded machine)
+assert rapl_down >= 10, f'RAPL downtime {rapl_down} J'
+print(f'restart: GPU {gpu} J, downtime {down} J, processes {procs} J; RAPL {rapl} J, '
+      f'downtime {rapl_down} J')
+EOP
+
+# A stop longer than the RAPL counter's range covers at 1000 W (262 kJ: 262 s): its energy
+# is unknown, and the time is said, not guessed.
+touch -d '-2 hours' "$state/joulestat.state"
+serve_once 5 2
+python3 - "$E2E_TMP/m2" "$E2E_TMP/m5" <<'EOP' || e2e_fail "RAPL downtime of unknown energy"
+import re, sys
+from decimal import Decimal
+def value(path, name):
+    for line in open(path):
+        if line.startswith(name + ' '):
+            return Decimal(line.split()[1])
+    raise AssertionError(f'{name} missing in {path}')
+key = '{package="0",domain="package"}'
+unknown = value(sys.argv[2], 'joulestat_rapl_downtime_unknown_seconds_total' + key)
+assert 7000 < unknown < 7400, f'unknown downtime {unknown} s'
+down = 'joulestat_cpu_unattributed_energy_joules_total{package="0",domain="package",reason="downtime"}'
+assert value(sys.argv[2], down) == value(sys.argv[1], down), 'a long stop was guessed'
+print(f'restart: {unknown} s of RAPL downtime with unknown energy')
 EOP
 
 # A corrupt file is set aside, never fatal.

@@ -48,6 +48,13 @@ static void fill(struct ledger *l) {
     ASSERT_OK(ledger_rapl_get(l, 0, "package", &r));
     r->energy_uj = 123456789;
     r->unattributed_uj[UNATTR_SYSTEM] = 42;
+    r->unattributed_uj[UNATTR_DOWNTIME] = 43;
+    r->downtime_unknown_us = 5000000;
+    r->raw_valid = true; /* the counter's last reading, for the next run */
+    r->raw = 4000000000;
+    r->modulus = UINT64_C(1) << 32;
+    r->unit_num = 1000000;
+    r->unit_den = 16384;
 }
 
 static char *format(const struct ledger *l, const struct gpu_baseline *b) {
@@ -88,6 +95,17 @@ static void test_round_trip(void **state _unused_) {
     assert_int_equal(strlen(again), strlen(text));
     assert_int_equal(ledger_gpu(&b, 3)->unattributed_uj[UNATTR_DOWNTIME], 11);
     assert_int_equal(ledger_gpu(&b, 3)->split_windows[SPLIT_LEARNED], 13);
+    {
+        struct ledger_rapl *r;
+
+        ASSERT_OK(ledger_rapl_get(&b, 0, "package", &r));
+        assert_true(r->raw_valid && r->restored);
+        assert_int_equal(r->raw, 4000000000);
+        assert_int_equal(r->modulus, UINT64_C(1) << 32);
+        assert_int_equal(r->unit_den, 16384);
+        assert_int_equal(r->downtime_unknown_us, 5000000);
+        assert_int_equal(r->unattributed_uj[UNATTR_DOWNTIME], 43);
+    }
 
     /* Restored inactive; seen again, the process continues from its saved counters. */
     ASSERT_OK(ledger_process_get(&b, 3, 100, 777, &(struct snap_identity){0}, &p));

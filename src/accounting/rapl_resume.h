@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counter.h"
+#include "ledger.h"
+#include "rapl.h"
+
+/*
+ * A RAPL counter across a restart of joulestat (--state-dir): its last reading is kept in
+ * the ledger and saved with it; when joulestat comes back, the counter's first reading is
+ * measured from the saved one, and that energy, drawn while joulestat was down, is booked
+ * as unattributed downtime. A counter that may have wrapped more than once while down
+ * (its range at RAPL_DOWNTIME_MAX_WATTS is shorter than the time down), whose modulus or
+ * unit changed, or that does not count across an open (perf) cannot say how much: the time
+ * is booked as downtime of unknown energy instead, never guessed.
+ */
+
+/* No CPU package or DRAM domain draws more on average; a bound, not an estimate. */
+#define RAPL_DOWNTIME_MAX_WATTS 1000u
+
+/* At a counter's first reading in this run (counter just initialised): whether it
+ * continues from lr's restored reading, so that its first delta is the downtime's energy.
+ * Consumes the restored reading either way. */
+bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint64_t downtime_us);
+
+/* Keeps the reading in lr, for the state file. */
+void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd);

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* A RAPL counter across a restart: bridged from its saved reading when it cannot have wrapped
+ * more than once while joulestat was down, its time booked as unknown otherwise. */
+#include "testutil.h"
+
+#include "macro.h"
+#include "rapl_resume.h"
+
+/* An MSR-style counter: 32 bits of 2^-14 J (262 kJ before it wraps). */
+#define UNIT ((struct energy_unit){1000000, 16384})
+#define MODULUS (UINT64_C(1) << 32)
+
+static struct ledger_rapl restored(uint64_t raw) {
+    return (struct ledger_rapl){.raw_valid = true,
+                                .restored = true,
+                                .raw = raw,
+                                .modulus = MODULUS,
+                                .unit_num = UNIT.num,
+                                .unit_den = UNIT.den};
+}
+
+static void test_bridged_across_a_wrap(void **state _unused_) {
+    struct ledger_rapl lr = restored(MODULUS - 16384 * 100); /* 100 J before the wrap */
+    struct energy_counter c;
+    uint64_t delta;
+
+    ASSERT_OK(energy_counter_init(&c, MODULUS, UNIT, 0));
+    /* 60 s down: at most 60 kJ at 1000 W, within the 262 kJ range */
+    assert_true(rapl_resume(&c, &lr, 60 * UINT64_C(1000000)));
+    assert_false(lr.restored);
+    /* it wrapped once while down: 100 J + 150 J */
+    assert_int_equal(energy_counter_update(&c, 16384 * 150, &delta), COUNTER_WRAPPED);
+    assert_int_equal(delta, 250000000);
+    assert_int_equal(lr.downtime_unknown_us, 0);
+}
+
+static void test_unknown_when_it_may_wrap_twice(void **state _unused_) {
+    struct ledger_rapl lr = restored(1000);
+    struct energy_counter c;
+    uint64_t delta;
+
+    ASSERT_OK(energy_counter_init(&c, MODULUS, UNIT, 0));
+    /* 300 s down: 300 kJ possible at 1000 W, more than the range */
+    assert_false(rapl_resume(&c, &lr, 300 * UINT64_C(1000000)));
+    assert_int_equal(lr.downtime_unknown_us, 300 * UINT64_C(1000000));
+    assert_int_equal(energy_counter_update(&c, 5000, &delta), COUNTER_FIRST);
+    assert_int_equal(delta, 0); /* a new baseline, nothing guessed */
+    /* consumed: the next run of this entry does not count it again */
+    assert_false(rapl_resume(&c, &lr, 300 * UINT64_C(1000000)));
+    assert_int_equal(lr.downtime_unknown_us, 300 * UINT64_C(1000000));
+}
+
+static void test_unknown_when_the_counter_changed(void **state _unused_) {
+    struct ledger_rapl lr = restored(1000);
+    struct energy_counter c;
+
+    /* perf counts from its open (no modulus), or another unit: cannot continue */
+    ASSERT_OK(energy_counter_init(&c, 0, (struct energy_unit){1, 4295}, 0));
+    assert_false(rapl_resume(&c, &lr, 1000000));
+    assert_int_equal(lr.downtime_unknown_us, 1000000);
+    lr = restored(1000);
+    ASSERT_OK(energy_counter_init(&c, MODULUS, (struct energy_unit){1000000, 65536}, 0));
+    assert_false(rapl_resume(&c, &lr, 1000000));
+    lr = (struct ledger_rapl){0}; /* nothing restored: a first start */
+    ASSERT_OK(energy_counter_init(&c, MODULUS, UNIT, 0));
+    assert_false(rapl_resume(&c, &lr, 1000000));
+    assert_int_equal(lr.downtime_unknown_us, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bridged_across_a_wrap),
+        cmocka_unit_test(test_unknown_when_it_may_wrap_twice),
+        cmocka_unit_test(test_unknown_when_the_counter_changed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -55,6 +55,8 @@ struct sampler {
 
     int sys_fd, dev_fd, proc_fd;
     struct procfs_scanner *procfs;
+    struct exec_watch *exec_watch; /* who short-lived processes were; NULL when off */
+    struct identity_resolver resolver;
     struct complaint procfs_complaint;
     struct rapl *rapl;
     struct cpu_accounting *cpu_accounting;
@@ -137,9 +139,22 @@ static int open_procfs(struct sampler *s, uint64_t now_ns) {
     }
     if (complain_release(&s->procfs_complaint))
         log_info("procfs: '%s' works now", s->cfg->procfs);
-    sampler_set_resolver(s, identity_resolve_pid, s->procfs);
+    s->resolver = (struct identity_resolver){.scanner = s->procfs, .watch = s->exec_watch};
+    sampler_set_resolver(s, identity_resolve_watched, &s->resolver);
     procfs_set_unchanged(s->procfs, cpu_groups_unchanged_fn, &s->cpu_groups);
     return 0;
+}
+
+/* The kernel's exec and exit events, so that a process gone before the next scan is still
+ * known (exec_watch.h). Not for a test tree of /proc (its pids are not the kernel's). */
+static void start_exec_watch(struct sampler *s) {
+    int r = exec_watch_start(s->proc_fd, &s->exec_watch);
+
+    if (r == -EXDEV)
+        log_debug("exec events: '%s' is not the kernel's procfs, not watched", s->cfg->procfs);
+    else if (r < 0)
+        log_info_errno(r, "exec events: the process connector is not available (%m); processes "
+                          "that exit between two scans are identified by what they left");
 }
 
 static void open_rapl(struct sampler *s) {
@@ -254,6 +269,8 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
     else {
+        if (cfg->command == COMMAND_SERVE)
+            start_exec_watch(s);
         r = open_procfs(s, clock_monotonic_ns());
         if (r < 0) {
             sampler_free(s);
@@ -294,6 +311,7 @@ struct sampler *sampler_free(struct sampler *s) {
     s->kube = kube_labels_free(s->kube);
     s->podres = pod_allocations_free(s->podres);
     free(s->stat_buf);
+    s->exec_watch = exec_watch_stop(s->exec_watch);
     s->procfs = procfs_scanner_free(s->procfs);
     ledger_done(&s->ledger);
     if (s->sys_fd >= 0)

@@ -23,3 +23,13 @@ typedef int (*process_resolve_fn)(void *userdata, uint32_t pid, struct process_i
 
 /* process_resolve_fn over a procfs scanner (userdata: struct procfs_scanner). */
 int identity_resolve_pid(void *scanner, uint32_t pid, struct process_info *ret);
+
+/* The same, and for a pid gone from /proc what the exec watcher read while it lived
+ * (userdata: struct identity_resolver). */
+struct procfs_scanner;
+struct exec_watch;
+struct identity_resolver {
+    struct procfs_scanner *scanner;
+    struct exec_watch *watch; /* NULL: the scanner alone */
+};
+int identity_resolve_watched(void *resolver, uint32_t pid, struct process_info *ret);

@@ -526,3 +526,7 @@ int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *
     memcpy(ret->comm, st.comm, sizeof(ret->comm));
     return 0;
 }
+
+double procfs_start_time_seconds(const struct procfs_scanner *s, uint64_t starttime) {
+    return start_time_seconds(s, starttime);
+}

@@ -155,5 +155,8 @@ typedef bool (*procfs_unchanged_fn)(void *userdata, const struct workload_identi
                                     uint64_t scans_ago);
 void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged, void *userdata);
 
+/* Unix time of a process's start, from field 22 of its stat (ticks since boot). */
+double procfs_start_time_seconds(const struct procfs_scanner *s, uint64_t starttime);
+
 /* Counters since creation (a copy). */
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret);

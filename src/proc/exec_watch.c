@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+#include "exec_watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/socket.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fileio.h"
+#include "hashmap.h"
+#include "identity_read.h"
+#include "log.h"
+#include "macro.h"
+
+#define STAT_MAX_SIZE 4096u
+/* Room for a burst of events (a make -j spawning compilers) before the kernel drops some. */
+#define SOCKET_BUFFER_BYTES (4u * 1024u * 1024u)
+
+struct kept {
+    struct exec_record rec;
+    uint64_t exited_ns; /* monotonic; 0 while it runs */
+};
+
+struct exec_watch {
+    int sock;
+    int wake[2]; /* a pipe: a byte written stops the thread */
+    int procfs_fd;
+    pthread_t thread;
+    bool started;
+
+    pthread_mutex_t lock;          /* guards what follows */
+    struct hashmap by_pid;         /* pid + 1 -> struct kept */
+    uint32_t ring[EXEC_WATCH_MAX]; /* pids in the order they were added: the oldest go first */
+    size_t ring_head, ring_len;
+    struct exec_watch_stats stats;
+};
+
+static int subscribe(int sock) {
+    struct {
+        struct nlmsghdr nl;
+        struct cn_msg cn;
+        enum proc_cn_mcast_op op;
+    } __attribute__((packed)) msg = {
+        .nl = {.nlmsg_len = sizeof(msg), .nlmsg_type = NLMSG_DONE, .nlmsg_pid = 0},
+        .cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC}, .len = sizeof(msg.op)},
+        .op = PROC_CN_MCAST_LISTEN,
+    };
+    struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
+    int size = SOCKET_BUFFER_BYTES;
+
+    if (bind(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+        return -errno;
+    (void)setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+    if (send(sock, &msg, sizeof(msg), 0) < 0)
+        return -errno;
+    return 0;
+}
+
+/* Removes the oldest records while over the bound or exited long ago. Under the lock. */
+static void evict(struct exec_watch *w, uint64_t now_ns, bool need_room) {
+    while (w->ring_len > 0) {
+        uint32_t pid = w->ring[w->ring_head];
+        struct kept *k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
+        bool stale = k && k->exited_ns && now_ns - k->exited_ns > EXEC_WATCH_KEEP_NS;
+
+        if (k && !stale && !(need_room && w->ring_len >= EXEC_WATCH_MAX))
+            break;
+        if (k) {
+            (void)hashmap_remove(&w->by_pid, (uint64_t)pid + 1);
+            free(k);
+        }
+        w->ring_head = (w->ring_head + 1) % EXEC_WATCH_MAX;
+        w->ring_len--;
+    }
+}
+
+/* Keeps rec for pid, replacing an older record of the pid. Under the lock. */
+static void keep(struct exec_watch *w, uint32_t pid, const struct exec_record *rec) {
+    struct kept *k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
+
+    if (k) { /* a new program in the same process, or a reused pid */
+        k->rec = *rec;
+        k->exited_ns = 0;
+        return;
+    }
+    evict(w, clock_monotonic_ns(), true);
+    k = malloc(sizeof(*k));
+    if (!k || hashmap_put(&w->by_pid, (uint64_t)pid + 1, k) < 0) {
+        free(k);
+        return; /* out of memory: this process is identified by scanning */
+    }
+    *k = (struct kept){.rec = *rec};
+    w->ring[(w->ring_head + w->ring_len) % EXEC_WATCH_MAX] = pid;
+    w->ring_len++;
+}
+
+/* Reads the new program's stat and identity while it runs. */
+static void on_exec(struct exec_watch *w, uint32_t pid) {
+    _cleanup_(closep) int fd = -1;
+    _cleanup_(freep) char *text = NULL;
+    struct exec_record rec = {0};
+    struct proc_pid_stat st;
+    char name[16];
+    size_t len;
+    int r;
+
+    (void)snprintf(name, sizeof(name), "%u", pid);
+    fd = openat(w->procfs_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    r = fd < 0 ? -errno : read_virtual_file_at(fd, "stat", STAT_MAX_SIZE, &text, &len);
+    if (r >= 0)
+        r = proc_pid_stat_parse(text, len, &st);
+    if (r >= 0)
+        r = identity_read_at(fd, &rec.identity, NULL);
+    pthread_mutex_lock(&w->lock);
+    w->stats.execs++;
+    if (r < 0)
+        w->stats.missed++;
+    else {
+        w->stats.read++;
+        rec.starttime = st.starttime;
+        memcpy(rec.comm, st.comm, sizeof(rec.comm));
+        keep(w, pid, &rec);
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void on_exit_event(struct exec_watch *w, uint32_t pid) {
+    struct kept *k;
+
+    pthread_mutex_lock(&w->lock);
+    k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
+    if (k && !k->exited_ns) {
+        k->rec.exited = true;
+        k->exited_ns = clock_monotonic_ns();
+        w->stats.exits++;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* One datagram: a netlink message carrying a connector message carrying a process event. */
+static void on_message(struct exec_watch *w, const char *buf, size_t n) {
+    for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, n); nl = NLMSG_NEXT(nl, n)) {
+        const struct cn_msg *cn = NLMSG_DATA(nl);
+        const struct proc_event *ev = (const void *)cn->data;
+
+        if (nl->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev)) || cn->id.idx != CN_IDX_PROC ||
+            cn->id.val != CN_VAL_PROC)
+            continue;
+        /* only processes, not threads: the thread group's leader */
+        if (ev->what == PROC_EVENT_EXEC &&
+            ev->event_data.exec.process_pid == ev->event_data.exec.process_tgid)
+            on_exec(w, (uint32_t)ev->event_data.exec.process_tgid);
+        else if (ev->what == PROC_EVENT_EXIT &&
+                 ev->event_data.exit.process_pid == ev->event_data.exit.process_tgid)
+            on_exit_event(w, (uint32_t)ev->event_data.exit.process_tgid);
+    }
+}
+
+static void *watch_thread(void *userdata) {
+    struct exec_watch *w = userdata;
+    char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+    for (;;) {
+        struct pollfd fds[2] = {{.fd = w->sock, .events = POLLIN},
+                                {.fd = w->wake[0], .events = POLLIN}};
+        ssize_t n;
+
+        if (poll(fds, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (fds[1].revents)
+            break;
+        n = recv(w->sock, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n < 0 && errno == ENOBUFS) { /* the kernel dropped events: say how often */
+            pthread_mutex_lock(&w->lock);
+            w->stats.overflows++;
+            pthread_mutex_unlock(&w->lock);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (n <= 0)
+            break;
+        on_message(w, buf, (size_t)n);
+    }
+    return NULL;
+}
+
+int exec_watch_start(int procfs_fd, struct exec_watch **ret) {
+    struct exec_watch *w;
+    struct statfs fs;
+    int r;
+
+    /* the events name the kernel's processes: a fake tree's pids are others */
+    if (fstatfs(procfs_fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC)
+        return -EXDEV;
+    w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->sock = w->wake[0] = w->wake[1] = -1;
+    w->procfs_fd = procfs_fd;
+    pthread_mutex_init(&w->lock, NULL);
+    hashmap_init(&w->by_pid);
+    w->sock = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+    r = w->sock < 0 ? -errno : subscribe(w->sock);
+    if (r >= 0 && pipe2(w->wake, O_CLOEXEC) < 0)
+        r = -errno;
+    if (r >= 0) {
+        r = -pthread_create(&w->thread, NULL, watch_thread, w);
+        w->started = r == 0;
+    }
+    if (r < 0) {
+        exec_watch_stop(w);
+        return r;
+    }
+    *ret = w;
+    return 0;
+}
+
+struct exec_watch *exec_watch_stop(struct exec_watch *w) {
+    void *v;
+
+    if (!w)
+        return NULL;
+    if (w->started) {
+        (void)!write(w->wake[1], "x", 1);
+        pthread_join(w->thread, NULL);
+    }
+    for (size_t i = 0; hashmap_next(&w->by_pid, &i, NULL, &v);)
+        free(v);
+    hashmap_done(&w->by_pid);
+    pthread_mutex_destroy(&w->lock);
+    closep(&w->sock);
+    closep(&w->wake[0]);
+    closep(&w->wake[1]);
+    free(w);
+    return NULL;
+}
+
+int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *ret) {
+    struct kept *k;
+    int r = -ESRCH;
+
+    pthread_mutex_lock(&w->lock);
+    k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
+    if (k) {
+        *ret = k->rec;
+        r = 0;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return r;
+}
+
+void exec_watch_get_stats(struct exec_watch *w, struct exec_watch_stats *ret) {
+    pthread_mutex_lock(&w->lock);
+    *ret = w->stats;
+    pthread_mutex_unlock(&w->lock);
+}

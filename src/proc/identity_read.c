@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+#include "identity_read.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "environ.h"
+#include "fileio.h"
+#include "macro.h"
+
+static bool is_vanished(int r) {
+    return r == -ENOENT || r == -ESRCH;
+}
+
+/* -ESRCH and -ENOMEM pass; other errors are counted and leave the identity as it is. */
+static int read_error(struct identity_read_counts *c, int r) {
+    if (r == -ENOMEM)
+        return r;
+    if (is_vanished(r)) {
+        c->vanished++;
+        return -ESRCH;
+    }
+    c->read_errors++;
+    return 0;
+}
+
+/* The job id from the environment: where the cgroup needs it (SLUID job directories), or
+ * where no Slurm cgroup exists at all (proctrack/linuxproc). EACCES (another user's
+ * environment needs CAP_SYS_PTRACE) just leaves the process without a job. */
+static int read_environ(int pid_fd, struct workload_identity *id, struct identity_read_counts *c) {
+    _cleanup_(freep) char *env = NULL;
+    size_t len;
+    int r;
+
+    r = read_virtual_file_at(pid_fd, "environ", IDENTITY_ENVIRON_MAX_SIZE, &env, &len);
+    if (r < 0)
+        return read_error(c, r);
+    c->environ_reads++;
+    if (id->slurm.needs_environ)
+        (void)workload_identity_apply_environ(id, env, len); /* no id: job stays SLUID-only */
+    else
+        (void)workload_identity_apply_slurm_environ(id, env, len); /* no job variable: none */
+    return 0;
+}
+
+int identity_read_at(int pid_fd, struct workload_identity *ret, struct identity_read_counts *c) {
+    _cleanup_(freep) char *text = NULL;
+    struct workload_identity id = {0};
+    struct identity_read_counts unused = {0};
+    size_t len;
+    int r;
+
+    if (!c)
+        c = &unused;
+    r = read_virtual_file_at(pid_fd, "cgroup", IDENTITY_CGROUP_MAX_SIZE, &text, &len);
+    if (r < 0) {
+        r = read_error(c, r);
+        if (r < 0)
+            return r;
+        *ret = id; /* unreadable (EACCES, EFBIG...): no identity */
+        return 0;
+    }
+    c->cgroup_reads++;
+    if (cgroup_file_parse(text, len, &id) < 0) {
+        c->parse_errors++;
+        id = (struct workload_identity){0};
+    }
+    if (id.slurm.needs_environ || workload_identity_wants_slurm_environ(&id)) {
+        r = read_environ(pid_fd, &id, c);
+        if (r == -ENOMEM || (r == -ESRCH && id.slurm.needs_environ))
+            return r;
+    }
+    *ret = id;
+    return 0;
+}

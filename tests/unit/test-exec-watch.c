@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* The process connector on the real kernel: a child that runs for 50 ms is known after it
+ * exited and was reaped, with its program name and the SLURM job of its environment (this
+ * test's cgroup names no job). Skipped where the kernel refuses the subscription (not root,
+ * no CONFIG_PROC_EVENTS). */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec_watch.h"
+#include "identity.h"
+#include "macro.h"
+#include "procfs.h"
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static void test_short_process_known_after_exit(void **state) {
+    _cleanup_(closep) int procfs = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct exec_watch *w = NULL;
+    struct exec_watch_stats st;
+    struct exec_record rec;
+    pid_t child;
+    int r, status;
+
+    (void)state;
+    assert_true(procfs >= 0);
+    r = exec_watch_start(procfs, &w);
+    if (r == -EPERM || r == -EACCES || r == -EPROTONOSUPPORT || r == -ECONNREFUSED) {
+        fprintf(stderr, "skipped: the process connector is not available here (%s)\n",
+                strerror(-r));
+        skip();
+    }
+    ASSERT_OK(r);
+    sleep_ms(50); /* the subscription is in place before the child starts */
+
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        static char a0[] = "sleep", a1[] = "0.05", e0[] = "SLURM_JOB_ID=4242",
+                    e1[] = "PATH=/usr/bin:/bin";
+        char *argv[] = {a0, a1, NULL}, *envp[] = {e0, e1, NULL};
+
+        execve("/bin/sleep", argv, envp);
+        _exit(127);
+    }
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    /* the events arrive within moments; the child is gone from /proc already */
+    for (int i = 0; i < 100; i++) {
+        r = exec_watch_lookup(w, (uint32_t)child, &rec);
+        if (r == 0 && rec.exited)
+            break;
+        sleep_ms(20);
+    }
+    exec_watch_get_stats(w, &st);
+    if (st.execs == 0) { /* subscribed, but this network namespace gets no process events */
+        fprintf(stderr, "skipped: no process events are delivered here\n");
+        w = exec_watch_stop(w);
+        skip();
+    }
+    ASSERT_OK(r);
+    assert_true(rec.exited);
+    assert_string_equal(rec.comm, "sleep");
+    assert_true(rec.starttime > 0);
+    assert_true(rec.identity.slurm.job_id_valid);
+    assert_int_equal(rec.identity.slurm.job_id, 4242);
+    assert_int_equal(exec_watch_lookup(w, 0x3fffff, &rec), -ESRCH);
+    exec_watch_get_stats(w, &st);
+    assert_true(st.execs >= 1 && st.read >= 1 && st.exits >= 1);
+
+    /* what the GPU accounting asks of a pid NVML reports: the scanner no longer finds it,
+     * the watcher answers with the identity read at its exec */
+    {
+        struct procfs_options opts = {0};
+        struct procfs_scanner *scanner = NULL;
+        struct identity_resolver ir;
+        struct process_info info;
+
+        ASSERT_OK(procfs_scanner_new(procfs, &opts, &scanner));
+        ir = (struct identity_resolver){.scanner = scanner, .watch = NULL};
+        assert_int_equal(identity_resolve_watched(&ir, (uint32_t)child, &info), -ESRCH);
+        ir.watch = w;
+        ASSERT_OK(identity_resolve_watched(&ir, (uint32_t)child, &info));
+        assert_int_equal(info.start_ticks, rec.starttime);
+        assert_true(info.start_time_seconds > 1.6e9);
+        assert_string_equal(info.id.process_name, "sleep");
+        assert_string_equal(info.id.slurm_job, "4242");
+        procfs_scanner_free(scanner);
+    }
+    w = exec_watch_stop(w);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_short_process_known_after_exit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

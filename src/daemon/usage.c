@@ -119,7 +119,7 @@ static void option_label(const struct option_doc *d, char *buf, size_t size) {
 }
 
 void options_print_help(FILE *f, const char *program) {
-    fprintf(f, "Usage: %s [serve|check|ps|replay|version] [OPTIONS]\n\n", program);
+    fprintf(f, "Usage: %s [serve|check|ps|run|top|replay|version] [OPTIONS]\n\n", program);
     fprintf(f, "joulestat %s:", JOULESTAT_VERSION);
     print_wrapped(f, summary, 10 + strlen(JOULESTAT_VERSION), 0);
     fprintf(f, "\nCommands:\n");

@@ -188,7 +188,6 @@ int prom_parse_line(const char *line, size_t len, struct prom_sample *ret) {
     r = read_name(&c, true, s.name);
     if (r < 0)
         return r;
-    skip_blanks(&c);
     if (!at_end(&c) && *c.p == '{') {
         r = read_labels(&c, &s);
         if (r < 0)

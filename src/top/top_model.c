@@ -197,10 +197,7 @@ static int workload_sample(struct top_model *m, enum top_level l, const struct p
         break;
     case TOP_LEVEL_POD:
         name = label(s, "pod");
-        /* Until the API names it, a pod is known by its UID alone. */
         (void)snprintf(key, sizeof(key), "%s", label(s, "pod_uid"));
-        if (!name[0])
-            name = key;
         break;
     case TOP_LEVEL_JOB:
         name = label(s, "job_id");
@@ -216,7 +213,13 @@ static int workload_sample(struct top_model *m, enum top_level l, const struct p
     r = table_get(&m->levels[l], key);
     if (!r)
         return -ENOMEM;
-    copy_cut(r->name, sizeof(r->name), name);
+    /* The GPU and CPU series of a workload may not carry its names alike (one made before
+     * the API server answered): a name, once known, is kept. Until the API names it, a
+     * pod is known by its UID alone. */
+    if (name[0])
+        copy_cut(r->name, sizeof(r->name), name);
+    else if (!r->name[0] || (l == TOP_LEVEL_POD && strcmp(r->name, key) == 0))
+        copy_cut(r->name, sizeof(r->name), l == TOP_LEVEL_POD ? key : name);
     process_labels(r, s);
     if (strcmp(component, "gpu") == 0)
         r->energy_j[TOP_GPU] += s->value;

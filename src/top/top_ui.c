@@ -418,10 +418,12 @@ bool top_ui_key(struct top_ui *ui, struct top_view *v, int timeout_ms) {
     case 's':
     case '.':
         v->sort = (enum top_sort)((v->sort + 1) % _TOP_SORT_MAX);
+        v->reverse = false; /* each column in its natural order first */
         break;
     case '<':
     case ',':
         v->sort = (enum top_sort)((v->sort + _TOP_SORT_MAX - 1) % _TOP_SORT_MAX);
+        v->reverse = false;
         break;
     case 'r':
     case 'R':

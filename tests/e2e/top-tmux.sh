@@ -258,7 +258,8 @@ grep -qE "joulestat top: http://127.0.0.1:[0-9]+/metrics: .*(onnect|refused)" "$
     e2e_fail "a URL that does not answer: $(cat "$d/down.stderr")"
 status=0
 "$js" top --no-gpu </dev/null >"$d/notty.out" 2>"$d/notty.err" || status=$?
-[[ $status == 1 ]] && grep -q "top needs a terminal" "$d/notty.err" ||
+if [[ $status != 1 ]] || ! grep -q "top needs a terminal" "$d/notty.err"; then
     e2e_fail "without a terminal: status $status, $(cat "$d/notty.err")"
+fi
 echo "ok: TERM=dumb, a dead URL and no terminal are clear errors"
 echo "top-tmux: ok in $((SECONDS - t0)) s"

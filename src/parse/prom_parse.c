@@ -140,11 +140,11 @@ static int parse_value(const char *tok, double *ret) {
 
     /* The format's spellings; strtod takes these and other forms of its own too. */
     if (strcmp(tok, "NaN") == 0)
-        v = NAN;
+        v = (double)NAN;
     else if (strcmp(tok, "+Inf") == 0 || strcmp(tok, "Inf") == 0)
-        v = INFINITY;
+        v = HUGE_VAL;
     else if (strcmp(tok, "-Inf") == 0)
-        v = -INFINITY;
+        v = -HUGE_VAL;
     else {
         if (!((tok[0] >= '0' && tok[0] <= '9') || tok[0] == '-' || tok[0] == '+' || tok[0] == '.'))
             return -EBADMSG;
@@ -171,9 +171,9 @@ static int parse_timestamp(const char *tok, long long *ret) {
     return 0;
 }
 
-int prom_parse_line(const char *line, size_t len, struct prom_sample *ret) {
+/* prom_parse_line() into *s directly: s is written to even when the line is bad. */
+static int parse_line_into(const char *line, size_t len, struct prom_sample *sp) {
     struct cursor c = {line, line + len};
-    struct prom_sample s;
     char tok[64];
     int r;
 
@@ -182,33 +182,48 @@ int prom_parse_line(const char *line, size_t len, struct prom_sample *ret) {
     skip_blanks(&c);
     if (at_end(&c) || *c.p == '#')
         return 0;
-    s.n_labels = 0;
-    s.has_timestamp = false;
-    s.timestamp_ms = 0;
-    r = read_name(&c, true, s.name);
+    sp->n_labels = 0;
+    sp->has_timestamp = false;
+    sp->timestamp_ms = 0;
+    r = read_name(&c, true, sp->name);
     if (r < 0)
         return r;
     if (!at_end(&c) && *c.p == '{') {
-        r = read_labels(&c, &s);
+        r = read_labels(&c, sp);
         if (r < 0)
             return r;
     }
     if (at_end(&c) || (*c.p != ' ' && *c.p != '\t'))
         return -EBADMSG; /* the value must be set apart */
     r = read_token(&c, tok, sizeof(tok));
-    if (r < 0 || parse_value(tok, &s.value) < 0)
+    if (r < 0 || parse_value(tok, &sp->value) < 0)
         return -EBADMSG;
     skip_blanks(&c);
     if (!at_end(&c)) {
         r = read_token(&c, tok, sizeof(tok));
-        if (r < 0 || parse_timestamp(tok, &s.timestamp_ms) < 0)
+        if (r < 0 || parse_timestamp(tok, &sp->timestamp_ms) < 0)
             return -EBADMSG;
-        s.has_timestamp = true;
+        sp->has_timestamp = true;
         skip_blanks(&c);
         if (!at_end(&c))
             return -EBADMSG;
     }
-    *ret = s;
+    return 1;
+}
+
+int prom_parse_line(const char *line, size_t len, struct prom_sample *ret) {
+    struct prom_sample s;
+    int r = parse_line_into(line, len, &s);
+
+    if (r <= 0)
+        return r;
+    /* Only the labels in use: a sample is mostly empty label slots. */
+    memcpy(ret->name, s.name, sizeof(s.name));
+    ret->n_labels = s.n_labels;
+    memcpy(ret->labels, s.labels, s.n_labels * sizeof(s.labels[0]));
+    ret->value = s.value;
+    ret->has_timestamp = s.has_timestamp;
+    ret->timestamp_ms = s.timestamp_ms;
     return 1;
 }
 
@@ -228,7 +243,7 @@ int prom_parse_text(const char *text, size_t len, prom_sample_fn fn, void *userd
     while (pos < len) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t line_len = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        int r = prom_parse_line(text + pos, line_len, &s);
+        int r = parse_line_into(text + pos, line_len, &s);
 
         pos += line_len + (nl ? 1 : 0);
         if (r < 0) {

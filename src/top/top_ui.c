@@ -3,6 +3,7 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,9 @@ int top_ui_open(struct top_ui **ret) {
 
     if (!ui)
         return -ENOMEM;
+    /* Names are UTF-8: ncursesw writes them as such only in the user's locale (LC_CTYPE;
+     * numbers keep the C locale's decimal point). */
+    (void)setlocale(LC_CTYPE, "");
     ui->screen = newterm(NULL, stdout, stdin);
     if (!ui->screen) {
         free(ui);

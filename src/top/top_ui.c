@@ -184,6 +184,25 @@ static const struct column numbers[] = {
     {"INTENSITY_W", 12, true, TOP_SORT_INTENSITY},
 };
 
+/* On a narrow terminal the names keep room: number columns are left out in this order
+ * (the parts before the totals), never POWER_W. */
+static const unsigned drop_order[] = {5, 4, 2, 1, 6, 3};
+#define NAME_ROOM 24 /* columns the last text column keeps at least, when it can */
+
+/* Which number columns fit beside the text columns of the level (bit i: numbers[i]). */
+static unsigned visible_numbers(enum top_level level) {
+    int need = (level == TOP_LEVEL_PROCESS ? 9 + 6 + 18 : 7 + 7) + NAME_ROOM;
+    unsigned shown = (1u << ARRAY_SIZE(numbers)) - 1;
+
+    for (size_t i = 0; i < ARRAY_SIZE(numbers); i++)
+        need += numbers[i].width + 1;
+    for (size_t i = 0; i < ARRAY_SIZE(drop_order) && need > COLS; i++) {
+        shown &= ~(1u << drop_order[i]);
+        need -= numbers[drop_order[i]].width + 1;
+    }
+    return shown;
+}
+
 /* The text columns of a level, after the numbers; the last takes the rest of the line. */
 static const struct column texts[_TOP_LEVEL_MAX][3] = {
     [TOP_LEVEL_PROCESS] = {{"GPUS", 5, false, -1},
@@ -203,7 +222,7 @@ static const struct column texts[_TOP_LEVEL_MAX][3] = {
                            {"UNIT", 0, false, TOP_SORT_NAME}},
 };
 
-static void draw_titles(int y, const struct top_view *v) {
+static void draw_titles(int y, const struct top_view *v, unsigned shown) {
     int x = 0;
 
     (void)attron(A_REVERSE);
@@ -213,6 +232,8 @@ static void draw_titles(int y, const struct top_view *v) {
     for (size_t i = 0; i < ARRAY_SIZE(numbers); i++) {
         bool sorted = numbers[i].sort == (int)v->sort;
 
+        if (!(shown & (1u << i)))
+            continue;
         if (sorted)
             (void)attron(A_BOLD | A_UNDERLINE);
         x = put_cell(y, x, numbers[i].width, true, numbers[i].title) + 1;
@@ -232,7 +253,7 @@ static void draw_titles(int y, const struct top_view *v) {
     (void)attroff(A_REVERSE);
 }
 
-static void draw_row(int y, const struct top_row *r, enum top_level level) {
+static void draw_row(int y, const struct top_row *r, enum top_level level, unsigned shown) {
     char raw[3 * TOP_TEXT_MAX + 32], buf[ESCAPED_SIZE(sizeof(raw))];
     char cells[ARRAY_SIZE(numbers)][32];
     int x = 0;
@@ -250,7 +271,8 @@ static void draw_row(int y, const struct top_row *r, enum top_level level) {
         x = put_cell(y, x, 8, true, raw) + 1;
     }
     for (size_t i = 0; i < ARRAY_SIZE(numbers); i++)
-        x = put_cell(y, x, numbers[i].width, true, cells[i]) + 1;
+        if (shown & (1u << i))
+            x = put_cell(y, x, numbers[i].width, true, cells[i]) + 1;
     if (level == TOP_LEVEL_PROCESS) {
         format_gpus(raw, sizeof(raw), r->gpus);
         x = put_cell(y, x, 5, false, raw) + 1;
@@ -335,6 +357,7 @@ void top_ui_draw(struct top_ui *ui, const struct top_model *m, const struct top_
     const struct top_row **rows = NULL;
     size_t n = 0;
     int body = LINES - HEADER_LINES - 1;
+    unsigned shown;
 
     (void)erase();
     if (top_view_rows(m, v, &rows, &n) < 0)
@@ -349,9 +372,10 @@ void top_ui_draw(struct top_ui *ui, const struct top_model *m, const struct top_
     if (ui->scroll + (size_t)body > n)
         ui->scroll = n > (size_t)body ? n - (size_t)body : 0;
     draw_header(m, v, st, n);
-    draw_titles(HEADER_LINES - 1, v);
+    shown = visible_numbers(v->level);
+    draw_titles(HEADER_LINES - 1, v, shown);
     for (int i = 0; i < body && ui->scroll + (size_t)i < n; i++)
-        draw_row(HEADER_LINES + i, rows[ui->scroll + (size_t)i], v->level);
+        draw_row(HEADER_LINES + i, rows[ui->scroll + (size_t)i], v->level, shown);
     if (n == 0)
         put_line(HEADER_LINES, 0,
                  v->filter[0] ? "(no row matches the filter)"

@@ -314,7 +314,21 @@ static void add_intensity(struct top_row *r, double watts, double weight) {
     r->intensity_weight += weight;
 }
 
-/* What the groups learn from their processes: count, GPUs, intensity. */
+/* A workload's names from one of its processes, where its own series carry none (a
+ * label set made before the API server answered, kept by the exporter). */
+static void names_from(struct top_row *g, const struct top_row *p, enum top_level l) {
+    const char *name = l == TOP_LEVEL_CONTAINER ? p->container : l == TOP_LEVEL_POD ? p->pod : "";
+    bool unnamed = !g->name[0] || (l == TOP_LEVEL_POD && strcmp(g->name, g->key) == 0);
+
+    if (unnamed && name[0])
+        copy_cut(g->name, sizeof(g->name), name);
+    if (!g->namespace_[0] && p->namespace_[0])
+        copy_cut(g->namespace_, sizeof(g->namespace_), p->namespace_);
+    if (l == TOP_LEVEL_CONTAINER && !g->pod[0] && p->pod[0])
+        copy_cut(g->pod, sizeof(g->pod), p->pod);
+}
+
+/* What the groups learn from their processes: count, GPUs, intensity, missing names. */
 static void roll_up(struct top_model *m) {
     struct top_table *procs = &m->levels[TOP_LEVEL_PROCESS];
 
@@ -330,6 +344,7 @@ static void roll_up(struct top_model *m) {
             if (g && g->seen) {
                 g->processes++;
                 g->gpus |= p->gpus;
+                names_from(g, p, (enum top_level)l);
             }
         }
     }

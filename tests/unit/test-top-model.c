@@ -186,6 +186,29 @@ static void test_frames(void **state) {
     ASSERT_NEAR(row(&m, TOP_LEVEL_PROCESS, "10 train")->power_w[TOP_GPU], 10);
     ASSERT_NEAR(row(&m, TOP_LEVEL_PROCESS, "10 train")->energy_j[TOP_GPU], 33);
 
+    /* A pod whose own series carry no names takes them from its processes. */
+    {
+        static const char text[] =
+            "joulestat_pod_energy_joules_total{namespace=\"\",pod=\"\",pod_uid=\"u9\","
+            "component=\"gpu\"} 5\n"
+            "joulestat_container_energy_joules_total{namespace=\"\",pod=\"\",container=\"\","
+            "container_id=\"cid-u9\",component=\"gpu\"} 5\n"
+            "g_energy_joules_total{pid=\"9\",gpu=\"0\",process_name=\"n\",pod=\"named\","
+            "namespace=\"ns\",container=\"box\",pod_uid=\"u9\",container_id=\"cid-u9\","
+            "energy_estimated=\"true\"} 5\n";
+        struct top_model named;
+        struct top_row *c;
+
+        top_model_init(&named);
+        ASSERT_OK(top_model_update(&named, text, strlen(text), 1));
+        assert_string_equal(row(&named, TOP_LEVEL_POD, "u9")->name, "named");
+        assert_string_equal(row(&named, TOP_LEVEL_POD, "u9")->namespace_, "ns");
+        c = row(&named, TOP_LEVEL_CONTAINER, "cid-u9");
+        assert_string_equal(c->name, "box");
+        assert_string_equal(c->pod, "named");
+        top_model_done(&named);
+    }
+
     /* A page without samples leaves the model as it was. */
     ASSERT_ERRNO(top_model_update(&m, "<html>nope</html>\n", 18, 200), ENODATA);
     assert_int_equal(m.levels[TOP_LEVEL_PROCESS].n, 2);

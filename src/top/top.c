@@ -110,9 +110,10 @@ static int ui_loop(const struct config *cfg, struct top_source *src, struct top_
     while (!stop_requested) {
         struct top_status st = {
             .source = top_source_describe(src),
+            .local = !cfg->top_url,
             .error = err,
             .refresh_seconds = (double)interval / 1e9,
-            .log_messages = captured_bytes(log) > 0,
+            .log_kept = captured_bytes(log) > 0,
         };
         uint64_t now = clock_monotonic_ns(), wake;
 

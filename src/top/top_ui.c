@@ -315,11 +315,10 @@ static void draw_header(const struct top_model *m, const struct top_view *v,
         else
             (void)snprintf(power[c], sizeof(power[c]), "%s", m->node_valid[c] ? "-" : "n/a");
     (void)escape_terminal(v->filter, filter, sizeof(filter));
-    (void)snprintf(line, sizeof(line),
-                   "Node GPU %s  CPU %s | %s: %zu of %zu | sort: %s%s | filter: %s%s",
-                   power[TOP_GPU], power[TOP_CPU], top_level_plural(v->level), shown,
-                   m->levels[v->level].n, top_sort_to_string(v->sort),
-                   v->reverse ? " (reversed)" : "", v->filter[0] ? filter : "-", "");
+    (void)snprintf(
+        line, sizeof(line), "Node GPU %s  CPU %s | %s: %zu of %zu | sort: %s%s | filter: %s",
+        power[TOP_GPU], power[TOP_CPU], top_level_plural(v->level), shown, m->levels[v->level].n,
+        top_sort_to_string(v->sort), v->reverse ? " (reversed)" : "", v->filter[0] ? filter : "-");
     put_line(1, 0, line);
     if (st->error && st->error[0]) {
         (void)snprintf(line, sizeof(line), "! %s", st->error);
@@ -328,9 +327,10 @@ static void draw_header(const struct top_model *m, const struct top_view *v,
         (void)attroff(A_BOLD);
     } else {
         (void)snprintf(line, sizeof(line),
-                       "refresh %.1fs; energy since the exporter started; power over the last "
-                       "measured window%s",
-                       st->refresh_seconds, st->log_messages ? "; log messages shown at exit" : "");
+                       "refresh %.1fs; energy since %s started; power over the last measured "
+                       "window%s",
+                       st->refresh_seconds, st->local ? "top" : "the exporter",
+                       st->log_kept ? "; log messages shown at exit" : "");
         put_line(2, 0, line);
     }
 }

@@ -33,9 +33,10 @@ struct top_ui *top_ui_close(struct top_ui *ui);
 /* What the header says besides the model. */
 struct top_status {
     const char *source;     /* "local sources" or the URL */
+    bool local;             /* the counters started with top (no URL) */
     const char *error;      /* the last fetch's error, or "" */
     double refresh_seconds; /* the refresh period */
-    unsigned log_messages;  /* messages kept for after exit */
+    bool log_kept;          /* log lines are held, to be printed at exit */
 };
 
 void top_ui_draw(struct top_ui *ui, const struct top_model *m, const struct top_view *v,

@@ -17,6 +17,7 @@
 #include "replay.h"
 #include "run.h"
 #include "serve.h"
+#include "top.h"
 
 /*
  * Memory: every thread (sampler, HTTP, Kubernetes, pod-resources) would get its own glibc
@@ -87,6 +88,9 @@ int main(int argc, char **argv) {
         r = run_command(&cfg, &status);
         return r < 0 ? 127 : status;
     }
+    case COMMAND_TOP:
+        r = top_run(&cfg);
+        break;
     case COMMAND_SERVE:
         r = serve_run(&cfg);
         break;

@@ -22,7 +22,8 @@ declare -A may=(
     [accounting]="gpu cpu proc kube store parse base"
     [http]="store parse base"
     [daemon]="accounting http gpu cpu proc kube store parse base sim"
-    [main]="daemon base"
+    [top]="daemon http kube store parse base"
+    [main]="top daemon base"
     [sim]="gpu base"
 )
 
@@ -34,7 +35,7 @@ else
 fi
 
 # Headers of a folder that other folders may include besides its interface header's.
-declare -A extra_public=([gpu]="nvml_abi.h")
+declare -A extra_public=([gpu]="nvml_abi.h" [kube]="curl_loader.h")
 
 declare -A home dup
 for f in "${files[@]}"; do

@@ -255,6 +255,11 @@ int config_parse(int argc, char **argv, struct config *cfg) {
                 c.run_argv = &argv[next]; /* the command, without a "--" before it */
                 break;
             }
+            if (have_command && c.command == COMMAND_TOP && !c.top_url) {
+                c.top_url = argv[next];
+                optind = next + 1;
+                continue;
+            }
             if (have_command) {
                 fprintf(stderr, "joulestat: unexpected argument '%s'\n", argv[next]);
                 return -EINVAL;

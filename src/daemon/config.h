@@ -20,6 +20,7 @@ enum command {
     COMMAND_PS,
     COMMAND_REPLAY,
     COMMAND_RUN,
+    COMMAND_TOP,
     COMMAND_VERSION,
     COMMAND_HELP,
     COMMAND_HELP_MAN, /* the man page in roff (a build step) */
@@ -66,6 +67,7 @@ struct config {
     const char *scenario;        /* replay --scenario FILE */
     const char *replay_trace;    /* replay --trace FILE */
     char **run_argv;             /* run -- CMD ARGS...: NULL-terminated (argv's tail) */
+    const char *top_url;         /* top URL: a /metrics to read; NULL: the local sources */
     uint64_t replay_duration_ns; /* replay --duration (default: the scenario's) */
 
     bool json; /* ps --json */

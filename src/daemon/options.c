@@ -12,7 +12,8 @@
 
 const struct option_doc option_docs[] = {
     {OPT_SAMPLE_INTERVAL, "sample-interval", "dcgm-update-frequency", required_argument, "D", S,
-     "GPU sampling period (default 1s). check samples twice this far apart."},
+     "GPU sampling period (default 1s). check samples twice this far apart; top refreshes this "
+     "often."},
     {OPT_PROCESS_SCAN_INTERVAL, "process-scan-interval", NULL, required_argument, "D", S,
      "Process, cgroup and RAPL scan period (default 10s)."},
     {OPT_GPU_IDLE_POWER, "gpu-idle-power", NULL, required_argument, "W", S,
@@ -108,6 +109,12 @@ const struct command_doc command_docs[] = {
     {"run", COMMAND_RUN, "[--json] -- CMD [ARGS...]",
      "Run a command and print the GPU and CPU energy it and its children used (like perf "
      "stat), then exit with its status."},
+    {"top", COMMAND_TOP, "[URL]",
+     "A live view of the workloads in the terminal: power now, energy so far, GPU and CPU, "
+     "learned intensity, per process, container, pod, job or service; sorted and "
+     "filtered, refreshed every --sample-interval. From the local sources, or from a "
+     "running exporter's metrics URL (http://host:19400/metrics). Keys: q quit, g level, "
+     "< > sort column, r reverse, / filter."},
     {"version", COMMAND_VERSION, "", "Print the version."},
     {"help", COMMAND_HELP, "", "Print the help."},
 };

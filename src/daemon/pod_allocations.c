@@ -61,8 +61,8 @@ int pod_allocations_new(const struct config *cfg, struct pod_allocations **ret) 
         free(p);
         return r;
     }
-    /* serve polls in a thread; a one-shot command (ps) asks once, now */
-    if (cfg->command == COMMAND_SERVE)
+    /* serve and top poll in a thread; a one-shot command (ps) asks once, now */
+    if (cfg->command == COMMAND_SERVE || cfg->command == COMMAND_TOP)
         r = podres_source_start(p->source);
     else
         r = podres_source_poll(p->source) == -ENOMEM ? -ENOMEM : 0;

@@ -282,13 +282,17 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     if (s->sys_fd >= 0)
         open_rapl(s);
     sampler_kube_options(cfg, &ko);
-    if (cfg->command == COMMAND_SERVE && kube_labels_new(&ko, &s->kube) < 0) {
+    /* Names from the API server for the commands that run a while (serve, and top, which
+     * shows them); a one-shot ps would have to wait for the first list. */
+    if ((cfg->command == COMMAND_SERVE || cfg->command == COMMAND_TOP) &&
+        kube_labels_new(&ko, &s->kube) < 0) {
         sampler_free(s);
         return -ENOMEM;
     }
     if (s->kube) /* names go on each label set when it is made */
         ledger_set_labeler(&s->ledger, kube_labels_labeler, s->kube);
-    if ((cfg->command == COMMAND_SERVE || cfg->command == COMMAND_PS) &&
+    if ((cfg->command == COMMAND_SERVE || cfg->command == COMMAND_PS ||
+         cfg->command == COMMAND_TOP) &&
         pod_allocations_new(cfg, &s->podres) < 0) {
         sampler_free(s);
         return -ENOMEM;

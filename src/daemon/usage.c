@@ -47,6 +47,22 @@ static const struct {
       "- Kubernetes: a service-account token that may get, list and watch pods; write "
       "access to the kubelet pod-resources socket (root).",
       "joulestat check names, for each source, the privilege that is missing."}},
+    {"TOP",
+     {"joulestat top shows the workloads in the terminal, refreshed every --sample-interval: "
+      "per level (process, container, pod, job, service) the power now (POWER_W = GPU_W + "
+      "CPU_W), the energy so far (ENERGY_J = GPU_J + CPU_J), the GPUs used and the learned "
+      "power intensity (INTENSITY_W). Without a URL it opens the sources itself, with the "
+      "same flags as serve; with one (http:// or https://, user:password@ for basic auth) "
+      "it reads a running exporter. Power is the counters' increase over the last window in "
+      "which the device counters moved.",
+      "- g, G: next, previous level. Tab and Shift-Tab too.",
+      "- <, >: previous, next sort column; r reverses it; P power, E energy, N name, I "
+      "intensity (again: reversed).",
+      "- /: type a filter, matched without case against the row's names and its pid; Enter "
+      "keeps it, Esc drops it. Esc clears it.",
+      "- Up, Down, PgUp, PgDn, Home, End: scroll. q or F10: quit.",
+      "It needs a terminal that can move the cursor; under TERM=dumb or without a terminal it "
+      "says so and exits 1. Log lines are printed after it quits."}},
     {"FILES",
      {JOULESTAT_SYSCONFDIR "/default/joulestat: the options of the systemd unit "
                            "(JOULESTAT_ARGS), read by its EnvironmentFile line.",
@@ -119,7 +135,7 @@ static void option_label(const struct option_doc *d, char *buf, size_t size) {
 }
 
 void options_print_help(FILE *f, const char *program) {
-    fprintf(f, "Usage: %s [serve|check|ps|replay|version] [OPTIONS]\n\n", program);
+    fprintf(f, "Usage: %s [serve|check|ps|run|top|replay|version] [OPTIONS]\n\n", program);
     fprintf(f, "joulestat %s:", JOULESTAT_VERSION);
     print_wrapped(f, summary, 10 + strlen(JOULESTAT_VERSION), 0);
     fprintf(f, "\nCommands:\n");

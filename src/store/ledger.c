@@ -118,14 +118,19 @@ static uint64_t workload_key(enum workload_kind kind, const char *id) {
 /* Marks a workload seen. Names (pod, namespace, container) may arrive later than the ids:
  * keep them fresh, with a new label set only when they differ. Out of memory, the old
  * names stay until the next booking. */
-static void workload_refresh(struct ledger_workload *w, enum workload_kind kind,
-                             const struct snap_identity *id, uint64_t now_ns) {
-    if (!workload_labels_equal(kind, id, w->id)) {
-        struct snap_identity fresh;
+/* The workload's labels from a booking's: with the names the labeler knows filled in, so
+ * that a booking made from a process's bare ids (the CPU side) does not take away the
+ * names another gave (the GPU side's processes carry them). */
+static void workload_refresh(const struct ledger *l, struct ledger_workload *w,
+                             enum workload_kind kind, const struct snap_identity *id,
+                             uint64_t now_ns) {
+    struct snap_identity fresh;
 
-        workload_labels_copy(kind, id, &fresh);
+    workload_labels_copy(kind, id, &fresh);
+    if (l->labeler)
+        l->labeler(l->labeler_userdata, &fresh);
+    if (!workload_labels_equal(kind, &fresh, w->id))
         (void)ledger_labels_replace(&w->id, &fresh);
-    }
     w->active = true;
     w->last_seen_ns = now_ns;
 }
@@ -159,7 +164,7 @@ static int workload_touch(struct ledger *l, enum workload_kind kind, const struc
             return r;
         }
     }
-    workload_refresh(w, kind, id, now_ns);
+    workload_refresh(l, w, kind, id, now_ns);
     *ret = w;
     return 0;
 }
@@ -234,7 +239,7 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
         int r;
 
         if (w && w->kind == k && strcmp(workload_id(k, w->id), name) == 0)
-            workload_refresh(w, k, p->id, now_ns);
+            workload_refresh(l, w, k, p->id, now_ns);
         else if (!cached || w || name[0] != '\0') {
             r = workload_touch(l, k, p->id, now_ns, &w);
             if (r < 0) {

@@ -166,11 +166,48 @@ static void test_no_workload(void **state) {
     ledger_done(&l);
 }
 
+/* The API server's names, as kube_labels_labeler() gives them: only empty names filled. */
+static void name_pod(void *userdata, struct snap_identity *id) {
+    (void)userdata;
+    if (strcmp(id->pod_uid, POD_UID) == 0 && !id->pod[0]) {
+        strcpy(id->pod, "train-0");
+        strcpy(id->namespace_, "ml");
+    }
+}
+
+/* The CPU side books from bare ids (no names): the pod keeps the names it was given, and
+ * a pod the CPU side alone books gets them from the labeler too. */
+static void test_cpu_booking_keeps_names(void **state) {
+    struct ledger l;
+    struct ledger_process *p;
+    struct snap_identity bare = {0};
+    struct ledger_workload *w;
+
+    (void)state;
+    ledger_init(&l);
+    strcpy(bare.pod_uid, POD_UID);
+    strcpy(bare.container_id, CTR_A);
+    ASSERT_OK(ledger_add_cpu_energy(&l, &bare, 5, 1 * SEC)); /* before names are known */
+    assert_string_equal(find(&l, WORKLOAD_POD, POD_UID)->id->pod, "");
+
+    ledger_set_labeler(&l, name_pod, NULL);
+    p = gpu_process(&l, 100);
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 10, true, 2 * SEC));
+    ASSERT_OK(ledger_add_cpu_energy(&l, &bare, 5, 3 * SEC));
+    w = find(&l, WORKLOAD_POD, POD_UID);
+    assert_string_equal(w->id->pod, "train-0");
+    assert_string_equal(w->id->namespace_, "ml");
+    assert_int_equal(w->gpu_uj, 10);
+    assert_int_equal(w->cpu_uj, 10);
+    ledger_done(&l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_entries),
         cmocka_unit_test(test_swept_workload),
         cmocka_unit_test(test_no_workload),
+        cmocka_unit_test(test_cpu_booking_keeps_names),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,8 +32,8 @@
  *   basic_auth_users:
  *     alice: $2y$10$...           # bcrypt hashes ($2a$, $2b$, $2y$)
  *
- * Every key exporter-toolkit documents is served, with its defaults and checks (docs/
- * DEPLOY.md, "Exposing the port"); keys it does not know are refused.
+ * Every key exporter-toolkit documents is served, with its defaults and checks
+ * (docs/METRICS.md, "HTTP endpoints"); keys it does not know are refused.
  * Library code: no logging; errors come back as -errno plus a message for the caller.
  */
 

@@ -62,6 +62,7 @@ def scraper_source(i):
 
 latencies = []
 scrape_status = {}
+odd_statuses = []  # [seconds since start, status] of the first answers other than 200
 scrape_errors = 0
 reconnects = 0
 
@@ -93,6 +94,10 @@ def scraper(i):
                 scrape_status[r.status] = scrape_status.get(r.status, 0) + 1
             if r.status == 200:
                 mine.append(ms)
+            else:
+                with lock:
+                    if len(odd_statuses) < 20:
+                        odd_statuses.append([round(t0 - start, 2), r.status])
             if r.getheader("Connection", "").lower() == "close":
                 conn.close()
                 conn = connect(src)
@@ -242,6 +247,7 @@ summary = {
     "scrapes_ok": scrape_status.get(200, 0),
     "scrape_status": {str(k): v for k, v in sorted(scrape_status.items())},
     "scrape_errors": scrape_errors,
+    "first_non_200": odd_statuses,
     "reconnects": reconnects,
     "scrape_ms": {"p50": pct(0.50), "p90": pct(0.90), "p99": pct(0.99),
                   "max": round(latencies[-1], 1) if latencies else None},

@@ -24,6 +24,7 @@ static const char *const curve_names[_TLS_CURVE_MAX] = {
     [TLS_CURVE_P384] = "CurveP384",
     [TLS_CURVE_P521] = "CurveP521",
     [TLS_CURVE_X25519] = "X25519",
+    [TLS_CURVE_X25519_MLKEM768] = "X25519MLKEM768",
 };
 
 /* GnuTLS's names of the same groups. */
@@ -32,7 +33,20 @@ static const char *const curve_groups[_TLS_CURVE_MAX] = {
     [TLS_CURVE_P384] = "GROUP-SECP384R1",
     [TLS_CURVE_P521] = "GROUP-SECP521R1",
     [TLS_CURVE_X25519] = "GROUP-X25519",
+    [TLS_CURVE_X25519_MLKEM768] = "GROUP-X25519-MLKEM768",
 };
+
+/* Whether this GnuTLS knows the group (a priority string naming it parses). */
+static bool group_known(const char *group) {
+    gnutls_priority_t p;
+    char s[64];
+
+    (void)snprintf(s, sizeof(s), "NORMAL:+%s", group);
+    if (gnutls_priority_init(&p, s, NULL) < 0)
+        return false;
+    gnutls_priority_deinit(p);
+    return true;
+}
 
 int tls_curve_from_string(const char *s) {
     for (int i = 0; i < _TLS_CURVE_MAX; i++)
@@ -115,6 +129,7 @@ static size_t add_parts(char *buf, size_t size, size_t n, uint32_t set, int part
 int tls_priorities(const struct tls_settings *t, char **ret) {
     gnutls_priority_t check;
     char buf[768];
+    unsigned known = 0;
     size_t n;
     char *out;
     int r;
@@ -130,8 +145,14 @@ int tls_priorities(const struct tls_settings *t, char **ret) {
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":+VERS-TLS1.%d", v - TLS_VERSION_1_0);
     if (t->n_curves > 0)
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":-GROUP-ALL");
-    for (unsigned i = 0; i < t->n_curves; i++)
+    for (unsigned i = 0; i < t->n_curves; i++) {
+        if (!group_known(curve_groups[t->curves[i]]))
+            continue; /* X25519MLKEM768 before GnuTLS 3.8.9 */
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":+%s", curve_groups[t->curves[i]]);
+        known++;
+    }
+    if (t->n_curves > 0 && known == 0)
+        return -EINVAL; /* none of the groups asked for can be offered */
     if (t->ciphers) {
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":-KX-ALL:-CIPHER-ALL:-MAC-ALL");
         for (int part = 0; part < 3; part++)

@@ -120,7 +120,7 @@ static int parse_curves(struct loader *l, const yaml_node_t *v, struct tls_setti
         if (c < 0)
             return web_config_fail(l, item,
                                    "tls_server_config.curve_preferences: '%s' is not CurveP256, "
-                                   "CurveP384, CurveP521 or X25519",
+                                   "CurveP384, CurveP521, X25519 or X25519MLKEM768",
                                    scalar(item) ? scalar(item) : "");
         for (unsigned j = 0; j < t->n_curves; j++)
             if (t->curves[j] == (enum tls_curve)c)

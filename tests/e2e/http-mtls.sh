@@ -143,6 +143,8 @@ printf "$tls"'  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n  max_version: TL
 starts "a suite HTTP/2 cannot use, http2 off"
 printf 'rate_limit:\n  interval: "1s"\n  burst: 0\n' >"$web"
 starts "a rate limit of burst 0"
+printf "$tls"'  client_auth_type: VerifyClientCertIfGiven\n  curve_preferences: [CurveP256, CurveP384, CurveP521, X25519, X25519MLKEM768]\n' >"$web"
+starts "every curve, the post-quantum hybrid too"
 printf "$tls"'  client_auth_type: Whatever\n' >"$web"
 refuses "an unknown client_auth_type" "client_auth_type: 'Whatever'"
 printf "$tls"'  client_ca_file: clientca.crt\n' >"$web"

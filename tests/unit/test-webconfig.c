@@ -279,8 +279,9 @@ static void test_bad_configs(void **state) {
               ":3:", "min_version TLS13 is above max_version TLS11");
     check_bad("tls_server_config:\n  min_version: TLS12\n  min_version: TLS12\n",
               ":3:", "min_version given twice");
-    check_bad("tls_server_config:\n  curve_preferences: [CurveP256, P-521]\n",
-              ":2:", "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521 or X25519");
+    check_bad("tls_server_config:\n  curve_preferences: [CurveP256, P-521]\n", ":2:",
+              "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521, X25519 or "
+              "X25519MLKEM768");
     check_bad("tls_server_config:\n  curve_preferences: X25519\n",
               ":2:", "curve_preferences must be a list");
     check_bad("rate_limit:\n  interval: 1s\n  burst: -5\n",

@@ -155,8 +155,8 @@ static void lock_down(const struct config *cfg) {
     if (!cfg->seccomp)
         return;
     if (!syscall_filter_supported()) {
-        log_info("system-call filter not installed: this build (AddressSanitizer, or an "
-                 "architecture without one) cannot run under it");
+        log_info("system-call filter not installed: this build cannot run under it (built "
+                 "with ASan, whose leak check needs ptrace, or for an architecture without one)");
         return;
     }
     r = syscall_filter_install();

@@ -62,7 +62,7 @@ def scraper_source(i):
 
 latencies = []
 scrape_status = {}
-odd_statuses = []  # [seconds since start, status] of the first answers other than 200
+odd_by_second = {}  # whole seconds since start -> answers other than 200 then
 scrape_errors = 0
 reconnects = 0
 
@@ -96,8 +96,8 @@ def scraper(i):
                 mine.append(ms)
             else:
                 with lock:
-                    if len(odd_statuses) < 20:
-                        odd_statuses.append([round(t0 - start, 2), r.status])
+                    sec = str(int(t0 - start))
+                    odd_by_second[sec] = odd_by_second.get(sec, 0) + 1
             if r.getheader("Connection", "").lower() == "close":
                 conn.close()
                 conn = connect(src)
@@ -247,7 +247,7 @@ summary = {
     "scrapes_ok": scrape_status.get(200, 0),
     "scrape_status": {str(k): v for k, v in sorted(scrape_status.items())},
     "scrape_errors": scrape_errors,
-    "first_non_200": odd_statuses,
+    "non_200_by_second": odd_by_second,
     "reconnects": reconnects,
     "scrape_ms": {"p50": pct(0.50), "p90": pct(0.90), "p99": pct(0.99),
                   "max": round(latencies[-1], 1) if latencies else None},

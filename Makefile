@@ -24,7 +24,7 @@ DESTDIR     ?=
 INSTALL_SIM ?= OFF
 
 .PHONY: all deps deps-test deps-package build build-demo build-asan test test-main test-asan \
-	lint format demo install package bench accuracy clean
+	lint format demo install package bench accuracy soak clean
 
 all: build
 
@@ -100,6 +100,12 @@ accuracy: build-demo
 	@rm -rf $(BUILD)/mixes && scripts/gen-mixes --count 32 $(BUILD)/mixes
 	@scripts/accuracy-report --joulestat $(BUILD)/joulestat --jobs $(JOBS) \
 	    --markdown docs/ACCURACY.md --chart docs/accuracy.png scenarios/*.scn $(BUILD)/mixes/*.scn
+
+# The simulated 8-GPU node over HTTPS with auth for 5 minutes under 50 scrapers at 10 Hz,
+# 300 idle and 60 slow connections and wrong passwords; writes its figures into
+# docs/PERFORMANCE.md ("Soak"). Not part of `make test`.
+soak: build
+	@scripts/soak $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(PKG_BUILD)

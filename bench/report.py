@@ -296,6 +296,11 @@ def main():
     o.append("")
     if scrape_note:
         o.append(scrape_note + "\n")
+    # The soak's section (scripts/soak writes bench/soak.md), kept across bench runs.
+    soak = Path(__file__).with_name("soak.md")
+    if soak.exists():
+        o.append("<!-- soak: scripts/soak writes this section -->\n" + soak.read_text().rstrip()
+                 + "\n<!-- end of soak -->\n")
     notes = Path(__file__).with_name("notes.md")
     if notes.exists():
         o.append(notes.read_text())

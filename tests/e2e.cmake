@@ -50,3 +50,16 @@ add_test(NAME http-probes
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-probes.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(http-probes PROPERTIES LABELS e2e TIMEOUT 120)
+
+# serve after start: capabilities dropped in every thread, no-new-privileges, the seccomp
+# filter, and serving under it (TLS, auth, reload, state file) through the end of the
+# 8-GPU scenario.
+add_test(NAME lockdown COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/lockdown.sh ${CMAKE_BINARY_DIR}
+                               ${CMAKE_SOURCE_DIR})
+set_tests_properties(lockdown PROPERTIES LABELS e2e TIMEOUT 120)
+
+# exporter-toolkit's client certificates, cipher suites and rate limit with curl and
+# openssl; valid configurations start joulestat, invalid ones are refused.
+add_test(NAME http-mtls COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/http-mtls.sh ${CMAKE_BINARY_DIR}
+                                ${CMAKE_SOURCE_DIR})
+set_tests_properties(http-mtls PROPERTIES LABELS e2e TIMEOUT 120)

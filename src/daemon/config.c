@@ -76,6 +76,8 @@ static void config_defaults(struct config *cfg) {
         .sysfs = "/sys",
         .devfs = "/dev",
         .gpu_enabled = true,
+        .seccomp = true,
+        .drop_capabilities = true,
         .gpu_idle_power_watts = -1,
         .gpu_idle_policy = IDLE_POLICY_EVEN,
         .cpu_idle_policy = IDLE_POLICY_UNATTRIBUTED,
@@ -166,6 +168,12 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
         return 0;
     case OPT_NVML_LIBRARY:
         cfg->nvml_library = arg;
+        return 0;
+    case OPT_NO_SECCOMP:
+        cfg->seccomp = false;
+        return 0;
+    case OPT_KEEP_CAPABILITIES:
+        cfg->drop_capabilities = false;
         return 0;
     case OPT_NO_GPU:
         cfg->gpu_enabled = false;

@@ -39,6 +39,8 @@ struct config {
     const char *metrics_path;          /* --metrics-path, --web.telemetry-path */
     const char *web_config_file;       /* --web.config.file */
     enum log_level log_level;          /* --log-level */
+    bool seccomp;                      /* serve: the allow-list; --no-seccomp turns it off */
+    bool drop_capabilities;            /* serve: drop them after start; --keep-capabilities */
 
     bool kubernetes_enabled;           /* --kubernetes-enabled */
     const char *pod_resources_socket;  /* --pod-resources-socket */

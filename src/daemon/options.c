@@ -58,6 +58,12 @@ const struct option_doc option_docs[] = {
      "Keep exited processes this long, with _active 0 (default 5m)."},
     {OPT_LOG_LEVEL, "log-level", "log.level", required_argument, "L", E,
      "debug, info, warn or error (default info)."},
+    {OPT_NO_SECCOMP, "no-seccomp", NULL, no_argument, NULL, E,
+     "serve: no system-call filter once the sources are open (default: a seccomp allow-list; "
+     "docs/DEPLOY.md)."},
+    {OPT_KEEP_CAPABILITIES, "keep-capabilities", NULL, no_argument, NULL, E,
+     "serve: keep every capability after start (default: all but CAP_SYS_PTRACE, and "
+     "CAP_DAC_READ_SEARCH with --web.config.file, are dropped once the sources are open)."},
 
     {OPT_KUBERNETES, "kubernetes-enabled", NULL, optional_argument, "[=B]", K,
      "Map processes to pods (default true)."},

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,9 +14,11 @@
 #include "listen.h"
 #include "log.h"
 #include "macro.h"
+#include "privileges.h"
 #include "sampler.h"
 #include "server.h"
 #include "snapshot.h"
+#include "syscall_filter.h"
 #include "webconfig.h"
 
 /* The listening socket, before anything else starts: a wrong address fails at once, with
@@ -118,6 +121,51 @@ static void reload_web_config(const struct config *cfg, const char *why,
              cfg->web_config_file, web_config_n_users(fresh));
 }
 
+/* The names of the capabilities a mask holds, for the log line. */
+static void cap_names(uint64_t caps, char *buf, size_t size) {
+    (void)snprintf(
+        buf, size, "%s%s%s", caps & (1ULL << PRIV_CAP_SYS_PTRACE) ? "CAP_SYS_PTRACE " : "",
+        caps & (1ULL << PRIV_CAP_DAC_READ_SEARCH) ? "CAP_DAC_READ_SEARCH " : "",
+        caps & ~((1ULL << PRIV_CAP_SYS_PTRACE) | (1ULL << PRIV_CAP_DAC_READ_SEARCH)) ? "(others) "
+                                                                                     : "");
+    if (!buf[0])
+        (void)snprintf(buf, size, "none ");
+    buf[strlen(buf) - 1] = '\0';
+}
+
+/* Once every source is open: drop the capabilities the steady state does not need, set
+ * no-new-privileges, install the system-call filter (docs/DEPLOY.md, "Least privilege").
+ * A step that fails is logged as a warning and serving goes on: the node's energy
+ * accounting matters more than the second line of defence (the unit and the DaemonSet
+ * sandbox the process from outside as well). */
+static void lock_down(const struct config *cfg) {
+    char names[96];
+    uint64_t kept = 0;
+    int r;
+
+    if (cfg->drop_capabilities) {
+        r = privileges_drop(privileges_steady_state(cfg), &kept);
+        if (r < 0)
+            log_warning_errno(r, "cannot drop capabilities: %m; serving with those held");
+        else {
+            cap_names(kept, names, sizeof(names));
+            log_info("capabilities dropped; kept: %s; no-new-privileges set", names);
+        }
+    }
+    if (!cfg->seccomp)
+        return;
+    if (!syscall_filter_supported()) {
+        log_info("system-call filter not installed: this build cannot run under it (built "
+                 "with ASan, whose leak check needs ptrace, or for an architecture without one)");
+        return;
+    }
+    r = syscall_filter_install();
+    if (r < 0)
+        log_warning_errno(r, "cannot install the system-call filter: %m; serving without it");
+    else
+        log_info("system-call filter installed (seccomp allow-list; --no-seccomp turns it off)");
+}
+
 static bool sampler_is_fresh(const struct snapshot *s, void *userdata) {
     return s && sampler_healthy(userdata);
 }
@@ -177,6 +225,7 @@ int serve_run(const struct config *cfg) {
     /* One tick before serving, so the first scrape already has every family. */
     first = sampler_now();
     (void)sampler_tick(sampler, &first);
+    lock_down(cfg);
 
     r = http_server_start_on(&o, TAKE_FD(listen_fd), slot, &server);
     if (r < 0) {

@@ -3,6 +3,7 @@
  * texts below: what --help says, the man page says too. */
 #include <string.h>
 
+#include "macro.h"
 #include "options.h"
 
 #ifndef JOULESTAT_SYSCONFDIR
@@ -27,7 +28,7 @@ static const char footer[] = "Durations take units: 100ms, 10s, 5m, 1h30m. Boole
  * "- " is an item of a list). */
 static const struct {
     const char *title;
-    const char *paragraphs[9];
+    const char *paragraphs[10];
 } man_sections[] = {
     {"PRIVILEGES BY SOURCE",
      {"joulestat only reads. What each source needs, and what the shipped systemd unit "
@@ -46,7 +47,11 @@ static const struct {
       "CAP_SYS_PTRACE.",
       "- Kubernetes: a service-account token that may get, list and watch pods; write "
       "access to the kubelet pod-resources socket (root).",
-      "joulestat check names, for each source, the privilege that is missing."}},
+      "joulestat check names, for each source, the privilege that is missing.",
+      "Once the sources are open, serve drops every capability but CAP_SYS_PTRACE (and "
+      "CAP_DAC_READ_SEARCH with --web.config.file, for reloads) in every thread, sets "
+      "no-new-privileges and installs a seccomp allow-list; a call outside it fails with "
+      "EPERM and is logged. --keep-capabilities and --no-seccomp turn these off."}},
     {"TOP",
      {"joulestat top shows the workloads in the terminal, refreshed every --sample-interval: "
       "per level (process, container, pod, job, service) the power now (POWER_W = GPU_W + "
@@ -252,7 +257,8 @@ void options_print_man(FILE *f) {
         fputs(".SH ", f);
         roff_text(f, man_sections[i].title);
         fputc('\n', f);
-        for (size_t p = 0; p < 9 && man_sections[i].paragraphs[p]; p++)
+        for (size_t p = 0;
+             p < ARRAY_SIZE(man_sections[i].paragraphs) && man_sections[i].paragraphs[p]; p++)
             roff_paragraph(f, man_sections[i].paragraphs[p]);
     }
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "auth_queue.h"
+#include "tls_client.h"
 #include "clock.h"
 #include "conn_guard.h"
 #include "exposition.h"
@@ -201,6 +202,34 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
         conn_guard_opened(srv->guard, fd ? fd->connect_fd : -1, addr ? addr->client_addr : NULL);
 }
 
+/* What exporter-toolkit checks before the credentials: the client certificate (Go does it
+ * in the handshake; here on each request, answered 403) and rate_limit (429; /healthz is
+ * not counted, as it needs no credentials either). 0, or the status to refuse with. */
+static unsigned check_client(struct http_server *srv, struct MHD_Connection *conn, const char *url,
+                             const char **ret_why) {
+    _cleanup_(web_config_freep) struct web_config *wc = http_server_config(srv);
+    const union MHD_ConnectionInfo *tls;
+    int r;
+
+    if (!wc)
+        return 0;
+    if (web_config_client_auth(wc) != WEB_CLIENT_AUTH_NONE) {
+        tls = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        r = tls_client_check(tls ? tls->tls_session : NULL, wc, ret_why);
+        if (r < 0) {
+            *ret_why = "out of memory\n";
+            return MHD_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (r == 0)
+            return MHD_HTTP_FORBIDDEN;
+    }
+    if (strcmp(url, "/healthz") != 0 && !web_config_rate_take(wc, clock_monotonic_ns())) {
+        *ret_why = "Too Many Requests\n";
+        return MHD_HTTP_TOO_MANY_REQUESTS;
+    }
+    return 0;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls) {
@@ -223,6 +252,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         /* A request refused here is answered at once, before any body it announced, and
          * the connection closed after the answer: its framing is not to be trusted. */
         status = request_check(conn, method, version, &why);
+        if (status)
+            return reply_refusal(srv, conn, status, why);
+        status = check_client(srv, conn, url, &why);
         if (status)
             return reply_refusal(srv, conn, status, why);
         return MHD_YES;
@@ -318,13 +350,14 @@ static int start_guard(struct http_server *srv, const struct http_server_options
 static int start_daemon(struct http_server *srv, const struct http_server_options *o, int fd) {
     const char *cert = web_config_tls_cert(o->web_config), *key = web_config_tls_key(o->web_config);
     const char *prio = web_config_tls_priorities(o->web_config);
+    const char *trust = web_config_client_trust(o->web_config);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
                      MHD_ALLOW_SUSPEND_RESUME;
     unsigned capacity = or_default(o->connection_limit, HTTP_DEFAULT_CONNECTION_LIMIT);
     unsigned per_client =
         MIN(or_default(o->per_client_limit, HTTP_DEFAULT_PER_CLIENT_LIMIT), capacity);
     unsigned threads = MIN(or_default(o->threads, HTTP_DEFAULT_THREADS), capacity);
-    struct MHD_OptionItem opts[12];
+    struct MHD_OptionItem opts[13];
     size_t n = 0;
     int r;
 
@@ -339,6 +372,11 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key};
+        /* Client certificates: libmicrohttpd asks for one when it has authorities to name
+         * (client_auth_type other than NoClientCert); check_client() decides. */
+        if (trust)
+            opts[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, (void *)(uintptr_t)trust};
         /* TLS versions (web config min_version/max_version, at least TLS 1.2 by default). */
         if (prio)
             opts[n++] =

@@ -24,6 +24,7 @@ static const char *const curve_names[_TLS_CURVE_MAX] = {
     [TLS_CURVE_P384] = "CurveP384",
     [TLS_CURVE_P521] = "CurveP521",
     [TLS_CURVE_X25519] = "X25519",
+    [TLS_CURVE_X25519_MLKEM768] = "X25519MLKEM768",
 };
 
 /* GnuTLS's names of the same groups. */
@@ -32,7 +33,20 @@ static const char *const curve_groups[_TLS_CURVE_MAX] = {
     [TLS_CURVE_P384] = "GROUP-SECP384R1",
     [TLS_CURVE_P521] = "GROUP-SECP521R1",
     [TLS_CURVE_X25519] = "GROUP-X25519",
+    [TLS_CURVE_X25519_MLKEM768] = "GROUP-X25519-MLKEM768",
 };
+
+/* Whether this GnuTLS knows the group (a priority string naming it parses). */
+static bool group_known(const char *group) {
+    gnutls_priority_t p;
+    char s[64];
+
+    (void)snprintf(s, sizeof(s), "NORMAL:+%s", group);
+    if (gnutls_priority_init(&p, s, NULL) < 0)
+        return false;
+    gnutls_priority_deinit(p);
+    return true;
+}
 
 int tls_curve_from_string(const char *s) {
     for (int i = 0; i < _TLS_CURVE_MAX; i++)
@@ -41,9 +55,81 @@ int tls_curve_from_string(const char *s) {
     return -EINVAL;
 }
 
+/* Go's name, and the GnuTLS key exchange (NULL: TLS 1.3, none), cipher and MAC. */
+static const struct {
+    const char *name, *kx, *cipher, *mac;
+} ciphers[_TLS_CIPHER_MAX] = {
+    [TLS_CIPHER_ECDHE_ECDSA_AES_128_GCM] = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                                            "ECDHE-ECDSA", "AES-128-GCM", "AEAD"},
+    [TLS_CIPHER_ECDHE_ECDSA_AES_256_GCM] = {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+                                            "ECDHE-ECDSA", "AES-256-GCM", "AEAD"},
+    [TLS_CIPHER_ECDHE_RSA_AES_128_GCM] = {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA",
+                                          "AES-128-GCM", "AEAD"},
+    [TLS_CIPHER_ECDHE_RSA_AES_256_GCM] = {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA",
+                                          "AES-256-GCM", "AEAD"},
+    [TLS_CIPHER_ECDHE_ECDSA_CHACHA20] = {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+                                         "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD"},
+    [TLS_CIPHER_ECDHE_RSA_CHACHA20] = {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA",
+                                       "CHACHA20-POLY1305", "AEAD"},
+    [TLS_CIPHER_TLS13_AES_128_GCM] = {"TLS_AES_128_GCM_SHA256", NULL, "AES-128-GCM", "AEAD"},
+    [TLS_CIPHER_TLS13_AES_256_GCM] = {"TLS_AES_256_GCM_SHA384", NULL, "AES-256-GCM", "AEAD"},
+    [TLS_CIPHER_TLS13_CHACHA20] = {"TLS_CHACHA20_POLY1305_SHA256", NULL, "CHACHA20-POLY1305",
+                                   "AEAD"},
+    [TLS_CIPHER_ECDHE_ECDSA_AES_128_CBC] = {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA",
+                                            "AES-128-CBC", "SHA1"},
+    [TLS_CIPHER_ECDHE_ECDSA_AES_256_CBC] = {"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA",
+                                            "AES-256-CBC", "SHA1"},
+    [TLS_CIPHER_ECDHE_RSA_AES_128_CBC] = {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA",
+                                          "AES-128-CBC", "SHA1"},
+    [TLS_CIPHER_ECDHE_RSA_AES_256_CBC] = {"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA",
+                                          "AES-256-CBC", "SHA1"},
+    [TLS_CIPHER_RSA_AES_128_CBC] = {"TLS_RSA_WITH_AES_128_CBC_SHA", "RSA", "AES-128-CBC", "SHA1"},
+    [TLS_CIPHER_RSA_AES_256_CBC] = {"TLS_RSA_WITH_AES_256_CBC_SHA", "RSA", "AES-256-CBC", "SHA1"},
+    [TLS_CIPHER_RSA_AES_128_GCM] = {"TLS_RSA_WITH_AES_128_GCM_SHA256", "RSA", "AES-128-GCM",
+                                    "AEAD"},
+    [TLS_CIPHER_RSA_AES_256_GCM] = {"TLS_RSA_WITH_AES_256_GCM_SHA384", "RSA", "AES-256-GCM",
+                                    "AEAD"},
+};
+
+int tls_cipher_from_string(const char *s) {
+    for (int i = 0; i < _TLS_CIPHER_MAX; i++)
+        if (s && strcmp(s, ciphers[i].name) == 0)
+            return i;
+    return -EINVAL;
+}
+
+bool tls_ciphers_allow_http2(uint32_t set) {
+    return set &
+           ((1u << TLS_CIPHER_ECDHE_RSA_AES_128_GCM) | (1u << TLS_CIPHER_ECDHE_ECDSA_AES_128_GCM));
+}
+
+/* Appends ":+NAME" for each distinct part (kx, cipher or mac, by offset) of the set. */
+static size_t add_parts(char *buf, size_t size, size_t n, uint32_t set, int part) {
+    for (int i = 0; i < _TLS_CIPHER_MAX; i++) {
+        const char *name = part == 0   ? ciphers[i].kx
+                           : part == 1 ? ciphers[i].cipher
+                                       : ciphers[i].mac;
+        bool seen = false;
+
+        if (!(set & (1u << i)) || !name)
+            continue;
+        for (int j = 0; j < i && !seen; j++) {
+            const char *other = part == 0   ? ciphers[j].kx
+                                : part == 1 ? ciphers[j].cipher
+                                            : ciphers[j].mac;
+
+            seen = (set & (1u << j)) && other && strcmp(other, name) == 0;
+        }
+        if (!seen && n < size)
+            n += (size_t)snprintf(buf + n, size - n, ":+%s", name);
+    }
+    return n;
+}
+
 int tls_priorities(const struct tls_settings *t, char **ret) {
     gnutls_priority_t check;
-    char buf[256];
+    char buf[768];
+    unsigned known = 0;
     size_t n;
     char *out;
     int r;
@@ -59,8 +145,21 @@ int tls_priorities(const struct tls_settings *t, char **ret) {
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":+VERS-TLS1.%d", v - TLS_VERSION_1_0);
     if (t->n_curves > 0)
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":-GROUP-ALL");
-    for (unsigned i = 0; i < t->n_curves; i++)
+    for (unsigned i = 0; i < t->n_curves; i++) {
+        if (!group_known(curve_groups[t->curves[i]]))
+            continue; /* X25519MLKEM768 before GnuTLS 3.8.9 */
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":+%s", curve_groups[t->curves[i]]);
+        known++;
+    }
+    if (t->n_curves > 0 && known == 0)
+        return -EINVAL; /* none of the groups asked for can be offered */
+    if (t->ciphers) {
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":-KX-ALL:-CIPHER-ALL:-MAC-ALL");
+        for (int part = 0; part < 3; part++)
+            n = add_parts(buf, sizeof(buf), n, t->ciphers, part);
+    }
+    if (n >= sizeof(buf))
+        return -EINVAL;
     if (t->server_precedence)
         (void)snprintf(buf + n, sizeof(buf) - n, ":%%SERVER_PRECEDENCE");
     if (gnutls_priority_init(&check, buf, NULL) < 0)
@@ -103,4 +202,33 @@ int tls_check_pair(const char *cert_pem, const char *key_pem, const char **ret_r
         return -EINVAL;
     }
     return 0;
+}
+
+int tls_check_ca(const char *pem, const char **ret_reason) {
+    gnutls_certificate_credentials_t cred;
+    gnutls_datum_t d = {(unsigned char *)(uintptr_t)pem, (unsigned)strlen(pem)};
+    int r;
+
+    if (!strstr(pem, "-----BEGIN CERTIFICATE-----")) {
+        *ret_reason = "holds no PEM certificate";
+        return -EINVAL;
+    }
+    r = tls_init();
+    if (r < 0)
+        return r;
+    if (gnutls_certificate_allocate_credentials(&cred) < 0)
+        return -ENOMEM;
+    r = gnutls_certificate_set_x509_trust_mem(cred, &d, GNUTLS_X509_FMT_PEM);
+    gnutls_certificate_free_credentials(cred);
+    if (r == GNUTLS_E_MEMORY_ERROR)
+        return -ENOMEM;
+    if (r < 0) {
+        *ret_reason = gnutls_strerror(r);
+        return -EINVAL;
+    }
+    if (r == 0) {
+        *ret_reason = "holds no certificate GnuTLS can read";
+        return -EINVAL;
+    }
+    return r;
 }

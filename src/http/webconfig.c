@@ -186,6 +186,8 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
             seen_http2 = true;
             if (!value || (strcmp(value, "true") != 0 && strcmp(value, "false") != 0))
                 return web_config_fail(l, v, "http_server_config.http2 must be true or false");
+            l->c->http2 = value[0] == 't';
+            l->http2_at = k;
         } else {
             return web_config_fail(l, k, "unknown key '%s' in http_server_config", key ? key : "");
         }
@@ -194,7 +196,7 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
 }
 
 static int parse_root(struct loader *l, const yaml_node_t *root) {
-    bool seen_tls = false, seen_users = false, seen_http = false;
+    bool seen_tls = false, seen_users = false, seen_http = false, seen_rate = false;
     int r;
 
     /* An empty file is a valid configuration: no TLS, no authentication. */
@@ -225,13 +227,25 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
                 return web_config_fail(l, k, "http_server_config given twice");
             seen_http = true;
             r = parse_http(l, v);
-        } else if (strcmp(key, "rate_limit") == 0)
-            return web_config_fail(l, k, "rate_limit is not supported by joulestat");
-        else
+        } else if (strcmp(key, "rate_limit") == 0) {
+            if (seen_rate)
+                return web_config_fail(l, k, "rate_limit given twice");
+            seen_rate = true;
+            r = web_config_parse_rate(l, v);
+        } else
             return web_config_fail(l, k, "unknown key '%s'", key);
         if (r < 0)
             return r;
     }
+    /* Go's HTTP/2 server refuses to start with a cipher list that lacks the suite HTTP/2
+     * requires, and exporter-toolkit serves HTTP/2 unless told not to. */
+    if (l->c->cert_pem && l->c->ciphers && l->c->http2 && !tls_ciphers_allow_http2(l->c->ciphers))
+        return web_config_fail(l, l->ciphers_at,
+                               "tls_server_config.cipher_suites lacks the suite HTTP/2 requires "
+                               "(TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 or "
+                               "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256); add one, or set "
+                               "http_server_config.http2: false%s",
+                               l->http2_at ? "" : " (true by default)");
     return 0;
 }
 
@@ -283,6 +297,7 @@ int web_config_parse(const char *path, const char *text, size_t size, bool read_
     }
     atomic_init(&c->refs, 1);
     (void)pthread_mutex_init(&c->lock, NULL);
+    c->http2 = true; /* exporter-toolkit's default */
     l.dir = read_files ? dirname(dir_copy) : NULL;
     l.c = c;
     r = parse_text(&l, text, size);
@@ -333,6 +348,11 @@ struct web_config *web_config_free(struct web_config *c) {
         explicit_bzero(c->key_pem, strlen(c->key_pem));
     free(c->key_pem);
     free(c->cert_pem);
+    free(c->client_ca_pem);
+    free(c->trust_pem);
+    for (size_t i = 0; i < c->n_sans; i++)
+        free(c->allowed_sans[i]);
+    free(c->allowed_sans);
     free(c->priorities);
     for (size_t i = 0; i < WEB_HEADERS; i++)
         free(c->headers[i]);
@@ -364,7 +384,8 @@ static bool same_text(const char *a, const char *b) {
 bool web_config_same_tls(const struct web_config *a, const struct web_config *b) {
     return same_text(web_config_tls_cert(a), web_config_tls_cert(b)) &&
            same_text(web_config_tls_key(a), web_config_tls_key(b)) &&
-           same_text(web_config_tls_priorities(a), web_config_tls_priorities(b));
+           same_text(web_config_tls_priorities(a), web_config_tls_priorities(b)) &&
+           same_text(web_config_client_trust(a), web_config_client_trust(b));
 }
 
 const char *const web_header_names[WEB_HEADERS] = {

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * The exporter-toolkit web configuration (--web.config.file), the subset joulestat
@@ -14,18 +15,25 @@
  *     min_version: TLS12         # TLS10 ... TLS13; the default TLS12
  *     max_version: TLS13         # the default TLS13
  *     curve_preferences: [X25519, CurveP256]   # CurveP256/P384/P521, X25519
+ *     cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]  # Go's secure suite names
  *     prefer_server_cipher_suites: true        # the default
+ *     client_auth_type: RequireAndVerifyClientCert  # or NoClientCert (default), ...
+ *     client_ca_file: ca.crt     # or client_ca: with the PEM text
+ *     client_allowed_sans: [scraper.example]   # needs RequireAny/RequireAndVerify
  *     # or cert: / key: with the PEM text itself
  *   http_server_config:
  *     headers:                   # Content-Security-Policy, X-Frame-Options (deny,
  *       X-Frame-Options: deny    # sameorigin), X-Content-Type-Options (nosniff),
  *                                # X-XSS-Protection, Strict-Transport-Security
  *     http2: false               # accepted; joulestat speaks HTTP/1.1 only
+ *   rate_limit:                  # every request but /healthz: 429 over the limit
+ *     interval: 1s               # one request more per interval (Go duration)
+ *     burst: 10                  # at most this many at once
  *   basic_auth_users:
  *     alice: $2y$10$...           # bcrypt hashes ($2a$, $2b$, $2y$)
  *
- * Other exporter-toolkit keys (client_auth_type, cipher_suites, rate_limit, ...) are
- * refused with a message rather than silently ignored, as are keys it does not know.
+ * Every key exporter-toolkit documents is served, with its defaults and checks
+ * (docs/METRICS.md, "HTTP endpoints"); keys it does not know are refused.
  * Library code: no logging; errors come back as -errno plus a message for the caller.
  */
 
@@ -59,6 +67,27 @@ const char *web_config_tls_key(const struct web_config *c);
 /* The GnuTLS priority string for min_version..max_version (default TLS12..TLS13); NULL
  * without TLS. */
 const char *web_config_tls_priorities(const struct web_config *c);
+/* tls_server_config.client_auth_type, as exporter-toolkit (Go's crypto/tls) names them. */
+enum web_client_auth {
+    WEB_CLIENT_AUTH_NONE,            /* NoClientCert (the default) */
+    WEB_CLIENT_AUTH_REQUEST,         /* RequestClientCert: asked for, not required, not verified */
+    WEB_CLIENT_AUTH_REQUIRE_ANY,     /* RequireAnyClientCert: required, not verified */
+    WEB_CLIENT_AUTH_VERIFY_IF_GIVEN, /* VerifyClientCertIfGiven */
+    WEB_CLIENT_AUTH_REQUIRE_AND_VERIFY, /* RequireAndVerifyClientCert */
+};
+enum web_client_auth web_config_client_auth(const struct web_config *c);
+/* The PEM authorities GnuTLS is given to ask for and verify client certificates (the
+ * client CA, else for the verifying types the system's bundle); NULL when client_auth_type
+ * asks for none. */
+const char *web_config_client_trust(const struct web_config *c);
+/* client_allowed_sans: whether a SAN of the client certificate (DNS name, e-mail, IP
+ * address as text, URI) is one listed; true when no list is given. */
+bool web_config_san_allowed(const struct web_config *c, const char *san);
+size_t web_config_n_allowed_sans(const struct web_config *c);
+/* rate_limit: takes one request's token at now_ns (a bucket of `burst` tokens, one more
+ * every `interval`, full at start, as Go's rate.Limiter). 1 allowed, 0 over the limit (429);
+ * always 1 without a rate_limit. Thread-safe. */
+int web_config_rate_take(struct web_config *c, uint64_t now_ns);
 /* Whether both have the same TLS material and versions (both NULL: no TLS, equal). */
 bool web_config_same_tls(const struct web_config *a, const struct web_config *b);
 /* http_server_config.headers: added to every response when set. */

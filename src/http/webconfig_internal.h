@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "macro.h"
+#include "tls_check.h"
 #include "webconfig.h"
 
 /* Wrong "user:password" pairs remembered per configuration (least recently used out). */
@@ -34,6 +35,15 @@ struct web_config {
     atomic_uint refs;
     char *cert_pem;
     char *key_pem;
+    enum web_client_auth client_auth;
+    char *client_ca_pem; /* client_ca_file or client_ca; NULL when not given */
+    char *trust_pem;     /* the authorities given to GnuTLS when client_auth asks for a cert */
+    char **allowed_sans; /* client_allowed_sans; NULL when not given */
+    size_t n_sans;
+    uint32_t ciphers;           /* cipher_suites, bits of enum tls_cipher */
+    bool http2;                 /* http_server_config.http2 (default true) */
+    uint64_t rate_interval_ns;  /* rate_limit.interval; 0: no limit */
+    unsigned rate_burst;        /* rate_limit.burst */
     char *priorities;           /* GnuTLS priority string for the TLS versions asked for */
     char *headers[WEB_HEADERS]; /* http_server_config.headers, NULL when unset */
     struct web_user *users;
@@ -45,7 +55,9 @@ struct web_config {
     pthread_mutex_t lock; /* the tokens, failures, clock and checks below */
     struct web_failure failures[WEB_AUTH_FAILURES];
     uint64_t clock;
-    unsigned checks; /* bcrypt checks running now */
+    unsigned checks;       /* bcrypt checks running now */
+    double rate_tokens;    /* the rate limit's bucket, under lock */
+    uint64_t rate_last_ns; /* when it was last filled; 0: never (full) */
 };
 
 /* Parsing state, shared by the parts of the loader: the document, the file's directory
@@ -55,6 +67,8 @@ struct loader {
     char *dir;
     yaml_document_t *doc;
     struct web_config *c;
+    /* Where tls_server_config's client keys and cipher_suites were given (NULL: not). */
+    const yaml_node_t *client_auth_at, *client_ca_at, *sans_at, *ciphers_at, *http2_at;
     char *err;
     size_t err_size;
 };
@@ -78,3 +92,16 @@ static inline bool is_null(const yaml_node_t *n) {
 /* tls_server_config (webconfig_tls.c): the certificate and key (read and checked to pair),
  * the versions, curves and preference as a GnuTLS priority string. */
 int web_config_parse_tls(struct loader *l, const yaml_node_t *map);
+
+/* The client-certificate keys of tls_server_config (webconfig_client.c): client_auth_type,
+ * client_ca_file, client_ca and client_allowed_sans. 1 when key is one of them (parsed),
+ * 0 when not, <0 on error. */
+int web_config_parse_client(struct loader *l, const char *key, const yaml_node_t *k,
+                            const yaml_node_t *v);
+/* After tls_server_config: the rules between them (a CA needs a client_auth_type that asks
+ * for a certificate, SANs one that requires it), and the authorities GnuTLS gets. */
+int web_config_check_client(struct loader *l, const yaml_node_t *map);
+/* rate_limit (web_rate.c): interval and burst. */
+int web_config_parse_rate(struct loader *l, const yaml_node_t *map);
+/* Reads a file named by a key (relative to the configuration's directory) into *ret. */
+int web_config_read_file(struct loader *l, const yaml_node_t *value, const char *key, char **ret);

@@ -15,7 +15,7 @@
 
 #define PEM_MAX_SIZE (1u << 20)
 
-static int read_pem(struct loader *l, const yaml_node_t *value, const char *key, char **ret) {
+int web_config_read_file(struct loader *l, const yaml_node_t *value, const char *key, char **ret) {
     _cleanup_(freep) char *full = NULL;
     const char *name = scalar(value);
     char *content;
@@ -63,15 +63,30 @@ static int inline_pem(struct loader *l, const yaml_node_t *value, const char *ke
     return 0;
 }
 
-static const char *const tls_unsupported[] = {
-    "client_auth_type", "client_ca_file", "client_allowed_sans", "client_ca", "cipher_suites",
-};
+/* cipher_suites: a list of Go's names of secure suites (exporter-toolkit takes Go's). */
+static int parse_ciphers(struct loader *l, const yaml_node_t *k, const yaml_node_t *v,
+                         struct tls_settings *t) {
+    if (l->ciphers_at)
+        return web_config_fail(l, k, "tls_server_config.cipher_suites given twice");
+    l->ciphers_at = k;
+    if (is_null(v))
+        return 0;
+    if (v->type != YAML_SEQUENCE_NODE)
+        return web_config_fail(l, v, "tls_server_config.cipher_suites must be a list");
+    for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
+        const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
+        int c = tls_cipher_from_string(scalar(item));
 
-static bool in_list(const char *key, const char *const *list, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(key, list[i]) == 0)
-            return true;
-    return false;
+        if (c < 0)
+            return web_config_fail(l, item,
+                                   "tls_server_config.cipher_suites: unknown cipher suite '%s' "
+                                   "(Go's names of secure suites, such as "
+                                   "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)",
+                                   scalar(item) ? scalar(item) : "");
+        t->ciphers |= 1u << c;
+    }
+    l->c->ciphers = t->ciphers;
+    return 0;
 }
 
 /* min_version / max_version: TLS10 ... TLS13, as exporter-toolkit names them. */
@@ -105,7 +120,7 @@ static int parse_curves(struct loader *l, const yaml_node_t *v, struct tls_setti
         if (c < 0)
             return web_config_fail(l, item,
                                    "tls_server_config.curve_preferences: '%s' is not CurveP256, "
-                                   "CurveP384, CurveP521 or X25519",
+                                   "CurveP384, CurveP521, X25519 or X25519MLKEM768",
                                    scalar(item) ? scalar(item) : "");
         for (unsigned j = 0; j < t->n_curves; j++)
             if (t->curves[j] == (enum tls_curve)c)
@@ -137,9 +152,10 @@ static int check_tls(struct loader *l, const yaml_node_t *map, const yaml_node_t
         return r;
     r = tls_priorities(t, &l->c->priorities);
     if (r == -EINVAL)
-        return web_config_fail(l, min_at ? min_at : map,
-                               "tls_server_config: these TLS versions and curves are refused "
-                               "by GnuTLS");
+        return web_config_fail(
+            l, min_at ? min_at : map,
+            "tls_server_config: these TLS versions, curves and cipher suites are refused "
+            "by GnuTLS");
     return r;
 }
 
@@ -171,7 +187,7 @@ int web_config_parse_tls(struct loader *l, const yaml_node_t *map) {
                 return web_config_fail(l, k, "tls_server_config: %s given twice (or with %s)", key,
                                        cert ? (file ? "cert" : "cert_file")
                                             : (file ? "key" : "key_file"));
-            r = file ? read_pem(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem)
+            r = file ? web_config_read_file(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem)
                      : inline_pem(l, v, key, cert ? &l->c->cert_pem : &l->c->key_pem);
             if (r < 0)
                 return r;
@@ -202,15 +218,25 @@ int web_config_parse_tls(struct loader *l, const yaml_node_t *map) {
                 return web_config_fail(
                     l, v, "tls_server_config.prefer_server_cipher_suites must be true or false");
             t.server_precedence = b[0] == 't';
-        } else if (in_list(key, tls_unsupported, ARRAY_SIZE(tls_unsupported)))
-            return web_config_fail(l, k, "tls_server_config.%s is not supported by joulestat", key);
-        else
-            return web_config_fail(l, k, "unknown key '%s' in tls_server_config", key);
+        } else if (strcmp(key, "cipher_suites") == 0) {
+            r = parse_ciphers(l, k, v, &t);
+            if (r < 0)
+                return r;
+        } else {
+            r = web_config_parse_client(l, key, k, v);
+            if (r < 0)
+                return r;
+            if (r == 0)
+                return web_config_fail(l, k, "unknown key '%s' in tls_server_config", key);
+        }
     }
     if (seen_cert != seen_key)
         return web_config_fail(
             l, map,
             "tls_server_config needs both a certificate and a key (cert_file or cert, "
             "key_file or key)");
-    return check_tls(l, map, min_at ? min_at : max_at, &t);
+    r = check_tls(l, map, min_at ? min_at : max_at, &t);
+    if (r < 0)
+        return r;
+    return web_config_check_client(l, map);
 }

@@ -57,7 +57,8 @@ for cap in $bounding; do
 done
 for line in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
     PrivateMounts=yes DevicePolicy=closed Restart=on-failure "ReadOnlyPaths=/proc /sys" \
-    "DeviceAllow=char-nvidia-frontend rw" "DeviceAllow=char-cpu/msr r"; do
+    "DeviceAllow=char-nvidia-frontend rw" "DeviceAllow=char-cpu/msr r" \
+    "SystemCallFilter=@system-service perf_event_open seccomp"; do
     grep -qx "$line" "$unit" || fail "missing: $line"
 done
 echo "PASS: systemd unit"

@@ -242,7 +242,7 @@ static void test_bad_configs(void **state) {
     check_bad("tls_server_config:\n  cert_file: c.pem\n  key_fil: k.pem\n",
               ":3:", "unknown key 'key_fil' in tls_server_config");
     check_bad("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",
-              ":2:", "client_auth_type is not supported");
+              ":2:", "client certificates need TLS");
     check_bad("http_server_config:\n  http2: maybe\n",
               ":2:", "http_server_config.http2 must be true or false");
     check_bad("http_server_config:\n  rate: 1\n",
@@ -279,12 +279,13 @@ static void test_bad_configs(void **state) {
               ":3:", "min_version TLS13 is above max_version TLS11");
     check_bad("tls_server_config:\n  min_version: TLS12\n  min_version: TLS12\n",
               ":3:", "min_version given twice");
-    check_bad("tls_server_config:\n  curve_preferences: [CurveP256, P-521]\n",
-              ":2:", "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521 or X25519");
+    check_bad("tls_server_config:\n  curve_preferences: [CurveP256, P-521]\n", ":2:",
+              "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521, X25519 or "
+              "X25519MLKEM768");
     check_bad("tls_server_config:\n  curve_preferences: X25519\n",
               ":2:", "curve_preferences must be a list");
-    check_bad("rate_limit:\n  interval: 1s\n  burst: 5\n",
-              ":1:", "rate_limit is not supported by joulestat");
+    check_bad("rate_limit:\n  interval: 1s\n  burst: -5\n",
+              ":3:", "rate_limit.burst must be a whole number");
     check_bad("tls_server_config:\n  prefer_server_cipher_suites: yes\n",
               ":2:", "prefer_server_cipher_suites must be true or false");
     check_bad("basic_auth_users: [a, b]\n", ":1:", "must be a mapping of user: bcrypt-hash");

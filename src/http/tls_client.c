@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* Client certificates checked on each request of a TLS connection. */
+#include "tls_client.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "macro.h"
+
+/* Longest SAN compared; longer ones match nothing listed (a listed one is shorter). */
+#define SAN_MAX 1024
+
+/* Whether a SAN of the certificate, as text (an IP address as inet_ntop writes it, as Go's
+ * net.IP.String() does), is listed. */
+static int san_listed(const gnutls_datum_t *der, const struct web_config *c) {
+    gnutls_x509_crt_t crt;
+    bool found = false;
+    int r;
+
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return -ENOMEM;
+    r = gnutls_x509_crt_import(crt, der, GNUTLS_X509_FMT_DER);
+    for (unsigned i = 0; r >= 0 && !found; i++) {
+        char san[SAN_MAX + 1], text[INET6_ADDRSTRLEN];
+        size_t size = SAN_MAX;
+        int type = gnutls_x509_crt_get_subject_alt_name(crt, i, san, &size, NULL);
+
+        if (type == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
+            break;
+        if (type == GNUTLS_E_SHORT_MEMORY_BUFFER)
+            continue;
+        if (type < 0)
+            break;
+        san[MIN(size, (size_t)SAN_MAX)] = '\0';
+        if (type == GNUTLS_SAN_IPADDRESS) {
+            if ((size == 4 && inet_ntop(AF_INET, san, text, sizeof(text))) ||
+                (size == 16 && inet_ntop(AF_INET6, san, text, sizeof(text))))
+                found = web_config_san_allowed(c, text);
+        } else if (type == GNUTLS_SAN_DNSNAME || type == GNUTLS_SAN_RFC822NAME ||
+                   type == GNUTLS_SAN_URI)
+            found = strlen(san) == size && web_config_san_allowed(c, san);
+    }
+    gnutls_x509_crt_deinit(crt);
+    return found;
+}
+
+int tls_client_check(void *session, const struct web_config *c, const char **ret_why) {
+    enum web_client_auth mode = web_config_client_auth(c);
+    const gnutls_datum_t *peers;
+    unsigned n = 0, status = 0;
+    bool verify;
+    int r;
+
+    if (mode == WEB_CLIENT_AUTH_NONE || mode == WEB_CLIENT_AUTH_REQUEST)
+        return 1;
+    peers = session ? gnutls_certificate_get_peers(session, &n) : NULL;
+    if (!peers || n == 0) {
+        if (mode == WEB_CLIENT_AUTH_VERIFY_IF_GIVEN)
+            return 1;
+        *ret_why = "a client certificate is required\n";
+        return 0;
+    }
+    verify = mode == WEB_CLIENT_AUTH_VERIFY_IF_GIVEN || mode == WEB_CLIENT_AUTH_REQUIRE_AND_VERIFY;
+    if (verify && (gnutls_certificate_verify_peers2(session, &status) < 0 || status != 0)) {
+        *ret_why = "the client certificate does not verify against the client CA\n";
+        return 0;
+    }
+    if (web_config_n_allowed_sans(c) > 0 || !web_config_san_allowed(c, NULL)) {
+        r = san_listed(&peers[0], c);
+        if (r < 0)
+            return r;
+        if (r == 0) {
+            *ret_why = "no SAN of the client certificate is in client_allowed_sans\n";
+            return 0;
+        }
+    }
+    return 1;
+}

@@ -155,6 +155,9 @@ static void start_exec_watch(struct sampler *s) {
     else if (r < 0)
         log_info_errno(r, "exec events: the process connector is not available (%m); processes "
                           "that exit between two scans are identified by what they left");
+    else
+        log_info("exec events: each new program's identity is read at its exec (process "
+                 "connector)");
 }
 
 static void open_rapl(struct sampler *s) {

@@ -140,74 +140,84 @@ def main():
              " --rapl-source powercap` on the same sysfs.\n")
 
     o.append("## Results\n")
-    o.append("### joulestat: 8 GPUs × 64 processes at 10 Hz + process scan at 1 Hz\n")
-    o.append("| processes | CPU (% of one core) | of which simulated NVML | µs CPU per process per scan | peak RSS"
-             " (MiB) | RSS anon / file (MiB) | series | body (KiB) | plain p50 / p99 (ms) | gzip p50 / p99 (ms) |"
-             " gzip body (KiB) | CPU per scrape plain / gzip (ms) | peak RSS after scrapes"
-             " (MiB) |")
-    o.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    base = find(recs, "joulestat-node", procs[0]) if procs else None
-    for n in procs:
-        node = find(recs, "joulestat-node", n)
-        pl = find(recs, "joulestat-scrape", n, "plain")
-        gz = find(recs, "joulestat-scrape", n, "gzip")
-        after = find(recs, "joulestat-after-scrapes", n)
-        cpu = need(node, "cpu_s_per_s", "cpu %d" % n)
-        need(node, "hwm_kib", "rss %d" % n)
-        need(pl, "series", "series %d" % n)
-        need(pl, "p99_ms", "plain p99 %d" % n)
-        need(gz, "p99_ms", "gzip p99 %d" % n)
-        per_proc = None
-        if n != procs[0] and cpu is not None and base and base.get("cpu_s_per_s") is not None:
-            per_proc = (cpu - base["cpu_s_per_s"]) / (n - procs[0]) * 1e6
-        sim = node.get("sim_cpu_s_per_s") if node else None
-        o.append("| %d | %s | %s | %s | %s | %s / %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s |" % (
-            n, fmt(cpu * 100 if cpu is not None else None, "%.3f"),
-            fmt(sim * 100 if isinstance(sim, float) else None, "%.3f"),
-            fmt(per_proc, "%.1f") if per_proc is not None else "(base)",
-            fmt(node["hwm_kib"] / MIB if node else None),
-            fmt(node["anon_kib"] / MIB if node and "anon_kib" in node else None),
-            fmt(node["file_kib"] / MIB if node and "file_kib" in node else None),
-            fmt(pl.get("series") if pl else None, "%d"),
-            fmt(pl["bytes"] / 1024 if pl else None, "%.0f"),
-            fmt(pl.get("p50_ms") if pl else None), fmt(pl.get("p99_ms") if pl else None),
-            fmt(gz.get("p50_ms") if gz else None), fmt(gz.get("p99_ms") if gz else None),
-            fmt(gz["bytes"] / 1024 if gz else None, "%.0f"),
-            fmt(pl.get("cpu_ms_per_scrape") if pl else None, "%.3f"),
-            fmt(gz.get("cpu_ms_per_scrape") if gz else None, "%.3f"),
-            fmt(after["hwm_kib"] / MIB if after else None)))
-    o.append("\n“Of which simulated NVML”: thread CPU time spent inside the simulated"
-             " library's calls (its model and its fake procfs files), which it measures itself"
-             " (`$JOULESTAT_SIM_CPU_FILE`), plus one reading of its meter's clock per call (a"
-             " system call, of which about one per call falls outside the measured interval;"
-             " its back-to-back cost, a lower bound); on a real node the NVIDIA library's own"
-             " cost takes its place.")
-    o.append("\nRSS anon / file: at the end of the sampling period; file-backed pages are the"
-             " shared libraries' (clean, shared with other processes, but counted in RSS).")
-    o.append("\n“µs CPU per process per scan” is the growth over the smallest node: (CPU/s at N −"
-             " CPU/s at %d) / (N − %d), with one scan per second.\n" % (procs[0], procs[0])
-             if procs else "")
+    def node_tables(pre, procs, where):
+        o.append("### joulestat: 8 GPUs × 64 processes at 10 Hz + process scan at 1 Hz%s\n" % where)
+        o.append("| processes | CPU (% of one core) | of which simulated NVML | µs CPU per process per scan | peak RSS"
+                 " (MiB) | RSS anon / file (MiB) | series | body (KiB) | plain p50 / p99 (ms) | gzip p50 / p99 (ms) |"
+                 " gzip body (KiB) | CPU per scrape plain / gzip (ms) | peak RSS after scrapes"
+                 " (MiB) |")
+        o.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        base = find(recs, pre + "joulestat-node", procs[0]) if procs else None
+        for n in procs:
+            node = find(recs, pre + "joulestat-node", n)
+            pl = find(recs, pre + "joulestat-scrape", n, "plain")
+            gz = find(recs, pre + "joulestat-scrape", n, "gzip")
+            after = find(recs, pre + "joulestat-after-scrapes", n)
+            cpu = need(node, "cpu_s_per_s", "%scpu %d" % (pre, n))
+            need(node, "hwm_kib", "%srss %d" % (pre, n))
+            need(pl, "series", "%sseries %d" % (pre, n))
+            need(pl, "p99_ms", "%splain p99 %d" % (pre, n))
+            need(gz, "p99_ms", "%sgzip p99 %d" % (pre, n))
+            per_proc = None
+            if n != procs[0] and cpu is not None and base and base.get("cpu_s_per_s") is not None:
+                per_proc = (cpu - base["cpu_s_per_s"]) / (n - procs[0]) * 1e6
+            sim = node.get("sim_cpu_s_per_s") if node else None
+            o.append("| %d | %s | %s | %s | %s | %s / %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s |" % (
+                n, fmt(cpu * 100 if cpu is not None else None, "%.3f"),
+                fmt(sim * 100 if isinstance(sim, float) else None, "%.3f"),
+                fmt(per_proc, "%.1f") if per_proc is not None else "(base)",
+                fmt(node["hwm_kib"] / MIB if node else None),
+                fmt(node["anon_kib"] / MIB if node and "anon_kib" in node else None),
+                fmt(node["file_kib"] / MIB if node and "file_kib" in node else None),
+                fmt(pl.get("series") if pl else None, "%d"),
+                fmt(pl["bytes"] / 1024 if pl else None, "%.0f"),
+                fmt(pl.get("p50_ms") if pl else None), fmt(pl.get("p99_ms") if pl else None),
+                fmt(gz.get("p50_ms") if gz else None), fmt(gz.get("p99_ms") if gz else None),
+                fmt(gz["bytes"] / 1024 if gz else None, "%.0f"),
+                fmt(pl.get("cpu_ms_per_scrape") if pl else None, "%.3f"),
+                fmt(gz.get("cpu_ms_per_scrape") if gz else None, "%.3f"),
+                fmt(after["hwm_kib"] / MIB if after else None)))
+        o.append("\n“Of which simulated NVML”: thread CPU time spent inside the simulated"
+                 " library's calls (its model and its fake procfs files), which it measures itself"
+                 " (`$JOULESTAT_SIM_CPU_FILE`), plus one reading of its meter's clock per call (a"
+                 " system call, of which about one per call falls outside the measured interval;"
+                 " its back-to-back cost, a lower bound); on a real node the NVIDIA library's own"
+                 " cost takes its place.")
+        o.append("\nRSS anon / file: at the end of the sampling period; file-backed pages are the"
+                 " shared libraries' (clean, shared with other processes, but counted in RSS).")
+        o.append("\n“µs CPU per process per scan” is the growth over the smallest node: (CPU/s at N −"
+                 " CPU/s at %d) / (N − %d), with one scan per second.\n" % (procs[0], procs[0])
+                 if procs else "")
 
-    o.append("### node_exporter processes collector on the same procfs\n")
-    o.append("| processes | CPU per scrape (ms) | p50 / p99 (ms) | peak RSS (MiB) |"
-             " joulestat's whole second of work (10 GPU ticks + 1 scan) vs one node_exporter"
-             " scrape |")
-    o.append("|---:|---:|---:|---:|---:|")
-    for n in procs:
-        ne = find(recs, "ne-processes", n, "plain")
-        rss = find(recs, "ne-processes-rss", n)
-        node = find(recs, "joulestat-node", n)
-        if not ne:
-            continue
-        ratio = None
-        if node and ne.get("cpu_ms_per_scrape"):
-            ratio = node["cpu_s_per_s"] * 1000 / ne["cpu_ms_per_scrape"]
-        o.append("| %d | %s | %s / %s | %s | %s |" % (
-            n, fmt(ne.get("cpu_ms_per_scrape"), "%.3f"), fmt(ne.get("p50_ms")),
-            fmt(ne.get("p99_ms")), fmt(rss["hwm_kib"] / MIB if rss else None),
-            fmt(ratio, "%.2f×")))
-    o.append("")
+        o.append("### node_exporter processes collector on the same procfs%s\n" % where)
+        o.append("| processes | CPU per scrape (ms) | p50 / p99 (ms) | peak RSS (MiB) |"
+                 " joulestat's whole second of work (10 GPU ticks + 1 scan) vs one node_exporter"
+                 " scrape |")
+        o.append("|---:|---:|---:|---:|---:|")
+        for n in procs:
+            ne = find(recs, pre + "ne-processes", n, "plain")
+            rss = find(recs, pre + "ne-processes-rss", n)
+            node = find(recs, pre + "joulestat-node", n)
+            if not ne:
+                continue
+            ratio = None
+            if node and ne.get("cpu_ms_per_scrape"):
+                ratio = node["cpu_s_per_s"] * 1000 / ne["cpu_ms_per_scrape"]
+            o.append("| %d | %s | %s / %s | %s | %s |" % (
+                n, fmt(ne.get("cpu_ms_per_scrape"), "%.3f"), fmt(ne.get("p50_ms")),
+                fmt(ne.get("p99_ms")), fmt(rss["hwm_kib"] / MIB if rss else None),
+                fmt(ratio, "%.2f×")))
+        o.append("")
 
+    node_tables("", procs, " (synthetic procfs)")
+    real_procs = sorted({int(r["procs"]) for r in recs if r["record"] == "real-joulestat-node"})
+    if real_procs:
+        node_tables("real-", real_procs, ", on this machine's /proc")
+        o.append("On this machine's /proc, “processes” are the ones `bench-spawn-procs` started;"
+                 " the pid directories /proc held during the measurement, these and the"
+                 " machine's own: %s.\n" % ", ".join(
+                     "%d → %d" % (n, find(recs, "real-joulestat-node", n).get("live", 0))
+                     for n in real_procs))
     o.append("### Reading `<pid>/stat`: µs per process (`bench/procfs-syscalls.c`, best pass)\n")
     o.append("| procfs | processes | dir + stat (today's scanner) | one path open | kept-open fd,"
              " `pread` |")

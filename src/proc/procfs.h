@@ -18,7 +18,10 @@
  * (one syscall instead of five path-walking ones). For a process with one thread that is
  * `schedstat` (its on-CPU ns, a fraction of stat's cost to produce), with `stat` read by
  * path every PROCFS_FULL_READ_SCANS scans (procfs_cpu.c); for more threads, or where
- * schedstat is missing or reads 0, it is `stat`. A kept fd follows its process on procfs
+ * schedstat is missing or reads 0, it is `stat`. The ppid, state and comm of a process read
+ * through schedstat are those of its last stat read, at most PROCFS_FULL_READ_SCANS scans
+ * old; a second thread shows at that read too, and the other threads' CPU time until then
+ * is counted there, whole. A kept fd follows its process on procfs
  * (ESRCH once it exited, also when the pid is reused); on other filesystems (fixture trees,
  * the simulator) a replaced pid directory or a `stat` replaced by rename (unless the tree
  * is declared rewritten in place) is detected and reopened by path. At most max_kept_fds

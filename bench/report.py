@@ -130,6 +130,10 @@ def check_budgets(recs, path):
         record, _, mode = record.partition("/")
         r = find(recs, record, procs, mode or None)
         got = r.get(key) if r else None
+        if r is None and record.startswith("real-") and find(recs, "real-skipped", procs):
+            print("budget: %-28s %6d %-12s      —  limit %g  skipped (no room for the"
+                  " processes)" % (record + ("/" + mode if mode else ""), procs, key, limit))
+            continue
         if not isinstance(got, float):
             over.append("%s %s %d: not measured" % (record, key, procs))
             print("budget: %-28s %6d %-12s      —  limit %g  MISSING" % (

@@ -7,13 +7,19 @@
  */
 #include "testutil.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "macro.h"
+#include "proc_pid_stat.h"
 #include "procfs.h"
 
 #define TICK_NS 10000000ULL
@@ -265,6 +271,75 @@ static void test_exit_between_stat_reads(void **state) {
     teardown(&f);
 }
 
+static bool self_schedstat_works(void) {
+    char buf[128];
+    int n = read_file_into_at(AT_FDCWD, "/proc/self/schedstat", buf, sizeof(buf));
+
+    return n > 0 && buf[0] != '0';
+}
+
+static uint64_t stat_ticks(pid_t pid) {
+    char path[64], buf[1024];
+    struct proc_pid_stat st;
+    int n;
+
+    (void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    n = read_file_into_at(AT_FDCWD, path, buf, sizeof(buf));
+    ASSERT_OK(n);
+    ASSERT_OK(proc_pid_stat_parse(buf, (size_t)n, &st));
+    return st.utime + st.stime;
+}
+
+/* On the kernel's own /proc: a busy single-threaded child's CPU time between two scans is
+ * what its stat shows, within the ticks stat cuts off at each end. */
+static void test_real_busy_child(void **state) {
+    const struct procfs_process *rows;
+    struct procfs_scanner *s = NULL;
+    struct procfs_stats a, b;
+    uint64_t before, after, delta = UINT64_MAX;
+    struct timespec nap = {.tv_sec = 0, .tv_nsec = 300000000L};
+    pid_t child;
+    int fd, n, status;
+
+    (void)state;
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;)
+            ;
+    }
+    fd = open_root("/proc");
+    ASSERT_OK(fd);
+    ASSERT_OK(procfs_scanner_new(fd, NULL, &s));
+    (void)close(fd);
+    ASSERT_OK(procfs_scan(s, &rows));
+    before = stat_ticks(child);
+    procfs_get_stats(s, &a);
+    (void)nanosleep(&nap, NULL);
+    n = procfs_scan(s, &rows);
+    after = stat_ticks(child);
+    ASSERT_OK(n);
+    procfs_get_stats(s, &b);
+    for (int i = 0; i < n; i++)
+        if (rows[i].pid == (uint32_t)child && !(rows[i].flags & PROCFS_PROCESS_EXITED))
+            delta = rows[i].cpu_ticks_delta;
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    s = procfs_scanner_free(s);
+    assert_true(delta != UINT64_MAX);
+    /* Each scan came just before a stat reading, 300 ms apart (about 30 ticks of a spinning
+     * child, fewer on a loaded machine): the two windows differ by the scans' own time and
+     * by the ticks stat cuts off at each end. */
+    assert_true(after >= before);
+    assert_true(delta + 5 >= after - before);
+    assert_true(delta <= after - before + 5);
+    /* Where the kernel keeps scheduler statistics, the child (one thread) was read through
+     * schedstat by the second scan. */
+    if (self_schedstat_works())
+        assert_true(b.schedstat_reads > a.schedstat_reads);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schedstat_between_stat_reads),
@@ -273,6 +348,7 @@ int main(void) {
         cmocka_unit_test(test_schedstat_zero),
         cmocka_unit_test(test_no_kept_fds),
         cmocka_unit_test(test_exit_between_stat_reads),
+        cmocka_unit_test(test_real_busy_child),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

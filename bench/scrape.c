@@ -4,7 +4,12 @@
  * connection (as Prometheus scrapes), timing each from the first byte sent to the last
  * byte of the body received.
  *
- *   bench-scrape PORT PATH COUNT [gzip]
+ *   bench-scrape PORT PATH COUNT [plain|gzip] [PAUSE_MS]
+ *
+ * PAUSE_MS: sleep that long between requests (0, the default: back to back). joulestat
+ * renders /metrics once per snapshot, published once a second; back-to-back scrapes are
+ * mostly served that one rendering, scrapes more than a second apart (as Prometheus's)
+ * each render a new snapshot.
  *
  * Prints one line of key=value pairs: scrapes, bytes (of the last body, as sent on the
  * wire), series (sample lines of the last body; plain only), p50_ms, p99_ms, max_ms,
@@ -227,13 +232,15 @@ int main(int argc, char **argv) {
     unsigned reconnects = 0;
     char req[512];
     uint32_t port, count32;
+    uint32_t pause_ms = 0;
     bool gz;
     double sum = 0;
     int req_len, ret = 1;
 
     if (argc < 4 || safe_atou32(argv[1], &port) < 0 || port == 0 || port > 65535 ||
-        safe_atou32(argv[3], &count32) < 0 || count32 == 0) {
-        fprintf(stderr, "usage: bench-scrape PORT PATH COUNT [gzip]\n");
+        safe_atou32(argv[3], &count32) < 0 || count32 == 0 ||
+        (argc > 5 && safe_atou32(argv[5], &pause_ms) < 0)) {
+        fprintf(stderr, "usage: bench-scrape PORT PATH COUNT [plain|gzip] [PAUSE_MS]\n");
         return 2;
     }
     count = count32;
@@ -249,6 +256,12 @@ int main(int argc, char **argv) {
         uint64_t t0;
         int r;
 
+        if (pause_ms > 0 && i > 0) {
+            struct timespec ts = {.tv_sec = pause_ms / 1000,
+                                  .tv_nsec = (long)(pause_ms % 1000) * 1000000L};
+
+            (void)nanosleep(&ts, NULL);
+        }
         if (c.fd < 0) {
             r = conn_open(&c, (int)port);
             if (r < 0) {

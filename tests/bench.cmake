@@ -14,6 +14,12 @@ add_executable(bench-procfs-syscalls ${CMAKE_SOURCE_DIR}/bench/procfs-syscalls.c
 target_link_libraries(bench-procfs-syscalls PRIVATE js_base)
 joulestat_warnings(bench-procfs-syscalls)
 
+# Real processes for bench/run --real (sleeping, busy and threaded ones, in cgroups).
+find_package(Threads REQUIRED)
+add_executable(bench-spawn-procs ${CMAKE_SOURCE_DIR}/bench/spawn-procs.c)
+target_link_libraries(bench-spawn-procs PRIVATE Threads::Threads)
+joulestat_warnings(bench-spawn-procs)
+
 # The tools' refusals: usage (exit 2), nothing listening (exit 1), no pid directories (exit 1).
 add_test(NAME bench-scrape-usage COMMAND bench-scrape 19400 /metrics 0)
 add_test(NAME bench-scrape-refused COMMAND bench-scrape 1 /metrics 1)

@@ -85,6 +85,7 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
         return r;
     tck = opts && opts->clk_tck ? (long)opts->clk_tck : sysconf(_SC_CLK_TCK);
     s->clk_tck = tck > 0 ? (unsigned long)tck : 100;
+    s->tick_ns = s->clk_tck < 1000000000u ? 1000000000u / s->clk_tck : 1;
 
     real_procfs = fstatfs(root, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
     s->max_kept = opts ? opts->max_kept_fds : 0;
@@ -114,8 +115,8 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
 static struct cache_entry *entry_free(struct procfs_scanner *s, struct cache_entry *e) {
     if (!e)
         return NULL;
-    if (e->stat_fd >= 0)
-        (void)close(e->stat_fd);
+    if (e->kept_fd >= 0)
+        (void)close(e->kept_fd);
     identity_pool_put(&s->identities, e->identity);
     free(e);
     return NULL;
@@ -295,7 +296,7 @@ static int get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
         return -ENOMEM;
     e->pid = st->pid;
     e->starttime = st->starttime;
-    e->stat_fd = -1;
+    e->kept_fd = -1;
     e->kernel_thread = (st->flags & PROC_PF_KTHREAD) != 0;
     r = identity_pool_get(&s->identities, &id, &e->identity);
     if (r >= 0)
@@ -312,7 +313,6 @@ static void entry_update(struct cache_entry *e, const struct proc_pid_stat *st) 
     e->ppid = st->ppid;
     e->state = st->state;
     memcpy(e->comm, st->comm, sizeof(e->comm));
-    e->cpu_ticks = st->utime + st->stime;
 }
 
 static double start_time_seconds(const struct procfs_scanner *s, uint64_t starttime) {
@@ -347,6 +347,24 @@ static int open_pid_dir(struct procfs_scanner *s, uint32_t pid) {
     return fd;
 }
 
+/* A known single-threaded process between its stat reads: its kept schedstat only. */
+static bool scan_sched_only(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
+    struct procfs_process *row;
+    struct cache_entry *e;
+    uint64_t ns, prev;
+
+    e = procfs_kept_sched_read(s, pid, dir_ino, &ns);
+    if (!e)
+        return false;
+    prev = e->cpu_ticks;
+    procfs_cpu_from_sched(s, e, ns);
+    e->seen_scan = e->read_scan = s->scan_no;
+    row = &s->rows[s->n_rows++];
+    fill_row(s, e, row);
+    row->cpu_ticks_delta = e->cpu_ticks >= prev ? e->cpu_ticks - prev : 0;
+    return true;
+}
+
 static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     _cleanup_(closep) int pid_fd = -1, stat_fd = -1;
     struct proc_pid_stat st;
@@ -365,14 +383,12 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
         s->stats.stat_skips++;
         return 0;
     }
+    if (scan_sched_only(s, pid, dir_ino))
+        return 0;
     e = procfs_kept_read(s, pid, dir_ino, &st);
     if (!e) {
         e = procfs_known_read_direct(s, pid, &st, &stat_fd);
-        if (e) {
-            r = procfs_kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
-            if (r < 0)
-                return r;
-        } else if (stat_fd < -1)
+        if (!e && stat_fd < -1)
             return stat_fd == -ENOMEM ? stat_fd : 0; /* gone or refused */
     }
     if (!e) {
@@ -387,13 +403,13 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
             return r;
         if (r < 0)
             return 0;
-        r = procfs_kept_keep(s, e, TAKE_FD(stat_fd), dir_ino);
-        if (r < 0)
-            return r;
     }
 
     is_new = e->seen_scan == 0;
     prev = e->cpu_ticks;
+    r = procfs_cpu_settle(s, e, &st, TAKE_FD(stat_fd), pid_fd, dir_ino, is_new);
+    if (r < 0)
+        return r;
     entry_update(e, &st);
     e->seen_scan = e->read_scan = s->scan_no;
 

@@ -14,8 +14,14 @@
  *
  * A process is (pid, starttime): a pid reused by a new process is a new process. The first
  * time a pid is seen the scanner openat()s its directory (O_DIRECTORY|O_NOFOLLOW) and
- * `stat` relative to it, and keeps that `stat` fd open: later scans only pread() it (one
- * syscall instead of five path-walking ones). A kept fd follows its process on procfs
+ * `stat` relative to it, and keeps one fd of the process open: later scans only pread() it
+ * (one syscall instead of five path-walking ones). For a process with one thread that is
+ * `schedstat` (its on-CPU ns, a fraction of stat's cost to produce), with `stat` read by
+ * path every PROCFS_FULL_READ_SCANS scans (procfs_cpu.c); for more threads, or where
+ * schedstat is missing or reads 0, it is `stat`. The ppid, state and comm of a process read
+ * through schedstat are those of its last stat read, at most PROCFS_FULL_READ_SCANS scans
+ * old; a second thread shows at that read too, and the other threads' CPU time until then
+ * is counted there, whole. A kept fd follows its process on procfs
  * (ESRCH once it exited, also when the pid is reused); on other filesystems (fixture trees,
  * the simulator) a replaced pid directory or a `stat` replaced by rename (unless the tree
  * is declared rewritten in place) is detected and reopened by path. At most max_kept_fds
@@ -66,16 +72,18 @@ struct procfs_stats {
      * stat -> process skipped; cgroup -> identity none; environ -> job id stays unknown.
      * An identity read failure is not retried for the same process. */
     uint64_t read_errors;
-    size_t cached;       /* processes in the identity cache now */
-    uint64_t stat_opens; /* opens of <pid>/stat by path (new, reused or uncapped pids) */
-    size_t kept_fds;     /* <pid>/stat fds kept open now */
-    uint64_t stat_skips; /* stat reads left out: the workload used no CPU (see below) */
+    size_t cached;            /* processes in the identity cache now */
+    uint64_t stat_opens;      /* opens of <pid>/stat by path (new, reused or uncapped pids) */
+    size_t kept_fds;          /* <pid>/stat fds kept open now */
+    uint64_t stat_skips;      /* stat reads left out: the workload used no CPU (see below) */
+    uint64_t schedstat_reads; /* successful reads of <pid>/schedstat */
 };
 
 struct procfs_options {
     /* Ticks per second of stat's time fields; 0 = sysconf(_SC_CLK_TCK). */
     unsigned long clk_tck;
-    /* <pid>/stat fds kept open between scans: 0 = half the soft RLIMIT_NOFILE at creation
+    /* <pid>/stat or schedstat fds kept open between scans (one per process at most):
+     * 0 = half the soft RLIMIT_NOFILE at creation
      * on a real procfs and none on other filesystems (fixture trees whose writers replace
      * files by rename, where closing a replaced fd frees its inode in our thread);
      * PROCFS_KEEP_NO_FDS = none (open by path every scan); PROCFS_KEEP_FDS_ANYWHERE = the

@@ -25,16 +25,22 @@ struct cache_entry {
     uint32_t pid;
     uint32_t ppid;
     uint64_t starttime;
-    uint64_t cpu_ticks; /* as of the last scan that saw it */
+    uint64_t cpu_ticks; /* cpu_ns in clock ticks, as of the last scan that saw it */
+    uint64_t cpu_ns;    /* CPU time reported so far (procfs_cpu.c) */
+    uint64_t sched_ns;  /* schedstat's on-CPU time at its last read, when sched_valid */
     uint64_t seen_scan; /* number of the last scan that saw it; 0: looked up only */
-    uint64_t read_scan; /* number of the last scan that read its stat */
+    uint64_t read_scan; /* number of the last scan that read its stat or schedstat */
+    uint32_t threads;   /* stat's num_threads at the last stat read */
     char state;
     bool kernel_thread;
+    bool sched_valid;
+    bool interpolated; /* cpu_ns advanced by schedstat since the last stat read */
+    bool kept_sched;   /* kept_fd is <pid>/schedstat, not <pid>/stat */
     char comm[PROC_COMM_MAX];
     const struct workload_identity *identity; /* pooled: shared with same-identity entries */
-    /* <pid>/stat kept open between scans (-1: none), and the inode of the <pid> directory
-     * it was opened under, as the listing reported it. */
-    int stat_fd;
+    /* <pid>/stat or <pid>/schedstat kept open between scans (-1: none), and the inode of
+     * the <pid> directory it was opened under, as the listing reported it. */
+    int kept_fd;
     ino_t dir_ino;
 };
 
@@ -55,6 +61,10 @@ struct procfs_scanner {
      * would not see, so each kept fd is fstat()ed first. */
     bool check_links;
     bool no_openat2; /* openat2() failed with ENOSYS/EPERM (old kernel, seccomp) */
+    /* <pid>/schedstat is missing (no CONFIG_SCHED_INFO) or reads 0 for a process that ran
+     * (scheduler statistics off): CPU time from stat only. */
+    bool no_schedstat;
+    uint64_t tick_ns; /* nanoseconds per clock tick */
     procfs_unchanged_fn unchanged;
     void *unchanged_userdata;
 
@@ -78,15 +88,39 @@ static inline uint64_t key_of(uint32_t pid, uint64_t starttime) {
  * -ENOMEM is ours, not the process's: passed through uncounted. */
 int procfs_account_read_error(struct procfs_scanner *s, int r);
 
-/* Closes the kept stat fd of an entry and forgets it. */
+/* Closes the kept fd of an entry and forgets it. */
 void procfs_kept_drop(struct procfs_scanner *s, struct cache_entry *e);
-/* Keeps a freshly opened stat fd for the next scans while under the cap, else closes it.
- * Takes ownership of fd. Returns 0 or -ENOMEM. */
-int procfs_kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino);
+/* Keeps a freshly opened stat (sched false) or schedstat (sched true) fd for the next scans
+ * while under the cap, else closes it. Takes ownership of fd. Returns 0 or -ENOMEM. */
+int procfs_kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino,
+                     bool sched);
 /* The entry of pid read through its kept stat fd into *st, or NULL (the fd is dropped
- * when it no longer shows the same process; the caller opens stat by path). */
+ * when it no longer shows the same process; the caller opens stat by path). A kept
+ * schedstat fd is left alone: the caller reads stat by path and procfs_cpu_settle() reads
+ * the schedstat fd. */
 struct cache_entry *procfs_kept_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
                                      struct proc_pid_stat *st);
+/* The entry of pid when this scan reads only its kept schedstat fd (a single-threaded
+ * process between its periodic stat reads), with the on-CPU ns read in *ret_ns; else NULL
+ * (the fd is dropped when it no longer shows the same process). */
+struct cache_entry *procfs_kept_sched_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
+                                           uint64_t *ret_ns);
+
+/* procfs_cpu.c: a process's CPU time from stat, and from schedstat between stat reads. */
+
+/* Reads a schedstat fd: 0 with *ret_ns, or -errno (-ESRCH: gone, -EINVAL: malformed). */
+int procfs_read_schedstat(struct procfs_scanner *s, int fd, uint64_t *ret_ns);
+/* Adds the on-CPU time a schedstat read shows since the last one. */
+void procfs_cpu_from_sched(const struct procfs_scanner *s, struct cache_entry *e,
+                           uint64_t sched_ns);
+/* After a stat read of e (st): takes its CPU time, reads schedstat as well when the
+ * process has one thread and an fd of it can be kept, and keeps the fd the next scans read
+ * (schedstat for one thread, stat for more). stat_fd: the stat fd just read (taken), or -1
+ * when the kept stat fd was read; pid_fd: the <pid> directory when open, else -1. is_new:
+ * the first stat read of this process by a scan. Returns 0 or -ENOMEM. */
+int procfs_cpu_settle(struct procfs_scanner *s, struct cache_entry *e,
+                      const struct proc_pid_stat *st, int stat_fd, int pid_fd, ino_t dir_ino,
+                      bool is_new);
 /* A known process without a kept fd, read with one openat2() of "<pid>/stat": its entry
  * with *st filled and the fd in *ret_fd, or NULL (*ret_fd = -errno when gone or refused). */
 struct cache_entry *procfs_known_read_direct(struct procfs_scanner *s, uint32_t pid,

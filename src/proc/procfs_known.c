@@ -17,15 +17,17 @@
 #include "macro.h"
 
 void procfs_kept_drop(struct procfs_scanner *s, struct cache_entry *e) {
-    if (e->stat_fd < 0)
+    if (e->kept_fd < 0)
         return;
-    (void)close(e->stat_fd);
-    e->stat_fd = -1;
+    (void)close(e->kept_fd);
+    e->kept_fd = -1;
+    e->kept_sched = false;
     if (hashmap_get(&s->kept, e->pid) == e)
         (void)hashmap_remove(&s->kept, e->pid);
 }
 
-int procfs_kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino) {
+int procfs_kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, ino_t dir_ino,
+                     bool sched) {
     struct cache_entry *old;
     int r;
 
@@ -46,7 +48,8 @@ int procfs_kept_keep(struct procfs_scanner *s, struct cache_entry *e, int fd, in
         (void)close(fd);
         return r;
     }
-    e->stat_fd = fd;
+    e->kept_fd = fd;
+    e->kept_sched = sched;
     e->dir_ino = dir_ino;
     return 0;
 }
@@ -69,9 +72,11 @@ struct cache_entry *procfs_kept_read(struct procfs_scanner *s, uint32_t pid, ino
         return NULL;
     if (e->dir_ino != dir_ino)
         goto stale;
-    if (s->check_links && (fstat(e->stat_fd, &sb) < 0 || sb.st_nlink == 0))
+    if (e->kept_sched)
+        return NULL;
+    if (s->check_links && (fstat(e->kept_fd, &sb) < 0 || sb.st_nlink == 0))
         goto stale;
-    n = read_fd_into(e->stat_fd, s->stat_buf, sizeof(s->stat_buf));
+    n = read_fd_into(e->kept_fd, s->stat_buf, sizeof(s->stat_buf));
     if (n <= 0) /* exited (ESRCH), or a rewrite caught between truncate and write */
         goto stale;
     /* A parse failure is counted by the by-path read that follows. */
@@ -146,4 +151,26 @@ struct cache_entry *procfs_kept_unchanged(struct procfs_scanner *s, uint32_t pid
         e->kernel_thread)
         return NULL;
     return s->unchanged(s->unchanged_userdata, e->identity, s->scan_no - e->read_scan) ? e : NULL;
+}
+
+struct cache_entry *procfs_kept_sched_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
+                                           uint64_t *ret_ns) {
+    struct cache_entry *e = hashmap_get(&s->kept, pid);
+    struct stat sb;
+    uint64_t ns;
+
+    if (!e || !e->kept_sched || !e->sched_valid || e->read_scan == 0 ||
+        (s->scan_no + pid) % PROCFS_FULL_READ_SCANS == 0)
+        return NULL;
+    if (e->dir_ino != dir_ino)
+        goto stale;
+    if (s->check_links && (fstat(e->kept_fd, &sb) < 0 || sb.st_nlink == 0))
+        goto stale;
+    if (procfs_read_schedstat(s, e->kept_fd, &ns) < 0)
+        goto stale;
+    *ret_ns = ns;
+    return e;
+stale:
+    procfs_kept_drop(s, e);
+    return NULL;
 }

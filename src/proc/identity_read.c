@@ -33,6 +33,15 @@ static int read_environ(int pid_fd, struct workload_identity *id, struct identit
     int r;
 
     r = read_virtual_file_at(pid_fd, "environ", IDENTITY_ENVIRON_MAX_SIZE, &env, &len);
+    if (r < 0 && !id->slurm.needs_environ) {
+        /* only a possible job: a process gone now is dropped by the next scan, a tree
+         * without environ files (fixtures) is not an error */
+        if (r == -ENOMEM)
+            return r;
+        if (!is_vanished(r))
+            c->read_errors++;
+        return 0;
+    }
     if (r < 0)
         return read_error(c, r);
     c->environ_reads++;

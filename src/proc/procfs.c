@@ -13,13 +13,11 @@
 
 #include <linux/magic.h>
 
-#include "environ.h"
+#include "identity_read.h"
 #include "fileio.h"
 #include "macro.h"
 #include "parse_num.h"
 
-#define CGROUP_MAX_SIZE (64u * 1024u)
-#define ENVIRON_MAX_SIZE (256u * 1024u)
 /* /proc/stat grows with CPUs and interrupts (the "intr" line); read once at start. */
 #define PROC_STAT_MAX_SIZE (8u * 1024u * 1024u)
 /* Upper bound of the default kept-fd cap when RLIMIT_NOFILE is unlimited or huge. */
@@ -200,77 +198,18 @@ static int open_read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
     return TAKE_FD(fd);
 }
 
-/* SLUID job dirs do not carry the numeric job id; the environment does. */
-static int read_environ_job(struct procfs_scanner *s, int pid_fd, struct workload_identity *id) {
-    _cleanup_(freep) char *env = NULL;
-    size_t len;
-    int r;
-
-    r = read_virtual_file_at(pid_fd, "environ", ENVIRON_MAX_SIZE, &env, &len);
-    if (r < 0) {
-        r = procfs_account_read_error(s, r);
-        return r == -ESRCH || r == -ENOMEM ? r : 0;
-    }
-    s->stats.environ_reads++;
-    (void)workload_identity_apply_environ(id, env, len); /* no id: job stays SLUID-only */
-    return 0;
-}
-
-/* No Slurm cgroup (proctrack/linuxproc nodes): the job id is in the task's environment.
- * Any read failure just leaves the process without a job: fixture trees have no environ,
- * a process that is gone is dropped by the next scan, and EACCES (environ of another user
- * needs CAP_SYS_PTRACE) is counted. Only -ENOMEM is returned. */
-static int read_environ_fallback(struct procfs_scanner *s, int pid_fd,
-                                 struct workload_identity *id) {
-    _cleanup_(freep) char *env = NULL;
-    size_t len;
-    int r;
-
-    r = read_virtual_file_at(pid_fd, "environ", ENVIRON_MAX_SIZE, &env, &len);
-    if (r == -ENOMEM)
-        return r;
-    if (r < 0) {
-        if (!is_vanished(r))
-            s->stats.read_errors++;
-        return 0;
-    }
-    s->stats.environ_reads++;
-    (void)workload_identity_apply_slurm_environ(id, env, len); /* no job variable: none */
-    return 0;
-}
-
 /* The identity of a new process: IDENTITY_NONE when unreadable or unknown, -ESRCH when the
  * process is gone (then it must not be cached). */
 static int read_identity(struct procfs_scanner *s, int pid_fd, struct workload_identity *ret) {
-    _cleanup_(freep) char *text = NULL;
-    struct workload_identity id = {0};
-    size_t len;
-    int r;
+    struct identity_read_counts c = {0};
+    int r = identity_read_at(pid_fd, ret, &c);
 
-    r = read_virtual_file_at(pid_fd, "cgroup", CGROUP_MAX_SIZE, &text, &len);
-    if (r < 0) {
-        r = procfs_account_read_error(s, r);
-        if (r == -ESRCH || r == -ENOMEM)
-            return r;
-        *ret = id; /* unreadable (EACCES, EFBIG...): no identity, not retried */
-        return 0;
-    }
-    s->stats.cgroup_reads++;
-    if (cgroup_file_parse(text, len, &id) < 0) {
-        s->stats.parse_errors++;
-        id = (struct workload_identity){0};
-    }
-    if (id.slurm.needs_environ) {
-        r = read_environ_job(s, pid_fd, &id);
-        if (r < 0)
-            return r;
-    } else if (workload_identity_wants_slurm_environ(&id)) {
-        r = read_environ_fallback(s, pid_fd, &id);
-        if (r < 0)
-            return r;
-    }
-    *ret = id;
-    return 0;
+    s->stats.cgroup_reads += c.cgroup_reads;
+    s->stats.environ_reads += c.environ_reads;
+    s->stats.parse_errors += c.parse_errors;
+    s->stats.read_errors += c.read_errors;
+    s->stats.vanished += c.vanished;
+    return r;
 }
 
 /* Finds (pid, starttime) in the cache or creates its entry, reading the identity once.

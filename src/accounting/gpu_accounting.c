@@ -419,7 +419,7 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     finished_activity(a, t, d, now_us);
     if (d->mig_enabled) /* by instance: measured activity (GPM) can be learned from */
         learnable = mig_activity(a, d, n, now_us - t->window_start_us);
-    else if (!per_process) /* no per-process utilisation: the split is even */
+    else if (!per_process && n > 0) /* no per-process utilisation: the split is even */
         memset(a->weights, 0, n * sizeof(*a->weights));
     if (a->opts.sm_share_only || !learnable) {
         learned_sm_share(a, n);

@@ -52,7 +52,8 @@ bool mig_activity(struct gpu_accounting *a, const struct gpu_device_reading *d, 
 
     for (size_t k = 0; k < d->n_mig; k++)
         measured = measured && d->mig[k].activity_valid;
-    memset(a->weights, 0, n * sizeof(*a->weights));
+    if (n > 0) /* no consumers: the scratch may not exist yet */
+        memset(a->weights, 0, n * sizeof(*a->weights));
     for (size_t k = 0; k < d->n_mig; k++) {
         const struct gpu_mig_instance *m = &d->mig[k];
         double size = sized ? (double)m->slices / MIG_GPU_SLICES : 1.0 / MIG_GPU_SLICES;

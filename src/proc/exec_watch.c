@@ -152,18 +152,20 @@ static void on_exit_event(struct exec_watch *w, uint32_t pid) {
 static void on_message(struct exec_watch *w, const char *buf, size_t n) {
     for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, n); nl = NLMSG_NEXT(nl, n)) {
         const struct cn_msg *cn = NLMSG_DATA(nl);
-        const struct proc_event *ev = (const void *)cn->data;
+        struct proc_event ev;
 
-        if (nl->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev)) || cn->id.idx != CN_IDX_PROC ||
+        if (nl->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(ev)) || cn->id.idx != CN_IDX_PROC ||
             cn->id.val != CN_VAL_PROC)
             continue;
+        /* the event sits at 4-byte alignment after the connector header: copied out */
+        memcpy(&ev, cn->data, sizeof(ev));
         /* only processes, not threads: the thread group's leader */
-        if (ev->what == PROC_EVENT_EXEC &&
-            ev->event_data.exec.process_pid == ev->event_data.exec.process_tgid)
-            on_exec(w, (uint32_t)ev->event_data.exec.process_tgid);
-        else if (ev->what == PROC_EVENT_EXIT &&
-                 ev->event_data.exit.process_pid == ev->event_data.exit.process_tgid)
-            on_exit_event(w, (uint32_t)ev->event_data.exit.process_tgid);
+        if (ev.what == PROC_EVENT_EXEC &&
+            ev.event_data.exec.process_pid == ev.event_data.exec.process_tgid)
+            on_exec(w, (uint32_t)ev.event_data.exec.process_tgid);
+        else if (ev.what == PROC_EVENT_EXIT &&
+                 ev.event_data.exit.process_pid == ev.event_data.exit.process_tgid)
+            on_exit_event(w, (uint32_t)ev.event_data.exit.process_tgid);
     }
 }
 

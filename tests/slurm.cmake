@@ -31,3 +31,13 @@ set_tests_properties(systemd-unit PROPERTIES LABELS deploy TIMEOUT 60 SKIP_RETUR
 add_test(NAME check-identity COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/check-identity.sh
                                      ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(check-identity PROPERTIES LABELS e2e TIMEOUT 60)
+
+# slurm-last-joule: jobs of 2 s, 8 s and 20 s and a 2-element array job on one shared node,
+#   joulestat at its default intervals: every job present, each job's CPU energy within 2 %
+#   of its CPU-time share of the fake zone, conservation to the microjoule (docs/SLURM.md).
+#   The same with a 60 s job: `make slurm-long` (outside the suite, for its length).
+add_test(NAME slurm-last-joule
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm-last-joule.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR} 20)
+set_tests_properties(slurm-last-joule PROPERTIES LABELS "slurm;e2e" TIMEOUT 240
+                     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

@@ -41,3 +41,11 @@ add_test(NAME slurm-last-joule
                  ${CMAKE_SOURCE_DIR} 20)
 set_tests_properties(slurm-last-joule PROPERTIES LABELS "slurm;e2e" TIMEOUT 240
                      SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+
+# slurm-acct: energy in sacct. MariaDB + slurmdbd beside the cluster, the Epilog
+#   deploy/slurm/joulestat-slurm-epilog writes joulestat's figure to each job's AdminComment;
+#   sacct must show it for every job (about 20 s; `make slurm-acct` runs it alone).
+add_test(NAME slurm-acct COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm-acct.sh
+                                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(slurm-acct PROPERTIES LABELS "slurm;e2e" TIMEOUT 240 SKIP_RETURN_CODE 77
+                                           RUN_SERIAL TRUE)

@@ -143,7 +143,7 @@ static void job_read(struct job *j) {
     if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
         return;
     if (r < 0) {
-        j->pub.gone = j->pub.ended = true;
+        j->pub.gone = true; /* the caller calls job_ended(), which counts it */
         j->cg = cgroup_cpu_free(j->cg);
         return;
     }
@@ -178,6 +178,8 @@ static int add_job(struct slurm_watch *w, const char *path, bool fresh) {
     }
     w->n_jobs++;
     job_read(j);
+    if (j->pub.gone)
+        job_ended(w, j);
     if (w->v2) {
         r = add_inotify(w, path, "cgroup.events", IN_MODIFY);
         if (r >= 0) {

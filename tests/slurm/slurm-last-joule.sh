@@ -56,6 +56,8 @@ ln -s /sys/fs "$tmp/sys/fs"
 ln -s /sys/devices "$tmp/sys/devices"
 python3 "$src/tests/slurm/fake_rapl_clock.py" "$tmp/sys" "$watts" &
 OTHER_PIDS+=($!)
+slurm_wait 10 test -s "$tmp/sys/class/powercap/intel-rapl:0/energy_uj" ||
+    fail "the fake RAPL zone did not appear"
 
 slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup
 if ! slurm_start "$tmp"; then

@@ -238,7 +238,8 @@ static int add_dir(struct slurm_watch *w, const char *path, enum level level, bo
     for (size_t i = 0; i < w->n_dirs; i++)
         if (w->dirs[i].level == level && strcmp(w->dirs[i].path, path) == 0)
             return 0;
-    wd = add_inotify(w, path, NULL, IN_CREATE | IN_DELETE | IN_ONLYDIR);
+    wd = add_inotify(w, path, NULL,
+                     IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR);
     if (wd < 0)
         return wd;
     r = grow_array(&w->dirs, &w->cap_dirs, w->n_dirs + 1, sizeof(*w->dirs));
@@ -306,13 +307,13 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
     lv = child_level(w, d->level, ev->name);
     if (lv < 0 || snprintf(child, sizeof(child), "%s/%s", d->path, ev->name) >= (int)sizeof(child))
         return;
-    if (ev->mask & IN_CREATE) {
+    if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
         /* (d may move as the arrays grow: child holds what is needed of it.) */
         if (lv == LEVEL_JOB)
             (void)add_job(w, child, true);
         else
             (void)add_dir(w, child, lv, true);
-    } else if ((ev->mask & IN_DELETE) && lv == LEVEL_JOB) {
+    } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_JOB) {
         struct job *j = job_by_path(w, child);
 
         if (j && !j->pub.gone) {

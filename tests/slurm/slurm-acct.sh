@@ -59,6 +59,9 @@ slurm_wait 60 test -S "$tmp/mysql.sock" || { echo "SKIP: MariaDB does not start"
 
 # The cluster's configuration with accounting through slurmdbd and the epilog.
 slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup
+# Job ids of their own: another test cluster on this host (same node name, so the same
+# cgroup paths) numbers its jobs from 1.
+echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$tmp/slurm.conf"
 dbd_port=$(slurm_free_port)
 js_port=$(slurm_free_port)
 sed -i "s|^AccountingStorageType=.*|AccountingStorageType=accounting_storage/slurmdbd\n\

@@ -60,6 +60,9 @@ slurm_wait 10 test -s "$tmp/sys/class/powercap/intel-rapl:0/energy_uj" ||
     fail "the fake RAPL zone did not appear"
 
 slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup
+# Job ids of their own: another test cluster on this host (same node name, so the same
+# cgroup paths) numbers its jobs from 1.
+echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$tmp/slurm.conf"
 if ! slurm_start "$tmp"; then
     echo "SKIP: the SLURM daemons do not start here:"
     tail -5 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log 2>/dev/null || true

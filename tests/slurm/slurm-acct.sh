@@ -126,6 +126,7 @@ url=http://127.0.0.1:$js_port/metrics
 slurm_wait 10 curl -sf "$url" || fail "joulestat did not come up"
 sleep 1
 
+# shellcheck disable=SC2016 # expanded by the job's bash
 burn='end=$(( ${EPOCHREALTIME/./} + $1 * 1000000 )); while (( ${EPOCHREALTIME/./} < end )); do :; done'
 jobs=()
 for secs in 3 6; do

@@ -80,13 +80,16 @@ start_joulestat() { # NAME FLAGS...: sets url_NAME
 }
 start_joulestat watch
 start_joulestat nowatch --slurm-watch=false
-# shellcheck disable=SC2154 # set by start_joulestat
-slurm_wait 10 curl -sf "$url_watch" || fail "joulestat did not come up"
-slurm_wait 10 curl -sf "$url_nowatch" || fail "joulestat (no watch) did not come up"
+# shellcheck disable=SC2154 # url_watch and url_nowatch are set by start_joulestat
+{
+    slurm_wait 10 curl -sf "$url_watch" || fail "joulestat did not come up"
+    slurm_wait 10 curl -sf "$url_nowatch" || fail "joulestat (no watch) did not come up"
+}
 sleep 1 # a first scan: the jobs start after joulestat's baseline
 
 # Each job burns CPU for $1 s of wall time, then writes its job cgroup's CPU time (ns).
 h=$(hostname -s)
+# shellcheck disable=SC2016 # expanded by the job's bash
 burn='end=$(( ${EPOCHREALTIME/./} + $1 * 1000000 )); while (( ${EPOCHREALTIME/./} < end )); do :; done; '
 burn+="cat /sys/fs/cgroup/cpuacct/slurm_$h/uid_0/job_\$SLURM_JOB_ID/cpuacct.usage >$tmp/usage.\$SLURM_JOB_ID"
 jobs=()

@@ -159,6 +159,8 @@ static void job_ended(struct slurm_watch *w, struct job *j) {
     j->pub.ended = true;
 }
 
+static void job_events(struct slurm_watch *w, const struct watch_dir *d);
+
 static int add_job(struct slurm_watch *w, const char *path, bool fresh) {
     struct job *j;
     int r;
@@ -190,6 +192,10 @@ static int add_job(struct slurm_watch *w, const char *path, bool fresh) {
             w->dirs[w->n_dirs] = (struct watch_dir){.wd = r, .level = LEVEL_JOB};
             (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
             w->n_dirs++;
+            /* A job that ran may have emptied before its watch was there (a directory
+             * just made is empty too, but has used nothing yet). */
+            if (j->pub.usage_us > 0)
+                job_events(w, &w->dirs[w->n_dirs - 1]);
         }
     }
     return 0;

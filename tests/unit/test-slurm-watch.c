@@ -17,6 +17,7 @@
 #include "cpu_groups.h"
 #include "fileio.h"
 #include "slurm_watch.h"
+#include "workload_kind.h"
 
 #define V1_ROOT "sys/fs/cgroup/cpuacct/slurm_node1"
 #define V1_UID V1_ROOT "/uid_0"
@@ -238,9 +239,34 @@ static void test_v2_populated_0(void **state) {
     wait_ended(w);
     wait_for(w, "/system.slice/slurmstepd.scope/job_42", 7000, false);
 
-    /* A Slurm 26.05 job directory named by its SLUID is a job too. */
+    /* A Slurm 26.05 job directory named by its SLUID is a job too: its group is made from
+     * the directory (labelled with the SLUID), and a process of it with SLURM_JOB_ID in
+     * its environment lands in the same group, which then takes the numeric id. */
     make_cgroup(&e, sluid, "cpu.stat", "usage_usec 5\n");
     wait_for(w, "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00", 5, false);
+    {
+        static const char *proc_path = "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0";
+        struct workload_identity id;
+        struct cpu_groups g;
+        size_t n, i = SIZE_MAX;
+
+        cpu_groups_init(&g, -1, e.sys_fd);
+        cpu_groups_set_watch(&g, w);
+        cpu_groups_prepare(&g);
+        n = g.n;
+        for (size_t k = 0; k < g.n; k++)
+            if (strcmp(g.v[k].id.slurm_job, "s5K1KKYAYG5D00") == 0)
+                i = k;
+        assert_true(i != SIZE_MAX);
+        ASSERT_OK(cgroup_path_parse(proc_path, strlen(proc_path), &id));
+        id.slurm.job_id_valid = true; /* as workload_identity_apply_environ() sets it */
+        id.slurm.job_id = 1234;
+        assert_int_equal(cpu_groups_get(&g, workload_group_key(&id), 99, &id, true, &i), 0);
+        assert_int_equal(g.n, n);
+        assert_string_equal(g.v[i].id.slurm_job, "1234");
+        cpu_groups_finish(&g);
+        cpu_groups_done(&g);
+    }
 
     assert_null(slurm_watch_free(w));
     env_done(&e);

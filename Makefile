@@ -24,7 +24,7 @@ DESTDIR     ?=
 INSTALL_SIM ?= OFF
 
 .PHONY: all deps deps-test deps-package build build-demo build-asan test test-main test-asan \
-	lint format demo install package bench accuracy soak clean
+	lint format demo install package bench accuracy soak slurm-long slurm-acct clean
 
 all: build
 
@@ -106,6 +106,16 @@ accuracy: build-demo
 # docs/PERFORMANCE.md ("Soak"). Not part of `make test`.
 soak: build
 	@scripts/soak $(BUILD)
+
+# SLURM checks too long for `make test` (root, Debian's slurm-wlm; docs/SLURM.md):
+# slurm-long: the last-joule test with a 60 s job beside the 2 s and 8 s ones;
+# slurm-acct: slurmdbd on MariaDB, jobs' energy from joulestat in `sacct`.
+slurm-long: build
+	@tests/slurm/slurm-last-joule.sh $(BUILD) . 60
+
+slurm-acct: build
+	@scripts/install-deps slurm-acct
+	@tests/slurm/slurm-acct.sh $(BUILD) .
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(PKG_BUILD)

@@ -1,5 +1,6 @@
 # `make install` (PREFIX, DESTDIR) and `make package` (a .deb through CPack): the binary,
-# joulestat(8), the systemd unit, the default options file it reads, the docs. The
+# joulestat(8), the systemd unit, the default options file it reads, the SLURM epilog
+# (<prefix>/lib/joulestat/joulestat-slurm-epilog, docs/SLURM.md), the docs. The
 # simulated GPU node (component "sim") only when asked: -DJOULESTAT_INSTALL_SIM=ON, or
 # `cmake --install BUILD --component sim`; it goes to a directory of its own, so that it
 # never stands in for the real libnvidia-ml.so.1.
@@ -34,6 +35,8 @@ install(FILES ${_man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 install(FILES ${CMAKE_BINARY_DIR}/joulestat.service DESTINATION ${JOULESTAT_UNIT_DIR})
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/joulestat.default
         DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME joulestat)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/slurm/joulestat-slurm-epilog
+        DESTINATION ${CMAKE_INSTALL_PREFIX}/lib/joulestat)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
         FILES_MATCHING PATTERN "*.md")

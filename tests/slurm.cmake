@@ -31,3 +31,21 @@ set_tests_properties(systemd-unit PROPERTIES LABELS deploy TIMEOUT 60 SKIP_RETUR
 add_test(NAME check-identity COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/check-identity.sh
                                      ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(check-identity PROPERTIES LABELS e2e TIMEOUT 60)
+
+# slurm-last-joule: jobs of 2 s, 8 s and 20 s and a 2-element array job on one shared node,
+#   joulestat at its default intervals: every job present, each job's CPU energy within 2 %
+#   of its CPU-time share of the fake zone, conservation to the microjoule (docs/SLURM.md).
+#   The same with a 60 s job: `make slurm-long` (outside the suite, for its length).
+add_test(NAME slurm-last-joule
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm-last-joule.sh ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR} 20)
+set_tests_properties(slurm-last-joule PROPERTIES LABELS "slurm;e2e" TIMEOUT 240
+                     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+
+# slurm-acct: energy in sacct. MariaDB + slurmdbd beside the cluster, the Epilog
+#   deploy/slurm/joulestat-slurm-epilog writes joulestat's figure to each job's AdminComment;
+#   sacct must show it for every job (about 20 s; `make slurm-acct` runs it alone).
+add_test(NAME slurm-acct COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm-acct.sh
+                                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(slurm-acct PROPERTIES LABELS "slurm;e2e" TIMEOUT 240 SKIP_RETURN_CODE 77
+                                           RUN_SERIAL TRUE)

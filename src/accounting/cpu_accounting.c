@@ -366,5 +366,10 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (r < 0)
             return r;
     }
+    /* Jobs whose cgroup went in this window have all their CPU time now (a process the
+     * scans still count, slurmstepd on its way out, is no longer in the job's cgroup). */
+    for (size_t g = 0; g < groups->n; g++)
+        if (groups->v[g].ended)
+            ledger_cpu_workload_ended(ledger, &groups->v[g].id);
     return 0;
 }

@@ -22,6 +22,7 @@ void cpu_groups_init(struct cpu_groups *g, int proc_fd, int sys_fd) {
 }
 
 void cpu_groups_done(struct cpu_groups *g) {
+    free(g->taken);
     for (size_t i = 0; i < g->n; i++)
         g->v[i].cgroup = cgroup_cpu_free(g->v[i].cgroup);
     hashmap_done(&g->index);
@@ -61,6 +62,24 @@ static void open_cgroup(struct cpu_groups *g, struct cpu_group *grp, uint32_t pi
     grp->usage_from_scan = false;
 }
 
+int cpu_groups_add(struct cpu_groups *g, uint64_t key, const struct workload_identity *w,
+                   size_t *ret_index) {
+    struct cpu_group *grp;
+    int r;
+
+    r = grow_array(&g->v, &g->cap, g->n + 1, sizeof(*g->v));
+    if (r < 0)
+        return r;
+    r = hashmap_put(&g->index, key, (void *)(uintptr_t)(g->n + 1));
+    if (r < 0)
+        return r;
+    grp = &g->v[g->n];
+    *grp = (struct cpu_group){.key = key, .watch_job = SIZE_MAX};
+    identity_to_labels(w, NULL, &grp->id);
+    *ret_index = g->n++;
+    return 0;
+}
+
 int cpu_groups_get(struct cpu_groups *g, uint64_t key, uint32_t pid,
                    const struct workload_identity *w, bool retry, size_t *ret_index) {
     size_t i = cpu_groups_find(g, key);
@@ -69,19 +88,17 @@ int cpu_groups_get(struct cpu_groups *g, uint64_t key, uint32_t pid,
     int r;
 
     if (i == SIZE_MAX) {
-        r = grow_array(&g->v, &g->cap, g->n + 1, sizeof(*g->v));
+        r = cpu_groups_add(g, key, w, &i);
         if (r < 0)
             return r;
-        r = hashmap_put(&g->index, key, (void *)(uintptr_t)(g->n + 1));
-        if (r < 0)
-            return r;
-        i = g->n++;
-        grp = &g->v[i];
-        *grp = (struct cpu_group){.key = key};
-        identity_to_labels(w, NULL, &grp->id);
         retry = created = true;
     }
     grp = &g->v[i];
+    /* A job first named by its SLUID directory takes its numeric id once a process says
+     * it (SLURM_JOB_ID in the process's environment). */
+    if (w->slurm.job_id_valid && w->slurm.sluid[0] &&
+        strcmp(grp->id.slurm_job, w->slurm.sluid) == 0)
+        identity_to_labels(w, NULL, &grp->id);
     if (retry && !grp->cgroup)
         open_cgroup(g, grp, pid, w);
     *ret_index = i;
@@ -93,20 +110,31 @@ void cpu_groups_begin(struct cpu_groups *g) {
         g->v[i].seen_us = 0;
         g->v[i].cgroup_delta_us = 0;
         g->v[i].cgroup_valid = false;
+        g->v[i].ended = false;
+        g->v[i].watch_job = SIZE_MAX;
     }
 }
 
 void cpu_groups_read(struct cpu_groups *g) {
+    if (g->watch)
+        cpu_groups_slurm_take(g);
     for (size_t i = 0; i < g->n; i++) {
         struct cpu_group *grp = &g->v[i];
         uint64_t usage;
         int r;
 
-        if (!grp->cgroup)
+        if (!grp->cgroup) {
+            if (grp->watch_job != SIZE_MAX)
+                cpu_groups_slurm_final(g, grp); /* ended before any read of ours */
             continue;
+        }
         r = cgroup_cpu_read(grp->cgroup, &usage);
         if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
             continue; /* our shortage, not the cgroup's: the next read takes the delta */
+        if (r < 0 && grp->watch_job != SIZE_MAX) {
+            cpu_groups_slurm_final(g, grp); /* gone: its last read is the watch's */
+            continue;
+        }
         if (r < 0) {
             /* Removed (the workload ended), or unreadable: stop reading it. */
             (void)log_debug_errno(r, "cpu: cgroup of workload %016llx: %m; no longer read",
@@ -128,6 +156,8 @@ void cpu_groups_read(struct cpu_groups *g) {
         grp->last_usage_us = usage;
         grp->have_usage = grp->usage_from_scan = true;
     }
+    if (g->watch)
+        cpu_groups_slurm_tails(g);
 }
 
 bool cpu_groups_unchanged(const struct cpu_groups *g, uint64_t key, uint64_t reads) {

@@ -8,6 +8,7 @@
 #include "cgroup_cpu.h"
 #include "cgroup_path.h"
 #include "hashmap.h"
+#include "slurm_watch.h"
 #include "snapshot.h"
 
 /*
@@ -43,6 +44,12 @@ struct cpu_group {
     uint64_t seen_us;
     uint64_t cgroup_delta_us;
     bool cgroup_valid;
+
+    /* SLURM jobs followed by the watch (cpu_groups_slurm.c). */
+    bool watched;     /* its cgroup is a job directory the watch knows */
+    bool ended;       /* its cgroup went away in this window: its last time is in */
+    size_t watch_job; /* index in the jobs taken for this read; SIZE_MAX: none */
+    uint64_t tail_weight;
 };
 
 struct cpu_groups {
@@ -51,10 +58,34 @@ struct cpu_groups {
     struct hashmap index; /* key -> index + 1 */
     struct cpu_group *v;
     size_t n, cap;
+
+    /* The SLURM job watch (borrowed; NULL: none), the jobs taken from it at this read,
+     * and the slurm root's usage at the previous read. */
+    struct slurm_watch *watch;
+    struct slurm_watch_job *taken;
+    size_t n_taken, taken_cap;
+    bool root_have, root_prev_have;
+    uint64_t root_usage_us, root_prev_us;
 };
 
 void cpu_groups_init(struct cpu_groups *g, int proc_fd, int sys_fd);
 void cpu_groups_done(struct cpu_groups *g);
+
+/* Follows SLURM job cgroups through w (borrowed, may be NULL): groups for jobs no scan
+ * saw, their CPU time to the end (cpu_groups_slurm.c). */
+void cpu_groups_set_watch(struct cpu_groups *g, struct slurm_watch *w);
+
+/* Creates the group of key for identity w, without a cgroup. Returns 0 or -ENOMEM. */
+int cpu_groups_add(struct cpu_groups *g, uint64_t key, const struct workload_identity *w,
+                   size_t *ret_index);
+
+/* The SLURM part of cpu_groups_read(): before the reads, takes the watch's jobs and makes
+ * groups for new ones; cpu_groups_slurm_final() books a job whose cgroup is gone from the
+ * watch's last read; after the reads, cpu_groups_slurm_tails() gives the slurm root's
+ * growth that no group's read explains to the jobs that ended in this window. */
+void cpu_groups_slurm_take(struct cpu_groups *g);
+void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp);
+void cpu_groups_slurm_tails(struct cpu_groups *g);
 
 /* The group of key (ret_index), created for process pid with identity w when missing. A
  * group without a cgroup retries finding it with this pid when retry is set (a new

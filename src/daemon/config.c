@@ -63,6 +63,7 @@ static void config_defaults(struct config *cfg) {
         .command = COMMAND_SERVE,
         .sample_interval_ns = NSEC_PER_SEC,
         .process_scan_interval_ns = 10 * NSEC_PER_SEC,
+        .slurm_watch = true,
         .metric_retention_ns = 300 * NSEC_PER_SEC,
         .metric_prefix = "joulestat_gpu_process",
         .listen_address = HTTP_DEFAULT_LISTEN,
@@ -206,6 +207,10 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
         return 0;
     case OPT_CPU_PROCESS_METRICS:
         if (parse_bool(arg, &cfg->cpu_process_metrics) < 0)
+            return bad(name, arg, "expected true or false");
+        return 0;
+    case OPT_SLURM_WATCH:
+        if (parse_bool(arg, &cfg->slurm_watch) < 0)
             return bad(name, arg, "expected true or false");
         return 0;
     case OPT_TRACE:

@@ -65,6 +65,7 @@ struct config {
     enum idle_policy cpu_idle_policy; /* --cpu-idle-policy */
     const char *rapl_source;          /* --rapl-source=auto|powercap|msr|perf|off */
     bool cpu_process_metrics;         /* --cpu-process-metrics (cardinality: opt-in) */
+    bool slurm_watch;                 /* --slurm-watch: SLURM job cgroups with inotify */
 
     const char *scenario;        /* replay --scenario FILE */
     const char *replay_trace;    /* replay --trace FILE */

@@ -34,6 +34,9 @@ const struct option_doc option_docs[] = {
      "then msr)."},
     {OPT_CPU_PROCESS_METRICS, "cpu-process-metrics", NULL, optional_argument, "[=B]", S,
      "Also export CPU energy per process (one series per process: opt-in)."},
+    {OPT_SLURM_WATCH, "slurm-watch", NULL, optional_argument, "[=B]", S,
+     "Follow SLURM job cgroups with inotify, so a job's CPU time is read to its end and a "
+     "job shorter than a scan is seen (default true; docs/SLURM.md)."},
     {OPT_NVML_LIBRARY, "nvml-library", NULL, required_argument, "PATH", S,
      "NVML library to load (default libnvidia-ml.so.1)."},
     {OPT_NO_GPU, "no-gpu", NULL, no_argument, NULL, S,

@@ -60,9 +60,10 @@ struct sampler {
     struct complaint procfs_complaint;
     struct rapl *rapl;
     struct cpu_accounting *cpu_accounting;
-    struct cpu_groups cpu_groups;   /* the workloads' cgroup CPU time, for the CPU split */
-    struct kube_labels *kube;       /* pod names from the API server; NULL when off */
-    struct pod_allocations *podres; /* kubelet pod-resources; NULL when off */
+    struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
+    struct slurm_watch *slurm_watch; /* SLURM job cgroups as they come and go; NULL: none */
+    struct kube_labels *kube;        /* pod names from the API server; NULL when off */
+    struct pod_allocations *podres;  /* kubelet pod-resources; NULL when off */
     char *stat_buf;
     size_t stat_cap;
     uint64_t next_scan_ns;
@@ -252,6 +253,13 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->proc_fd = open_root(cfg->procfs);
     /* Borrows proc_fd and sys_fd: done before they are closed. */
     cpu_groups_init(&s->cpu_groups, s->proc_fd, s->sys_fd);
+    if (cfg->command == COMMAND_SERVE && cfg->slurm_watch && s->sys_fd >= 0) {
+        r = slurm_watch_start(s->sys_fd, &s->slurm_watch);
+        if (r < 0)
+            (void)log_debug_errno(r, "slurm: no job cgroups to watch: %m");
+        else
+            cpu_groups_set_watch(&s->cpu_groups, s->slurm_watch);
+    }
     {
         long tck = sysconf(_SC_CLK_TCK);
         struct cpu_accounting_options co = {
@@ -314,6 +322,7 @@ struct sampler *sampler_free(struct sampler *s) {
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);
     s->cpu_accounting = cpu_accounting_free(s->cpu_accounting);
+    s->slurm_watch = slurm_watch_free(s->slurm_watch);
     cpu_groups_done(&s->cpu_groups);
     s->kube = kube_labels_free(s->kube);
     s->podres = pod_allocations_free(s->podres);
@@ -517,6 +526,9 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
     r = tick_gpu(s, t);
     if (r < 0)
         ret = r;
+    /* A job ended: scan now, so its last CPU time is booked while its epilog asks. */
+    if (s->slurm_watch && slurm_watch_ended_since(s->slurm_watch) > 0)
+        s->next_scan_ns = t->mono_ns;
     if (t->mono_ns >= s->next_scan_ns) {
         s->next_scan_ns = t->mono_ns + s->cfg->process_scan_interval_ns;
         scanned = true;

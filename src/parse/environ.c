@@ -98,6 +98,10 @@ int workload_identity_apply_slurm_environ(struct workload_identity *id, const ch
 
     if (!workload_identity_wants_slurm_environ(id))
         return -EALREADY;
+    /* slurmd's prolog and epilog scripts carry the job's id but are not its work (and an
+     * epilog that asks joulestat for the job's energy must not keep the job alive). */
+    if (environ_get(env, len, "SLURM_SCRIPT_CONTEXT", &value, &vlen) >= 0)
+        return -ENOENT;
     r = environ_job_id(env, len, &job);
     if (r < 0)
         return r;

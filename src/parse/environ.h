@@ -44,8 +44,9 @@ bool workload_identity_wants_slurm_environ(const struct workload_identity *id);
  * SLURM_JOBID), step from SLURM_STEP_ID when it is a decimal step number; sets
  * slurm.from_environ. The id is the process's own claim (documented in docs/IDENTITY.md).
  * Returns 0; -EALREADY when workload_identity_wants_slurm_environ() is false; -ENOENT
- * without a job id variable; -EINVAL for a malformed job id. *id is modified only on
- * success.
+ * without a job id variable, or for a prolog or epilog script of slurmd
+ * (SLURM_SCRIPT_CONTEXT set): not the job's work; -EINVAL for a malformed job id. *id is
+ * modified only on success.
  */
 int workload_identity_apply_slurm_environ(struct workload_identity *id, const char *env,
                                           size_t len);

@@ -132,6 +132,7 @@ static void workload_refresh(const struct ledger *l, struct ledger_workload *w,
     if (!workload_labels_equal(kind, &fresh, w->id))
         (void)ledger_labels_replace(&w->id, &fresh);
     w->active = true;
+    w->ended = false;
     w->last_seen_ns = now_ns;
 }
 
@@ -289,6 +290,17 @@ int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsi
     return 0;
 }
 
+void ledger_cpu_workload_ended(struct ledger *l, const struct snap_identity *id) {
+    enum workload_kind kind = workload_kind_innermost(id);
+    struct ledger_workload *w;
+
+    if (kind == WORKLOAD_KIND_NONE)
+        return;
+    w = hashmap_get(&l->workloads, workload_key(kind, workload_id(kind, id)));
+    if (w)
+        w->ended = true;
+}
+
 struct ledger_gpu *ledger_gpu(struct ledger *l, unsigned index) {
     return index < LEDGER_MAX_GPUS ? &l->gpus[index] : NULL;
 }
@@ -329,6 +341,8 @@ static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint6
         if (!processes && l->cpu_scan_ns > 0 &&
             ((struct ledger_workload *)value)->cpu_seen_ns >= l->cpu_scan_ns)
             active = true;
+        if (!processes && ((struct ledger_workload *)value)->ended)
+            active = false;
 
         if (processes)
             ((struct ledger_process *)value)->active = active;

@@ -44,13 +44,14 @@ static void recognise_job(const struct workload_identity *w, char *buf, size_t s
     copy_cut(buf, size, p);
 }
 
-/* A numeric job id is its own key (a SLUID and the id it maps to are the same job only
- * once environ was read, and then the id is used). */
+/* The job's directory names its CPU group: the SLUID where the directory is one (Slurm
+ * >= 26.05), whether or not environ gave the numeric id too, so a job found by its
+ * directory (docs/SLURM.md) and by its processes is one group; else the numeric id. */
 static uint64_t job_group_key(const struct workload_identity *w) {
-    if (w->slurm.job_id_valid)
-        return hash_u64(((uint64_t)3 << 32) | w->slurm.job_id);
     if (w->slurm.sluid[0])
         return hash_bytes(w->slurm.sluid, strlen(w->slurm.sluid), 4);
+    if (w->slurm.job_id_valid)
+        return hash_u64(((uint64_t)3 << 32) | w->slurm.job_id);
     return 0;
 }
 

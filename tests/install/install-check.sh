@@ -26,6 +26,8 @@ man=$(one "*/man8/joulestat.8")
 unit=$(one "*/systemd/system/joulestat.service")
 defaults=$(one "*/default/joulestat")
 one "*/doc/joulestat/README.md" >/dev/null
+epilog=$(one "*/lib/joulestat/joulestat-slurm-epilog")
+[[ -x $dest$epilog ]] || e2e_fail "the SLURM epilog $epilog is not executable"
 [[ $bin == "$prefix/bin/joulestat" ]] || e2e_fail "binary at $bin, not under $prefix"
 [[ $unit == "$prefix/lib/systemd/system/joulestat.service" ]] || e2e_fail "unit at $unit"
 [[ -x $dest$bin ]] || e2e_fail "$bin is not executable"

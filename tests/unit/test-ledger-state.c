@@ -87,7 +87,11 @@ static void test_round_trip(void **state _unused_) {
     /* One GPU, one RAPL domain, two GPU processes, one CPU series, the container, pod and
      * job. */
     assert_int_equal(n, 8);
-    assert_memory_equal(&got[3], &saved[3], sizeof(saved[3]));
+    /* Field by field: the padding of a struct assigned from a compound literal is not
+     * defined (it differed under clang -O0 with AddressSanitizer). */
+    assert_true(got[3].valid);
+    assert_int_equal(got[3].raw_mj, saved[3].raw_mj);
+    assert_int_equal(got[3].at_us, saved[3].at_us);
     assert_false(got[0].valid);
 
     /* The same text back: every counter and label survived. */

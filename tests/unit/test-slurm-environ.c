@@ -111,6 +111,10 @@ static void test_apply_errors(void **state) {
     ASSERT_ERRNO(workload_identity_apply_slurm_environ(&id, ENV("PATH=/bin\0SLURM_JOB=3\0")),
                  ENOENT);
     ASSERT_ERRNO(workload_identity_apply_slurm_environ(&id, "", 0), ENOENT);
+    /* slurmd's epilog (and prolog) scripts have the job's id; they are not the job. */
+    ASSERT_ERRNO(workload_identity_apply_slurm_environ(
+                     &id, ENV("SLURM_JOB_ID=7\0SLURM_SCRIPT_CONTEXT=epilog_slurmd\0")),
+                 ENOENT);
     assert_memory_equal(&id, &before, sizeof(id));
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ASSERT_ERRNO(workload_identity_apply_slurm_environ(&id, bad[i], strlen(bad[i])), EINVAL);

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SLURM jobs in the CPU groups, to their last microsecond (docs/SLURM.md):
+ *
+ * - every job directory the watch knows gets a group, whether or not a scan saw one of
+ *   its processes: a job that lives between two scans is read all the same, and one
+ *   created while watched starts from 0, so its time before the first scan is its own;
+ * - a job whose cgroup is gone when the scan reads it gets its delta up to the watch's
+ *   last read (at "populated 0" on cgroup v2, the last poll on v1);
+ * - what the jobs used after that last read is still in the slurm root's usage (the
+ *   kernel charges CPU time to every ancestor, and a removed child's stays there): the
+ *   root's growth minus every job's delta of the window goes to the jobs that ended in
+ *   it, in proportion to the growth of their last poll.
+ * All of it only sets the groups' cgroup deltas: the split that uses them conserves the
+ * energy whatever they are.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cpu_groups.h"
+#include "log.h"
+#include "workload_kind.h"
+
+void cpu_groups_set_watch(struct cpu_groups *g, struct slurm_watch *w) {
+    g->watch = w;
+    g->root_have = false;
+}
+
+/* The group of a job the watch reports, made when missing. */
+static void adopt(struct cpu_groups *g, size_t index) {
+    const struct slurm_watch_job *j = &g->taken[index];
+    struct workload_identity w;
+    struct cpu_group *grp;
+    uint64_t key;
+    size_t i;
+
+    if (cgroup_path_parse(j->path, strlen(j->path), &w) < 0 || w.kind != IDENTITY_SLURM_JOB)
+        return;
+    key = workload_group_key(&w);
+    if (!key)
+        return;
+    i = cpu_groups_find(g, key);
+    if (i == SIZE_MAX) {
+        if (!j->fresh && (j->gone || !j->have_usage))
+            return; /* nothing known of its time before it went */
+        if (cpu_groups_add(g, key, &w, &i) < 0)
+            return;
+        grp = &g->v[i];
+        if (!j->gone && cgroup_cpu_open(g->sys_fd, j->path, &grp->cgroup) < 0)
+            grp->cgroup = NULL;
+        /* Fresh: everything since 0. Else from the watch's first read. */
+        grp->have_usage = j->fresh || j->have_usage;
+        grp->last_usage_us = j->fresh ? 0 : j->usage_us;
+        grp->usage_from_scan = false;
+    }
+    grp = &g->v[i];
+    grp->watched = true;
+    grp->watch_job = index;
+}
+
+void cpu_groups_slurm_take(struct cpu_groups *g) {
+    bool root_valid = false;
+    uint64_t root = 0;
+    int n;
+
+    n = slurm_watch_take(g->watch, &g->taken, &g->taken_cap, &root_valid, &root);
+    g->n_taken = n > 0 ? (size_t)n : 0;
+    for (size_t i = 0; i < g->n_taken; i++)
+        adopt(g, i);
+    /* The root's delta is taken in cpu_groups_slurm_tails(); remember this read. */
+    g->root_prev_have = g->root_have;
+    g->root_prev_us = g->root_usage_us;
+    g->root_have = root_valid && (!g->root_have || root >= g->root_usage_us);
+    g->root_usage_us = root;
+}
+
+void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp) {
+    const struct slurm_watch_job *j = &g->taken[grp->watch_job];
+
+    if (grp->have_usage && j->have_usage && j->usage_us >= grp->last_usage_us) {
+        grp->cgroup_delta_us = j->usage_us - grp->last_usage_us;
+        grp->cgroup_valid = true;
+    } else if (grp->have_usage) {
+        grp->cgroup_valid = true; /* read after the watch's last read: nothing more */
+    }
+    grp->ended = true;
+    grp->tail_weight = j->rate_us;
+    grp->cgroup = cgroup_cpu_free(grp->cgroup);
+    grp->have_usage = grp->usage_from_scan = false;
+    grp->unchanged_reads = 0;
+}
+
+void cpu_groups_slurm_tails(struct cpu_groups *g) {
+    uint64_t known = 0, rest, weights = 0, given = 0;
+    size_t n_ended = 0, last = SIZE_MAX;
+
+    if (!g->root_have || !g->root_prev_have || g->root_usage_us < g->root_prev_us)
+        return;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct cpu_group *grp = &g->v[i];
+
+        if (!grp->watched)
+            continue;
+        if (!grp->cgroup_valid && (grp->cgroup || grp->ended))
+            return; /* a job without a delta (a baseline read): the root cannot be split */
+        known += grp->cgroup_delta_us;
+        if (grp->ended) {
+            n_ended++;
+            weights += grp->tail_weight;
+        }
+    }
+    rest = g->root_usage_us - g->root_prev_us;
+    if (n_ended == 0 || rest <= known)
+        return;
+    rest -= known;
+    for (size_t i = 0; i < g->n; i++) {
+        struct cpu_group *grp = &g->v[i];
+        uint64_t part;
+
+        if (!grp->watched || !grp->ended)
+            continue;
+        part = weights ? (uint64_t)((unsigned __int128)rest * grp->tail_weight / weights)
+                       : rest / n_ended;
+        grp->cgroup_delta_us += part;
+        given += part;
+        last = i;
+    }
+    if (last != SIZE_MAX)
+        g->v[last].cgroup_delta_us += rest - given; /* the rounding, so all of it is given */
+    (void)log_debug("slurm: %llu us of ended jobs after their last read", (unsigned long long)rest);
+}

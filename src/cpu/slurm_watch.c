@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: MIT */
+#include "slurm_watch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "cgroup_cpu.h"
+#include "fileio.h"
+#include "log.h"
+#include "macro.h"
+
+/* What a watched directory is, from the mount down. */
+enum level {
+    LEVEL_TOP,  /* v1: the cpuacct mount; v2: system.slice */
+    LEVEL_ROOT, /* v1: slurm[_<node>]; v2: [<node>_]slurmstepd.scope */
+    LEVEL_UID,  /* v1 only: uid_<n> */
+    LEVEL_JOB,  /* v2: the job's cgroup.events; v1 jobs are not watched themselves */
+};
+
+struct watch_dir {
+    int wd;
+    enum level level;
+    bool fresh; /* created while its parent was watched */
+    char path[SLURM_WATCH_PATH_MAX];
+};
+
+struct job {
+    struct slurm_watch_job pub;
+    struct cgroup_cpu *cg;
+};
+
+struct slurm_watch {
+    int sys_fd;
+    bool v2;
+    const char *mount; /* relative to sys_fd: "fs/cgroup" or "fs/cgroup/cpuacct" */
+    int ino_fd, stop_fd;
+    pthread_t thread;
+    bool started;
+    atomic_uint ended;
+
+    pthread_mutex_t lock; /* the fields below */
+    struct watch_dir *dirs;
+    size_t n_dirs, cap_dirs;
+    struct job *jobs;
+    size_t n_jobs, cap_jobs;
+    struct cgroup_cpu *root;
+    char root_path[SLURM_WATCH_PATH_MAX];
+};
+
+static bool has_prefix(const char *s, const char *p) {
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool has_suffix(const char *s, const char *x) {
+    size_t n = strlen(s), m = strlen(x);
+
+    return n >= m && strcmp(s + n - m, x) == 0;
+}
+
+static bool all_digits(const char *s) {
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* "s" + 13 Crockford base32 characters (no I, L, O, U). */
+static bool is_sluid(const char *s) {
+    if (strlen(s) != 14 || s[0] != 's')
+        return false;
+    for (s++; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'A' && *s <= 'Z' && !strchr("ILOU", *s))))
+            return false;
+    return true;
+}
+
+/* The level a child named name of a directory at level parent has, or -1: not followed. */
+static int child_level(const struct slurm_watch *w, enum level parent, const char *name) {
+    switch (parent) {
+    case LEVEL_TOP:
+        if (w->v2)
+            return has_suffix(name, "slurmstepd.scope") ? LEVEL_ROOT : -1;
+        return strcmp(name, "slurm") == 0 || has_prefix(name, "slurm_") ? LEVEL_ROOT : -1;
+    case LEVEL_ROOT:
+        if (w->v2)
+            return (has_prefix(name, "job_") && all_digits(name + 4)) || is_sluid(name) ? LEVEL_JOB
+                                                                                        : -1;
+        return has_prefix(name, "uid_") && all_digits(name + 4) ? LEVEL_UID : -1;
+    case LEVEL_UID:
+        return has_prefix(name, "job_") && all_digits(name + 4) ? LEVEL_JOB : -1;
+    default:
+        return -1;
+    }
+}
+
+static struct watch_dir *dir_by_wd(struct slurm_watch *w, int wd) {
+    for (size_t i = 0; i < w->n_dirs; i++)
+        if (w->dirs[i].wd == wd)
+            return &w->dirs[i];
+    return NULL;
+}
+
+static struct job *job_by_path(struct slurm_watch *w, const char *path) {
+    for (size_t i = 0; i < w->n_jobs; i++)
+        if (strcmp(w->jobs[i].pub.path, path) == 0)
+            return &w->jobs[i];
+    return NULL;
+}
+
+/* Adds an inotify watch on <mount><path>[/file]. Returns the wd or -errno. */
+static int add_inotify(struct slurm_watch *w, const char *path, const char *file, uint32_t mask) {
+    char full[SLURM_WATCH_PATH_MAX + 64];
+    int n, wd;
+
+    n = snprintf(full, sizeof(full), "/proc/self/fd/%d/%s%s%s%s", w->sys_fd, w->mount, path,
+                 file ? "/" : "", file ? file : "");
+    if (n < 0 || (size_t)n >= sizeof(full))
+        return -ENAMETOOLONG;
+    wd = inotify_add_watch(w->ino_fd, full, mask);
+    return wd < 0 ? -errno : wd;
+}
+
+/* Reads a job's usage; a job that cannot be read any more is gone (its last read kept). */
+static void job_read(struct job *j) {
+    uint64_t u;
+    int r;
+
+    if (j->pub.gone || !j->cg)
+        return;
+    r = cgroup_cpu_read(j->cg, &u);
+    if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
+        return;
+    if (r < 0) {
+        j->pub.gone = true; /* the caller calls job_ended(), which counts it */
+        j->cg = cgroup_cpu_free(j->cg);
+        return;
+    }
+    if (j->pub.have_usage && u >= j->pub.usage_us)
+        j->pub.rate_us = u - j->pub.usage_us;
+    j->pub.usage_us = u;
+    j->pub.have_usage = true;
+}
+
+static void job_ended(struct slurm_watch *w, struct job *j) {
+    if (!j->pub.ended)
+        atomic_fetch_add(&w->ended, 1);
+    j->pub.ended = true;
+}
+
+static void job_events(struct slurm_watch *w, const struct watch_dir *d);
+
+static int add_job(struct slurm_watch *w, const char *path, bool fresh) {
+    struct job *j;
+    int r;
+
+    if (job_by_path(w, path))
+        return 0;
+    r = grow_array(&w->jobs, &w->cap_jobs, w->n_jobs + 1, sizeof(*w->jobs));
+    if (r < 0)
+        return r;
+    j = &w->jobs[w->n_jobs];
+    *j = (struct job){.pub.fresh = fresh};
+    (void)snprintf(j->pub.path, sizeof(j->pub.path), "%s", path);
+    r = cgroup_cpu_open(w->sys_fd, path, &j->cg);
+    if (r < 0) {
+        (void)log_debug_errno(r, "slurm: job cgroup %s: %m", path);
+        return 0; /* removed already: nothing of it to read */
+    }
+    w->n_jobs++;
+    job_read(j);
+    if (j->pub.gone)
+        job_ended(w, j);
+    if (w->v2) {
+        r = add_inotify(w, path, "cgroup.events", IN_MODIFY);
+        if (r >= 0) {
+            int g = grow_array(&w->dirs, &w->cap_dirs, w->n_dirs + 1, sizeof(*w->dirs));
+
+            if (g < 0)
+                return g;
+            w->dirs[w->n_dirs] = (struct watch_dir){.wd = r, .level = LEVEL_JOB};
+            (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
+            w->n_dirs++;
+            /* A job that ran may have emptied before its watch was there (a directory
+             * just made is empty too, but has used nothing yet). */
+            if (j->pub.usage_us > 0)
+                job_events(w, &w->dirs[w->n_dirs - 1]);
+        }
+    }
+    return 0;
+}
+
+static int add_dir(struct slurm_watch *w, const char *path, enum level level, bool fresh);
+
+/* Lists a watched directory: children created before its watch was added. */
+static void list_dir(struct slurm_watch *w, const char *path, enum level level, bool fresh) {
+    char rel[SLURM_WATCH_PATH_MAX + 32];
+    DIR *d;
+    struct dirent *de;
+
+    (void)snprintf(rel, sizeof(rel), "%s%s", w->mount, *path ? path : "");
+    if (opendir_at(w->sys_fd, rel, true, &d) < 0)
+        return;
+    while ((de = readdir(d))) {
+        char child[SLURM_WATCH_PATH_MAX];
+        int lv;
+
+        if (de->d_type != DT_DIR || de->d_name[0] == '.')
+            continue;
+        lv = child_level(w, level, de->d_name);
+        if (lv < 0 ||
+            snprintf(child, sizeof(child), "%s/%s", path, de->d_name) >= (int)sizeof(child))
+            continue;
+        if (lv == LEVEL_JOB)
+            (void)add_job(w, child, fresh);
+        else
+            (void)add_dir(w, child, lv, fresh);
+    }
+    (void)closedir(d);
+}
+
+static void open_slurm_root(struct slurm_watch *w, const char *path) {
+    if (w->root && strcmp(w->root_path, path) == 0)
+        return;
+    w->root = cgroup_cpu_free(w->root);
+    if (cgroup_cpu_open(w->sys_fd, path, &w->root) >= 0)
+        (void)snprintf(w->root_path, sizeof(w->root_path), "%s", path);
+}
+
+static int add_dir(struct slurm_watch *w, const char *path, enum level level, bool fresh) {
+    int wd, r;
+
+    for (size_t i = 0; i < w->n_dirs; i++)
+        if (w->dirs[i].level == level && strcmp(w->dirs[i].path, path) == 0)
+            return 0;
+    wd = add_inotify(w, path, NULL,
+                     IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR);
+    if (wd < 0)
+        return wd;
+    r = grow_array(&w->dirs, &w->cap_dirs, w->n_dirs + 1, sizeof(*w->dirs));
+    if (r < 0)
+        return r;
+    w->dirs[w->n_dirs] = (struct watch_dir){.wd = wd, .level = level, .fresh = fresh};
+    (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
+    w->n_dirs++;
+    if (level == LEVEL_ROOT)
+        open_slurm_root(w, path);
+    /* What is in a directory created while watched was created after it: fresh. */
+    list_dir(w, path, level, level == LEVEL_TOP ? false : fresh);
+    return 0;
+}
+
+static void drop_dir(struct slurm_watch *w, int wd) {
+    for (size_t i = 0; i < w->n_dirs; i++) {
+        if (w->dirs[i].wd != wd)
+            continue;
+        if (w->dirs[i].level == LEVEL_ROOT && strcmp(w->dirs[i].path, w->root_path) == 0) {
+            w->root = cgroup_cpu_free(w->root);
+            w->root_path[0] = '\0';
+        }
+        w->dirs[i] = w->dirs[--w->n_dirs];
+        return;
+    }
+}
+
+/* cgroup.events changed: at "populated 0" the job's usage is final; read it now. */
+static void job_events(struct slurm_watch *w, const struct watch_dir *d) {
+    char rel[SLURM_WATCH_PATH_MAX + 64], buf[256];
+    struct job *j = job_by_path(w, d->path);
+
+    if (!j)
+        return;
+    (void)snprintf(rel, sizeof(rel), "%s%s/cgroup.events", w->mount, d->path);
+    if (read_file_into_at(w->sys_fd, rel, buf, sizeof(buf)) < 0)
+        return;
+    if (!strstr(buf, "populated 0")) {
+        j->pub.ended = false; /* populated again */
+        return;
+    }
+    job_read(j);
+    job_ended(w, j);
+}
+
+static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) {
+    struct watch_dir *d;
+    char child[SLURM_WATCH_PATH_MAX];
+    int lv;
+
+    if (ev->mask & IN_IGNORED) {
+        drop_dir(w, ev->wd);
+        return;
+    }
+    d = dir_by_wd(w, ev->wd);
+    if (!d)
+        return;
+    if (d->level == LEVEL_JOB) {
+        job_events(w, d);
+        return;
+    }
+    if (!(ev->mask & IN_ISDIR) || ev->len == 0)
+        return;
+    lv = child_level(w, d->level, ev->name);
+    if (lv < 0 || snprintf(child, sizeof(child), "%s/%s", d->path, ev->name) >= (int)sizeof(child))
+        return;
+    if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
+        /* (d may move as the arrays grow: child holds what is needed of it.) */
+        if (lv == LEVEL_JOB)
+            (void)add_job(w, child, true);
+        else
+            (void)add_dir(w, child, lv, true);
+    } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_JOB) {
+        struct job *j = job_by_path(w, child);
+
+        if (j && !j->pub.gone) {
+            job_read(j); /* fails: the directory is gone; keeps the last usage */
+            j->pub.gone = true;
+            j->cg = cgroup_cpu_free(j->cg);
+            job_ended(w, j);
+        }
+    }
+}
+
+static void drain_events(struct slurm_watch *w) {
+    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+    for (;;) {
+        ssize_t n = read(w->ino_fd, buf, sizeof(buf));
+
+        if (n <= 0)
+            return;
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+
+            if (ev->mask & IN_Q_OVERFLOW) {
+                /* Events were lost: list every watched directory again. */
+                for (size_t i = 0; i < w->n_dirs; i++)
+                    if (w->dirs[i].level != LEVEL_JOB) {
+                        char path[SLURM_WATCH_PATH_MAX];
+
+                        memcpy(path, w->dirs[i].path, sizeof(path));
+                        list_dir(w, path, w->dirs[i].level, false);
+                    }
+            } else
+                handle_event(w, ev);
+            p += sizeof(*ev) + ev->len;
+        }
+    }
+}
+
+static void *watch_thread(void *userdata) {
+    struct slurm_watch *w = userdata;
+
+    int timeout = -1;
+
+    for (;;) {
+        struct pollfd fds[2] = {{.fd = w->ino_fd, .events = POLLIN},
+                                {.fd = w->stop_fd, .events = POLLIN}};
+        int n = poll(fds, 2, timeout);
+
+        if (n < 0 && errno != EINTR)
+            return NULL;
+        if (fds[1].revents)
+            return NULL;
+        (void)pthread_mutex_lock(&w->lock);
+        if (n > 0 && fds[0].revents)
+            drain_events(w);
+        for (size_t i = 0; i < w->n_jobs; i++) {
+            struct job *j = &w->jobs[i];
+
+            /* v2 jobs are read at populated 0; the rest at every round (v1). */
+            if (!j->pub.ended || !w->v2)
+                job_read(j);
+            if (j->pub.gone)
+                job_ended(w, j);
+        }
+        /* Polls only while there are jobs to read that no event announces (v1); on v2
+         * the rates come with the reads at each event. */
+        timeout = w->n_jobs > 0 && !w->v2 ? SLURM_WATCH_POLL_MS : -1;
+        (void)pthread_mutex_unlock(&w->lock);
+    }
+}
+
+struct slurm_watch *slurm_watch_free(struct slurm_watch *w) {
+    if (!w)
+        return NULL;
+    if (w->started) {
+        uint64_t one = 1;
+
+        (void)!write(w->stop_fd, &one, sizeof(one));
+        (void)pthread_join(w->thread, NULL);
+    }
+    for (size_t i = 0; i < w->n_jobs; i++)
+        w->jobs[i].cg = cgroup_cpu_free(w->jobs[i].cg);
+    w->root = cgroup_cpu_free(w->root);
+    if (w->ino_fd >= 0)
+        (void)close(w->ino_fd);
+    if (w->stop_fd >= 0)
+        (void)close(w->stop_fd);
+    (void)pthread_mutex_destroy(&w->lock);
+    free(w->jobs);
+    free(w->dirs);
+    free(w);
+    return NULL;
+}
+
+int slurm_watch_start(int sys_fd, struct slurm_watch **ret) {
+    _cleanup_(closep) int top_fd = -1;
+    struct slurm_watch *w;
+    const char *top;
+    int r;
+
+    w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    *w = (struct slurm_watch){.sys_fd = sys_fd, .ino_fd = -1, .stop_fd = -1};
+    (void)pthread_mutex_init(&w->lock, NULL);
+    /* A unified hierarchy at fs/cgroup is v2; else the v1 cpuacct mount. */
+    if (faccessat(sys_fd, "fs/cgroup/cgroup.controllers", F_OK, 0) == 0) {
+        w->v2 = true;
+        w->mount = "fs/cgroup";
+        top = "/system.slice";
+    } else {
+        w->mount = faccessat(sys_fd, "fs/cgroup/cpuacct", F_OK, 0) == 0 ? "fs/cgroup/cpuacct"
+                                                                        : "fs/cgroup/cpu,cpuacct";
+        top = "";
+    }
+    top_fd = open_dir_at(sys_fd, w->mount);
+    if (top_fd < 0) {
+        (void)slurm_watch_free(w);
+        return top_fd == -ENOTDIR ? -ENOENT : top_fd;
+    }
+    w->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    r = w->ino_fd < 0 || w->stop_fd < 0 ? -errno : add_dir(w, top, LEVEL_TOP, false);
+    if (r >= 0) {
+        r = -pthread_create(&w->thread, NULL, watch_thread, w);
+        w->started = r == 0;
+    }
+    if (r < 0) {
+        (void)slurm_watch_free(w);
+        return r;
+    }
+    *ret = w;
+    return 0;
+}
+
+int slurm_watch_take(struct slurm_watch *w, struct slurm_watch_job **buf, size_t *cap,
+                     bool *ret_root_valid, uint64_t *ret_root_usage_us) {
+    size_t n = 0;
+    int r;
+
+    (void)pthread_mutex_lock(&w->lock);
+    r = grow_array(buf, cap, MAX(w->n_jobs, (size_t)1), sizeof(**buf));
+    if (r < 0) {
+        (void)pthread_mutex_unlock(&w->lock);
+        return r;
+    }
+    *ret_root_valid = w->root && cgroup_cpu_read(w->root, ret_root_usage_us) >= 0;
+    for (size_t i = 0; i < w->n_jobs; i++) {
+        (*buf)[n++] = w->jobs[i].pub;
+    }
+    /* Gone jobs were reported once: drop them. */
+    for (size_t i = 0; i < w->n_jobs;) {
+        if (w->jobs[i].pub.gone) {
+            w->jobs[i].cg = cgroup_cpu_free(w->jobs[i].cg);
+            w->jobs[i] = w->jobs[--w->n_jobs];
+        } else
+            i++;
+    }
+    (void)pthread_mutex_unlock(&w->lock);
+    return (int)n;
+}
+
+unsigned slurm_watch_ended_since(struct slurm_watch *w) {
+    return atomic_exchange(&w->ended, 0);
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# SLURM jobs to their last joule, on a real one-node cluster (munged, slurmctld, slurmd from
+# Debian's slurm-wlm; proctrack/cgroup, cgroup/v1) shared by jobs of 2 s, 8 s and LONG s
+# (plus a two-element array job of 2 s), each burning CPU until its time is up, all at
+# once on this node's CPUs. joulestat serves at its default intervals (10 s scans, 1 s
+# ticks) from the real /proc and cgroups and a fake RAPL zone whose energy is exactly
+# WATTS x time (fake_rapl_clock.py), so a job's fair CPU energy is WATTS / CPUs x its CPU
+# time. Each job reads its own cgroup's CPU time as its last command: that is its truth.
+#
+# Checks (check_last_joule.py): every job is there, shorter-than-a-scan ones included;
+# each job's CPU energy is within 2 % of WATTS / CPUs x its CPU time; the zone's energy
+# equals the workloads' plus the unattributed parts to the microjoule. A second joulestat
+# with --slurm-watch=false runs beside it, and its figures are printed for comparison.
+#
+# Usage: slurm-last-joule.sh BUILD_DIR SOURCE_DIR [LONG_SECONDS]   (default 20)
+# Exits 77 (CTest skip) with the reason when the SLURM daemons cannot start here.
+set -euo pipefail
+
+build=$1
+src=$2
+long=${3:-20}
+watts=20
+SKIP=77
+
+for tool in munged slurmctld slurmd sbatch sinfo squeue scontrol curl python3; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit $SKIP; }
+done
+[[ $(id -u) == 0 ]] || { echo "SKIP: SlurmUser=root needs root"; exit $SKIP; }
+# shellcheck source=tests/slurm/slurm-lib.sh
+source "$src/tests/slurm/slurm-lib.sh"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-lastjoule.XXXXXX")
+chmod 0700 "$tmp"
+OTHER_PIDS=()
+cleanup() {
+    local pid
+    for pid in "${OTHER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${OTHER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    slurm_stop "$tmp"
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$tmp"/*.log; do
+        [[ -s $f ]] || continue
+        echo "--- $f (last 20 lines)" >&2
+        tail -20 "$f" >&2
+    done
+    exit 1
+}
+
+mkdir -p "$tmp/sys"
+ln -s /sys/fs "$tmp/sys/fs"
+ln -s /sys/devices "$tmp/sys/devices"
+python3 "$src/tests/slurm/fake_rapl_clock.py" "$tmp/sys" "$watts" &
+OTHER_PIDS+=($!)
+slurm_wait 10 test -s "$tmp/sys/class/powercap/intel-rapl:0/energy_uj" ||
+    fail "the fake RAPL zone did not appear"
+
+slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup
+# Job ids of their own: another test cluster on this host (same node name, so the same
+# cgroup paths) numbers its jobs from 1.
+echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$tmp/slurm.conf"
+if ! slurm_start "$tmp"; then
+    echo "SKIP: the SLURM daemons do not start here:"
+    tail -5 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log 2>/dev/null || true
+    exit $SKIP
+fi
+
+start_joulestat() { # NAME FLAGS...: sets url_NAME
+    local name=$1 port
+    shift
+    port=$(slurm_free_port)
+    "$build/joulestat" serve --no-gpu --rapl-source powercap --path.sysfs "$tmp/sys" \
+        --listen-address "127.0.0.1:$port" "$@" >"$tmp/joulestat-$name.log" 2>&1 &
+    OTHER_PIDS+=($!)
+    printf -v "url_$name" 'http://127.0.0.1:%s/metrics' "$port"
+}
+start_joulestat watch
+start_joulestat nowatch --slurm-watch=false
+# shellcheck disable=SC2154 # url_watch and url_nowatch are set by start_joulestat
+{
+    slurm_wait 10 curl -sf "$url_watch" || fail "joulestat did not come up"
+    slurm_wait 10 curl -sf "$url_nowatch" || fail "joulestat (no watch) did not come up"
+}
+sleep 1 # a first scan: the jobs start after joulestat's baseline
+
+# Each job burns CPU for $1 s of wall time, then writes its job cgroup's CPU time (ns).
+h=$(hostname -s)
+# shellcheck disable=SC2016 # expanded by the job's bash
+burn='end=$(( ${EPOCHREALTIME/./} + $1 * 1000000 )); while (( ${EPOCHREALTIME/./} < end )); do :; done; '
+burn+="cat /sys/fs/cgroup/cpuacct/slurm_$h/uid_0/job_\$SLURM_JOB_ID/cpuacct.usage >$tmp/usage.\$SLURM_JOB_ID"
+jobs=()
+for secs in 2 8 "$long"; do
+    j=$(sbatch --parsable -J "burn$secs" -o /dev/null --wrap "bash -c '$burn' burn $secs") ||
+        fail "sbatch failed"
+    jobs+=("$j")
+done
+array=$(sbatch --parsable -J burn-array --array=0-1 -o /dev/null --wrap "bash -c '$burn' burn 2") ||
+    fail "sbatch --array failed"
+slurm_wait $((long + 60)) slurm_queue_empty || fail "jobs did not finish"
+# The array's elements: their own job ids, found from the usage files they wrote.
+for f in "$tmp"/usage.*; do
+    j=${f##*.}
+    [[ " ${jobs[*]} " == *" $j "* ]] || jobs+=("$j")
+done
+((${#jobs[@]} == 5)) || fail "expected 5 jobs (3 + an array of 2), have ${jobs[*]}"
+echo "jobs: ${jobs[*]} (array $array; long job $long s)"
+
+# The watching joulestat marks a job inactive once its last CPU time is booked.
+all_ended() {
+    local m j
+    m=$(curl -sf "$url_watch") || return 1
+    for j in "${jobs[@]}"; do
+        grep -q "^joulestat_slurm_job_active{job_id=\"$j\"} 0" <<<"$m" || return 1
+    done
+}
+slurm_wait 30 all_ended || fail "joulestat did not book every job's end"
+# The other one: until a scan after the jobs ended (the zone is read at scans only).
+rapl_of() { curl -sf "$1" | awk '/^joulestat_rapl_energy_joules_total/ {print $2}'; }
+before=$(rapl_of "$url_nowatch")
+rapl_moved() { [[ $(rapl_of "$url_nowatch") != "$before" ]]; }
+slurm_wait 30 rapl_moved || fail "joulestat (no watch) did not scan"
+curl -sf "$url_watch" >"$tmp/watch.prom" || fail "scrape failed"
+curl -sf "$url_nowatch" >"$tmp/nowatch.prom" || fail "scrape failed"
+
+python3 "$src/tests/slurm/check_last_joule.py" "$watts" "$tmp" "$tmp/watch.prom" \
+    "$tmp/nowatch.prom" "${jobs[@]}" || fail "SLURM jobs are not booked to their last joule"
+echo "PASS: slurm-last-joule (long job $long s)"

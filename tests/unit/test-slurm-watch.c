@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SLURM job cgroups followed with inotify (slurm_watch.c) and booked to their end
+ * (cpu_groups_slurm.c), on a fake sysfs tree laid out as cgroup v1 (cpuacct) and v2.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cpu_groups.h"
+#include "fileio.h"
+#include "slurm_watch.h"
+#include "workload_kind.h"
+
+#define V1_ROOT "sys/fs/cgroup/cpuacct/slurm_node1"
+#define V1_UID V1_ROOT "/uid_0"
+
+struct env {
+    char root[512];
+    int sys_fd;
+};
+
+static void env_open(struct env *e, bool v2) {
+    char path[600];
+
+    ASSERT_OK(test_mkdtemp(e->root, sizeof(e->root)));
+    if (v2) {
+        ASSERT_OK(test_write_file(e->root, "sys/fs/cgroup/cgroup.controllers", "cpu\n"));
+        ASSERT_OK(
+            test_write_file(e->root, "sys/fs/cgroup/system.slice/cpu.stat", "usage_usec 1\n"));
+    } else
+        ASSERT_OK(test_write_file(e->root, "sys/fs/cgroup/cpuacct/cpuacct.usage", "1\n"));
+    (void)snprintf(path, sizeof(path), "%s/sys", e->root);
+    e->sys_fd = open_root(path);
+    assert_true(e->sys_fd >= 0);
+}
+
+static void env_done(struct env *e) {
+    (void)close(e->sys_fd);
+    test_rm_rf(e->root);
+}
+
+/* Writes <root>/<dir>/<file> = text, the directory made elsewhere and renamed into place
+ * with its file (as a cgroup directory appears: with its files). */
+static void make_cgroup(struct env *e, const char *dir, const char *file, const char *text) {
+    char staged[700], from[700], to[700];
+
+    (void)snprintf(staged, sizeof(staged), "staging/%s", file);
+    ASSERT_OK(test_write_file(e->root, staged, text));
+    (void)snprintf(from, sizeof(from), "%s/staging", e->root);
+    (void)snprintf(to, sizeof(to), "%s/%s", e->root, dir);
+    assert_int_equal(rename(from, to), 0);
+}
+
+static void remove_cgroup(struct env *e, const char *dir, const char *file) {
+    char path[700];
+
+    (void)snprintf(path, sizeof(path), "%s/%s/%s", e->root, dir, file);
+    assert_int_equal(unlink(path), 0);
+    (void)snprintf(path, sizeof(path), "%s/%s", e->root, dir);
+    assert_int_equal(rmdir(path), 0);
+}
+
+/* Waits (5 s at most: a loaded machine) until the watch reports path with usage_us. */
+static void wait_for(struct slurm_watch *w, const char *path, uint64_t usage_us, bool gone) {
+    uint64_t deadline = clock_monotonic_ns() + 5 * NSEC_PER_SEC;
+    struct slurm_watch_job *jobs = NULL;
+    size_t cap = 0;
+
+    for (;;) {
+        bool root_valid;
+        uint64_t root;
+        int n = slurm_watch_take(w, &jobs, &cap, &root_valid, &root);
+
+        assert_true(n >= 0);
+        for (int i = 0; i < n; i++)
+            if (strcmp(jobs[i].path, path) == 0 && jobs[i].have_usage &&
+                jobs[i].usage_us == usage_us && jobs[i].gone == gone) {
+                assert_true(jobs[i].fresh);
+                free(jobs);
+                return;
+            }
+        assert_true(clock_monotonic_ns() < deadline);
+        (void)nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    }
+}
+
+/* Waits (5 s at most) until the watch has seen a job end. */
+static void wait_ended(struct slurm_watch *w) {
+    uint64_t deadline = clock_monotonic_ns() + 5 * NSEC_PER_SEC;
+
+    while (slurm_watch_ended_since(w) == 0) {
+        assert_true(clock_monotonic_ns() < deadline);
+        (void)nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    }
+}
+
+static struct cpu_group *group_of(struct cpu_groups *g, uint32_t job) {
+    char id[16];
+
+    (void)snprintf(id, sizeof(id), "%u", job);
+    for (size_t i = 0; i < g->n; i++)
+        if (strcmp(g->v[i].id.slurm_job, id) == 0)
+            return &g->v[i];
+    return NULL;
+}
+
+static void test_v1_job_to_its_end(void **state) {
+    struct env e;
+    struct slurm_watch *w = NULL;
+    struct cpu_groups g;
+    struct cpu_group *grp;
+
+    env_open(&e, false);
+    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    cpu_groups_init(&g, -1, e.sys_fd);
+    cpu_groups_set_watch(&g, w);
+
+    /* slurmd starts: its root; a job starts under a new uid directory. */
+    make_cgroup(&e, V1_ROOT, "cpuacct.usage", "10000000000\n");
+    ASSERT_OK(test_write_file(e.root, V1_UID "/cpuacct.usage", "0\n"));
+    make_cgroup(&e, V1_UID "/job_7", "cpuacct.usage", "500000000\n"); /* 0.5 s */
+    wait_for(w, "/slurm_node1/uid_0/job_7", 500000, false);
+
+    /* The first read: a group no process scan made, from 0 since it was created watched. */
+    cpu_groups_prepare(&g);
+    grp = group_of(&g, 7);
+    assert_non_null(grp);
+    assert_true(grp->watched && grp->cgroup_valid && !grp->ended);
+    assert_int_equal(grp->cgroup_delta_us, 500000);
+    cpu_groups_finish(&g);
+
+    /* It runs 0.3 s more, read by the watch; then 0.1 s nobody reads, and it is gone. The
+     * root (every job's time, removed ones too) grew by the whole 0.4 s. */
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/cpuacct.usage", "800000000\n"));
+    wait_for(w, "/slurm_node1/uid_0/job_7", 800000, false);
+    ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "10400000000\n"));
+    remove_cgroup(&e, V1_UID "/job_7", "cpuacct.usage");
+
+    cpu_groups_prepare(&g);
+    grp = group_of(&g, 7);
+    assert_non_null(grp);
+    assert_true(grp->ended && grp->cgroup_valid);
+    assert_null(grp->cgroup);
+    assert_int_equal(grp->cgroup_delta_us, 400000); /* its last read + the root's rest */
+    cpu_groups_finish(&g);
+    assert_null(group_of(&g, 7)); /* pruned once booked */
+
+    /* A job shorter than a scan: created, read, gone between two scans. */
+    make_cgroup(&e, V1_UID "/job_8", "cpuacct.usage", "200000000\n");
+    wait_for(w, "/slurm_node1/uid_0/job_8", 200000, false);
+    ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "10650000000\n"));
+    (void)slurm_watch_ended_since(w);
+    remove_cgroup(&e, V1_UID "/job_8", "cpuacct.usage");
+    wait_ended(w);
+    cpu_groups_prepare(&g);
+    grp = group_of(&g, 8);
+    assert_non_null(grp);
+    assert_true(grp->ended && grp->cgroup_valid);
+    assert_int_equal(grp->cgroup_delta_us, 250000);
+    cpu_groups_finish(&g);
+
+    cpu_groups_done(&g);
+    assert_null(slurm_watch_free(w));
+    env_done(&e);
+}
+
+static void test_v1_two_jobs_end_together(void **state) {
+    struct env e;
+    struct slurm_watch *w = NULL;
+    struct cpu_groups g;
+    struct cpu_group *a, *b;
+
+    env_open(&e, false);
+    make_cgroup(&e, V1_ROOT, "cpuacct.usage", "0\n");
+    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    cpu_groups_init(&g, -1, e.sys_fd);
+    cpu_groups_set_watch(&g, w);
+    ASSERT_OK(test_write_file(e.root, V1_UID "/cpuacct.usage", "0\n"));
+    make_cgroup(&e, V1_UID "/job_1", "cpuacct.usage", "100000000\n");
+    make_cgroup(&e, V1_UID "/job_2", "cpuacct.usage", "100000000\n");
+    wait_for(w, "/slurm_node1/uid_0/job_1", 100000, false);
+    wait_for(w, "/slurm_node1/uid_0/job_2", 100000, false);
+    ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "200000000\n"));
+    cpu_groups_prepare(&g);
+    cpu_groups_finish(&g);
+
+    /* Both end in the same window: 1 ms of the root's growth is nobody's read; it is split
+     * between them, to the microsecond. */
+    ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "301000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_1/cpuacct.usage", "130000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_2/cpuacct.usage", "170000000\n"));
+    wait_for(w, "/slurm_node1/uid_0/job_1", 130000, false);
+    wait_for(w, "/slurm_node1/uid_0/job_2", 170000, false);
+    remove_cgroup(&e, V1_UID "/job_1", "cpuacct.usage");
+    remove_cgroup(&e, V1_UID "/job_2", "cpuacct.usage");
+    cpu_groups_prepare(&g);
+    a = group_of(&g, 1);
+    b = group_of(&g, 2);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(a->ended && b->ended);
+    assert_true(a->cgroup_delta_us >= 30000 && b->cgroup_delta_us >= 70000);
+    assert_int_equal(a->cgroup_delta_us + b->cgroup_delta_us, 101000);
+    cpu_groups_finish(&g);
+
+    cpu_groups_done(&g);
+    assert_null(slurm_watch_free(w));
+    env_done(&e);
+}
+
+static void test_v2_populated_0(void **state) {
+    static const char *scope = "sys/fs/cgroup/system.slice/slurmstepd.scope";
+    static const char *job = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_42";
+    static const char *sluid = "sys/fs/cgroup/system.slice/slurmstepd.scope/s5K1KKYAYG5D00";
+    struct env e;
+    struct slurm_watch *w = NULL;
+    char path[700];
+
+    env_open(&e, true);
+    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    make_cgroup(&e, scope, "cpu.stat", "usage_usec 100\n");
+    ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
+    make_cgroup(&e, job, "cpu.stat", "usage_usec 1000\n");
+    wait_for(w, "/system.slice/slurmstepd.scope/job_42", 1000, false);
+
+    /* v2 jobs are not polled: the usage at "populated 0" is what the watch keeps. */
+    (void)snprintf(path, sizeof(path), "%s/cpu.stat", job);
+    ASSERT_OK(test_write_file(e.root, path, "usage_usec 7000\n"));
+    (void)snprintf(path, sizeof(path), "%s/cgroup.events", job);
+    ASSERT_OK(test_write_file(e.root, path, "populated 0\nfrozen 0\n"));
+    wait_ended(w);
+    wait_for(w, "/system.slice/slurmstepd.scope/job_42", 7000, false);
+
+    /* A Slurm 26.05 job directory named by its SLUID is a job too: its group is made from
+     * the directory (labelled with the SLUID), and a process of it with SLURM_JOB_ID in
+     * its environment lands in the same group, which then takes the numeric id. */
+    make_cgroup(&e, sluid, "cpu.stat", "usage_usec 5\n");
+    wait_for(w, "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00", 5, false);
+    {
+        static const char *proc_path = "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0";
+        struct workload_identity id;
+        struct cpu_groups g;
+        size_t n, i = SIZE_MAX;
+
+        cpu_groups_init(&g, -1, e.sys_fd);
+        cpu_groups_set_watch(&g, w);
+        cpu_groups_prepare(&g);
+        n = g.n;
+        for (size_t k = 0; k < g.n; k++)
+            if (strcmp(g.v[k].id.slurm_job, "s5K1KKYAYG5D00") == 0)
+                i = k;
+        assert_true(i != SIZE_MAX);
+        ASSERT_OK(cgroup_path_parse(proc_path, strlen(proc_path), &id));
+        id.slurm.job_id_valid = true; /* as workload_identity_apply_environ() sets it */
+        id.slurm.job_id = 1234;
+        assert_int_equal(cpu_groups_get(&g, workload_group_key(&id), 99, &id, true, &i), 0);
+        assert_int_equal(g.n, n);
+        assert_string_equal(g.v[i].id.slurm_job, "1234");
+        cpu_groups_finish(&g);
+        cpu_groups_done(&g);
+    }
+
+    assert_null(slurm_watch_free(w));
+    env_done(&e);
+}
+
+static void test_nothing_to_watch(void **state) {
+    char root[512], path[600];
+    struct slurm_watch *w = NULL;
+    int fd;
+
+    ASSERT_OK(test_mkdtemp(root, sizeof(root)));
+    ASSERT_OK(test_write_file(root, "sys/class/x", "1\n"));
+    (void)snprintf(path, sizeof(path), "%s/sys", root);
+    fd = open_root(path);
+    ASSERT_ERRNO(slurm_watch_start(fd, &w), ENOENT);
+    assert_null(w);
+    (void)close(fd);
+    test_rm_rf(root);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_v1_job_to_its_end),
+        cmocka_unit_test(test_v1_two_jobs_end_together),
+        cmocka_unit_test(test_v2_populated_0),
+        cmocka_unit_test(test_nothing_to_watch),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

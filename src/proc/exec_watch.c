@@ -47,22 +47,24 @@ struct exec_watch {
 };
 
 static int subscribe(int sock) {
-    struct {
-        struct nlmsghdr nl;
-        struct cn_msg cn;
-        enum proc_cn_mcast_op op;
-    } __attribute__((packed)) msg = {
-        .nl = {.nlmsg_len = sizeof(msg), .nlmsg_type = NLMSG_DONE, .nlmsg_pid = 0},
-        .cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC}, .len = sizeof(msg.op)},
-        .op = PROC_CN_MCAST_LISTEN,
-    };
+    /* a netlink header, then a connector header, then the operation */
+    unsigned char msg[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(enum proc_cn_mcast_op))] = {0};
+    struct nlmsghdr *nl = (struct nlmsghdr *)(void *)msg;
+    struct cn_msg *cn = NLMSG_DATA(nl);
+    enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
     struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
     int size = SOCKET_BUFFER_BYTES;
 
+    nl->nlmsg_len = NLMSG_LENGTH(sizeof(*cn) + sizeof(op));
+    nl->nlmsg_type = NLMSG_DONE;
+    cn->id.idx = CN_IDX_PROC;
+    cn->id.val = CN_VAL_PROC;
+    cn->len = sizeof(op);
+    memcpy(cn->data, &op, sizeof(op));
     if (bind(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0)
         return -errno;
     (void)setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-    if (send(sock, &msg, sizeof(msg), 0) < 0)
+    if (send(sock, msg, nl->nlmsg_len, 0) < 0)
         return -errno;
     return 0;
 }
@@ -149,8 +151,9 @@ static void on_exit_event(struct exec_watch *w, uint32_t pid) {
 }
 
 /* One datagram: a netlink message carrying a connector message carrying a process event. */
-static void on_message(struct exec_watch *w, const char *buf, size_t n) {
-    for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, n); nl = NLMSG_NEXT(nl, n)) {
+static void on_message(struct exec_watch *w, char *buf, size_t n) {
+    for (struct nlmsghdr *nl = (struct nlmsghdr *)(void *)buf; NLMSG_OK(nl, n);
+         nl = NLMSG_NEXT(nl, n)) {
         const struct cn_msg *cn = NLMSG_DATA(nl);
         struct proc_event ev;
 

@@ -144,9 +144,13 @@ static int read_activity(struct nvml_state *s, struct nvml_device *d, struct nvm
 
     m->view.activity_valid = false;
     for (size_t k = 0; k < ARRAY_SIZE(m->samples); k++)
-        if (!m->samples[k] && s->api->gpm_sample_alloc(&m->samples[k]) != NVML_SUCCESS) {
-            m->samples[k] = NULL;
-            return -ENOMEM;
+        if (!m->samples[k]) {
+            code = s->api->gpm_sample_alloc(&m->samples[k]);
+            if (code != NVML_SUCCESS) { /* the library's failure: no activity this window */
+                m->samples[k] = NULL;
+                r = nvml_feature_record(d, GPU_FEATURE_MIG_ACTIVITY, code);
+                return r == -ENODEV ? r : 0;
+            }
         }
     code = s->api->gpm_mig_sample_get(d->handle, m->view.gpu_instance, m->samples[m->next]);
     r = nvml_feature_record(d, GPU_FEATURE_MIG_ACTIVITY, code);

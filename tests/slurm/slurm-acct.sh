@@ -15,15 +15,10 @@ set -euo pipefail
 build=$1
 src=$2
 watts=20
-SKIP=77
 
-for tool in munged slurmctld slurmd slurmdbd sacct sacctmgr sbatch mariadbd \
-    mariadb-install-db curl python3; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit $SKIP; }
-done
-[[ $(id -u) == 0 ]] || { echo "SKIP: SlurmUser=root needs root"; exit $SKIP; }
 # shellcheck source=tests/slurm/slurm-lib.sh
 source "$src/tests/slurm/slurm-lib.sh"
+slurm_require munged slurmctld slurmd slurmdbd sacct sacctmgr sbatch mariadbd mariadb-install-db curl python3
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-acct.XXXXXX")
 chmod 0700 "$tmp"
@@ -36,26 +31,18 @@ cleanup() {
     [[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    for f in "$tmp"/*.log; do
-        [[ -s $f ]] || continue
-        echo "--- $f (last 20 lines)" >&2
-        tail -20 "$f" >&2
-    done
-    exit 1
-}
+fail() { slurm_fail "$tmp" "$@"; }
 
 # MariaDB on a free loopback port, its own data directory, root by socket and TCP.
 db_port=$(slurm_free_port)
 mariadb-install-db --no-defaults --datadir="$tmp/db" --user=root \
     --auth-root-authentication-method=normal >"$tmp/mariadb-install.log" 2>&1 ||
-    { echo "SKIP: mariadb-install-db failed"; tail -5 "$tmp/mariadb-install.log"; exit $SKIP; }
+    { echo "SKIP: mariadb-install-db failed"; tail -5 "$tmp/mariadb-install.log"; exit $SLURM_SKIP; }
 mariadbd --no-defaults --datadir="$tmp/db" --user=root --bind-address=127.0.0.1 \
     --port="$db_port" --socket="$tmp/mysql.sock" --pid-file="$tmp/mariadb.pid" \
     --skip-log-bin --innodb-buffer-pool-size=32M >"$tmp/mariadb.log" 2>&1 &
 DB_PIDS+=($!)
-slurm_wait 60 test -S "$tmp/mysql.sock" || { echo "SKIP: MariaDB does not start"; exit $SKIP; }
+slurm_wait 60 test -S "$tmp/mysql.sock" || { echo "SKIP: MariaDB does not start"; exit $SLURM_SKIP; }
 
 # The cluster's configuration with accounting through slurmdbd and the epilog.
 slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup

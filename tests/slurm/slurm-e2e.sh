@@ -16,15 +16,11 @@ set -euo pipefail
 build=$1
 src=$2
 mode=$3
-SKIP=77
 
-for tool in munged slurmctld slurmd srun sbatch sinfo squeue scontrol curl; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit $SKIP; }
-done
-[[ $(id -u) == 0 ]] || { echo "SKIP: SlurmUser=root needs root"; exit $SKIP; }
 
 # shellcheck source=tests/slurm/slurm-lib.sh
 source "$src/tests/slurm/slurm-lib.sh"
+slurm_require munged slurmctld slurmd srun sbatch sinfo squeue scontrol curl
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-slurm.XXXXXX")
 chmod 0700 "$tmp" # munged refuses a socket directory others can write to
@@ -39,15 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-    echo "FAIL: $*" >&2
-    for f in "$tmp"/*.log "$tmp"/*.out; do
-        [[ -s $f ]] || continue
-        echo "--- $f (last 20 lines)" >&2
-        tail -20 "$f" >&2
-    done
-    exit 1
-}
+fail() { slurm_fail "$tmp" "$@"; }
 
 case $mode in
 cgroup) slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup ;;
@@ -55,31 +43,16 @@ linuxproc) slurm_write_config "$tmp" proctrack/linuxproc task/none jobacct_gathe
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 
-# The fake RAPL zone: +2 J every 100 ms (20 W). cgroup files and CPU topology stay real.
-# joulestat keeps energy_uj open and re-reads it, as on sysfs: so the value is rewritten in
-# place with a fixed width (never renamed, never truncated).
-zone=$tmp/sys/class/powercap/intel-rapl:0
-mkdir -p "$zone"
-echo package-0 >"$zone/name"
-echo 1 >"$zone/enabled"
-echo 262143328850 >"$zone/max_energy_range_uj"
-printf '%20d\n' 1000000 >"$zone/energy_uj"
-ln -s /sys/fs "$tmp/sys/fs"
-ln -s /sys/devices "$tmp/sys/devices"
-(
-    e=1000000
-    while :; do
-        e=$((e + 2000000))
-        printf '%20d\n' "$e" 1<>"$zone/energy_uj"
-        sleep 0.1
-    done
-) &
-OTHER_PIDS+=($!)
+# The fake RAPL zone (20 W); cgroup files and CPU topology stay real.
+# shellcheck source=tests/e2e/fake-rapl.sh
+source "$src/tests/e2e/fake-rapl.sh"
+e2e_fake_rapl_zone "$tmp/sys"
+OTHER_PIDS+=("$E2E_FAKE_RAPL_PID")
 
 if ! slurm_start "$tmp"; then
     echo "SKIP: the SLURM daemons do not start here ($mode mode):"
     tail -5 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log 2>/dev/null || true
-    exit $SKIP
+    exit $SLURM_SKIP
 fi
 
 port=$(slurm_free_port)

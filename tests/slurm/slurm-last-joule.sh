@@ -21,14 +21,10 @@ build=$1
 src=$2
 long=${3:-20}
 watts=20
-SKIP=77
 
-for tool in munged slurmctld slurmd sbatch sinfo squeue scontrol curl python3; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit $SKIP; }
-done
-[[ $(id -u) == 0 ]] || { echo "SKIP: SlurmUser=root needs root"; exit $SKIP; }
 # shellcheck source=tests/slurm/slurm-lib.sh
 source "$src/tests/slurm/slurm-lib.sh"
+slurm_require munged slurmctld slurmd sbatch sinfo squeue scontrol curl python3
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-lastjoule.XXXXXX")
 chmod 0700 "$tmp"
@@ -41,15 +37,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    for f in "$tmp"/*.log; do
-        [[ -s $f ]] || continue
-        echo "--- $f (last 20 lines)" >&2
-        tail -20 "$f" >&2
-    done
-    exit 1
-}
+fail() { slurm_fail "$tmp" "$@"; }
 
 mkdir -p "$tmp/sys"
 ln -s /sys/fs "$tmp/sys/fs"
@@ -66,7 +54,7 @@ echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$tmp/slurm.conf"
 if ! slurm_start "$tmp"; then
     echo "SKIP: the SLURM daemons do not start here:"
     tail -5 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log 2>/dev/null || true
-    exit $SKIP
+    exit $SLURM_SKIP
 fi
 
 start_joulestat() { # NAME FLAGS...: sets url_NAME

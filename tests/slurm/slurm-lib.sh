@@ -5,6 +5,29 @@
 # shellcheck shell=bash
 
 SLURM_PIDS=()
+SLURM_SKIP=77
+
+# slurm_require TOOL...: exits 77 (CTest skip) unless every tool is there and we are root.
+slurm_require() {
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit $SLURM_SKIP; }
+    done
+    [[ $(id -u) == 0 ]] || { echo "SKIP: SlurmUser=root needs root"; exit $SLURM_SKIP; }
+}
+
+# slurm_fail DIR MESSAGE: says what failed and the end of every log and job output in DIR.
+slurm_fail() {
+    local dir=$1 f
+    shift
+    echo "FAIL: $*" >&2
+    for f in "$dir"/*.log "$dir"/*.out; do
+        [[ -s $f ]] || continue
+        echo "--- $f (last 20 lines)" >&2
+        tail -20 "$f" >&2
+    done
+    exit 1
+}
 
 # Prints a free TCP port on 127.0.0.1.
 slurm_free_port() {

@@ -118,19 +118,32 @@ static uint64_t workload_key(enum workload_kind kind, const char *id) {
 /* Marks a workload seen. Names (pod, namespace, container) may arrive later than the ids:
  * keep them fresh, with a new label set only when they differ. Out of memory, the old
  * names stay until the next booking. */
-/* The workload's labels from a booking's: with the names the labeler knows filled in, so
- * that a booking made from a process's bare ids (the CPU side) does not take away the
- * names another gave (the GPU side's processes carry them). */
+/* An empty name of a booking's labels takes the workload's own: the names belong to the
+ * workload's ids, and a booking made from a process's bare ids (the CPU side) must not
+ * take away the names another gave (the GPU side's processes carry them). */
+static void keep_names(struct snap_identity *fresh, const struct snap_identity *had) {
+    if (!fresh->pod[0])
+        memcpy(fresh->pod, had->pod, sizeof(fresh->pod));
+    if (!fresh->namespace_[0])
+        memcpy(fresh->namespace_, had->namespace_, sizeof(fresh->namespace_));
+    if (!fresh->container[0])
+        memcpy(fresh->container, had->container, sizeof(fresh->container));
+}
+
+/* The workload's labels from a booking's; only when they differ even so are the names
+ * the labeler knows asked for (a lookup under its lock: not on every booking). */
 static void workload_refresh(const struct ledger *l, struct ledger_workload *w,
                              enum workload_kind kind, const struct snap_identity *id,
                              uint64_t now_ns) {
     struct snap_identity fresh;
 
     workload_labels_copy(kind, id, &fresh);
-    if (l->labeler)
-        l->labeler(l->labeler_userdata, &fresh);
-    if (!workload_labels_equal(kind, &fresh, w->id))
+    keep_names(&fresh, w->id);
+    if (!workload_labels_equal(kind, &fresh, w->id)) {
+        if (l->labeler)
+            l->labeler(l->labeler_userdata, &fresh);
         (void)ledger_labels_replace(&w->id, &fresh);
+    }
     w->active = true;
     w->ended = false;
     w->last_seen_ns = now_ns;

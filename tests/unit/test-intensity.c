@@ -277,7 +277,8 @@ static void test_single_class(void **state) {
 /*
  * A process at 300 W per 100 % SM drops to 120 W at 120 s (an evaluation phase), beside a
  * 200 W one. Its estimate is within 10 % of 300 before the change and within 10 % of 120
- * at most 60 windows after it, and stays there.
+ * at most 15 windows after it (the change is seen as a run of rows off the fit, and the
+ * past forgotten; forgetting alone took about 50), and stays there.
  */
 static void test_phase_change_followed(void **state) {
     struct intensity_class_info info;
@@ -307,7 +308,7 @@ static void test_phase_change_followed(void **state) {
             settled = -1;
     }
     print_message("within 10 %% of the new intensity %d windows after the change\n", settled);
-    assert_true(settled >= 0 && settled <= 60);
+    assert_true(settled >= 0 && settled <= 15);
     synth_run_done(&r);
     synth_done(&s);
 }

@@ -369,7 +369,6 @@ static void watch_change(struct intensity_gpu *g, const struct intensity_row *ro
         for (size_t k = 0; k < row->n_touched; k++)
             g->has_memory[PARAM_CLASS0 + row->touched[k]] = false;
         g->change_run = 0;
-        g->changes++;
     }
 }
 

@@ -60,10 +60,9 @@ struct intensity_gpu {
     double kappa_ref; /* the GPU's mean intensity, information-weighted */
     double idle_prior_w;
     bool idle_prior_known;
-    double sigma_j, dof; /* residual standard deviation (J per row), degrees of freedom */
-    int change_run;       /* rows in a row far off the fit, signed by the side */
+    double sigma_j, dof;   /* residual standard deviation (J per row), degrees of freedom */
+    int change_run;        /* rows in a row far off the fit, signed by the side */
     double change_sigma_j; /* sigma_j when the run began */
-    unsigned changes;    /* phase changes followed */
 
     /* Rows: the one being gathered, and the last complete one, which waits for the next
      * window's early activity before it is learned from. */

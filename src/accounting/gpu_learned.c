@@ -44,6 +44,25 @@ static uint64_t class_of(const struct ledger_process *p) {
     return h | 1;
 }
 
+/* Its command, the family whose runs pool what they teach across workloads; 0 without a
+ * name. A run's index at the end of the name ("infer-17", "worker_3") is not part of the
+ * command: the runs of a job array differ only there. */
+static uint64_t family_of(const struct ledger_process *p) {
+    const char *name = p->id ? p->id->process_name : NULL;
+    size_t len;
+
+    if (!name || !name[0])
+        return 0;
+    len = strlen(name);
+    while (len > 0 && name[len - 1] >= '0' && name[len - 1] <= '9')
+        len--;
+    if (len < strlen(name) && len > 1 && strchr("-_.:", name[len - 1]))
+        len--;
+    else
+        len = strlen(name);
+    return hash_bytes(name, len, 0x66616d696c790000ULL) | 1;
+}
+
 /*
  * How long each consumer held a context in (t0, t1]: a listed process from its start (when
  * known) to the window's end; one that is no longer listed until its last sample. Returns
@@ -105,6 +124,7 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, ui
             p->class_key = class_of(p);
         a->intensity_in[i] = (struct intensity_consumer){
             .class_key = p->class_key,
+            .family_key = family_of(p),
             .activity = a->weights[i],
             .early = a->early[i],
         };

@@ -65,6 +65,7 @@ int intensity_gpu_new(const struct intensity_options *o, struct intensity_gpu **
     g->opt = opt;
     g->dim = PARAM_CLASS0;
     hashmap_init(&g->index);
+    hashmap_init(&g->family_index);
     if (grow_slots(g, INITIAL_SLOTS < opt.max_classes ? INITIAL_SLOTS : opt.max_classes) < 0) {
         intensity_gpu_free(g);
         return -ENOMEM;
@@ -77,6 +78,7 @@ struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g) {
     if (!g)
         return NULL;
     hashmap_done(&g->index);
+    intensity_families_free(g);
     free(g->classes);
     free(g->m);
     free(g->b);
@@ -437,8 +439,8 @@ static int reserve_window(struct intensity_gpu *g, size_t n) {
 /* What the window uses of a class: its estimate and how uncertain it is. A class with no
  * information at all is not known (it takes the others' mean); one held from an earlier
  * solve (frozen, remembered) counts as certain. */
-static bool class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
-                           double *ret_se) {
+static bool own_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
+                         double *ret_se) {
     size_t p = PARAM_CLASS0 + s;
 
     if (g->m[p * g->dim + p] <= 0 && !g->has_memory[p])
@@ -447,6 +449,31 @@ static bool class_estimate(const struct intensity_gpu *g, uint32_t s, double *re
     *ret_se = g->se[p] > 0 ? g->se[p] : 0;
     if (g->se[p] <= 0 && !g->has_memory[p])
         return false; /* never solved with data yet */
+    return true;
+}
+
+/* Its own estimate combined with its family's (precision-weighted), or the family's alone
+ * for a class with none yet. An estimate held as certain stays as it is. */
+static bool class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
+                           double *ret_se) {
+    double kappa, se, family_kappa, family_var, precision;
+    bool own = own_estimate(g, s, &kappa, &se);
+
+    if (!intensity_family_estimate(g, s, &family_kappa, &family_var) || (own && se <= 0)) {
+        if (own) {
+            *ret_kappa = kappa;
+            *ret_se = se;
+        }
+        return own;
+    }
+    if (!own) {
+        *ret_kappa = family_kappa;
+        *ret_se = sqrt(family_var);
+        return true;
+    }
+    precision = 1 / (se * se) + 1 / family_var;
+    *ret_kappa = (kappa / (se * se) + family_kappa / family_var) / precision;
+    *ret_se = sqrt(1 / precision);
     return true;
 }
 
@@ -595,6 +622,8 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
         return r;
     for (size_t i = 0; i < w->n; i++) {
         r = class_slot(g, w->consumers[i].class_key, &g->slot_of[i]);
+        if (r >= 0 && g->slot_of[i] != NO_SLOT)
+            r = intensity_family_join(g, g->slot_of[i], w->consumers[i].family_key);
         if (r < 0)
             return r;
     }

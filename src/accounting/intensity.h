@@ -83,6 +83,9 @@
  * Nothing is allocated once the tables have grown to the GPU's class count; a new class
  * beyond max_classes evicts the least recently seen one.
  *
+ * Families: a consumer may name its command (family_key); a class with too little data
+ * takes its family's pooled estimate as a prior (intensity_family.c).
+ *
  * Exports the integrator adds (not wired yet): per process,
  * `<prefix>_power_intensity_watts{...process labels}`: the learned intensity of its class
  * in W per 100 % SM (absent until its class is identifiable); per GPU,
@@ -112,9 +115,10 @@ struct intensity_options {
 };
 
 struct intensity_consumer {
-    uint64_t class_key; /* the workload; a process without one passes its own key */
-    uint64_t activity;  /* SM weight in the window, percent-microseconds */
-    uint64_t early;     /* the part of activity that lies at or before the window start */
+    uint64_t class_key;  /* the workload; a process without one passes its own key */
+    uint64_t family_key; /* its command on this GPU, pooled across workloads; 0: none */
+    uint64_t activity;   /* SM weight in the window, percent-microseconds */
+    uint64_t early;      /* the part of activity that lies at or before the window start */
 };
 
 struct intensity_window {

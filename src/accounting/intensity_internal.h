@@ -32,6 +32,17 @@ struct intensity_class {
     uint64_t key;
     bool in_use;
     double last_seen_s; /* learning clock */
+    uint32_t family;    /* family slot + 1, 0 for none */
+    /* What its estimate last added to its family: 1/se^2 and theta/se^2, theta^2/se^2. */
+    double fam_w, fam_wt, fam_wtt;
+};
+
+/* The classes of one command on this GPU (intensity_family.c): pooled estimates for a
+ * class too short-lived to be learned alone. Sums over its members' contributions. */
+struct intensity_family {
+    uint64_t key;
+    unsigned members;
+    double w, wt, wtt;
 };
 
 struct intensity_gpu {
@@ -53,6 +64,11 @@ struct intensity_gpu {
     double t_ref_s;
     double clock_s; /* sum of window durations: immune to clock steps */
     unsigned rows;  /* rows learned from */
+
+    /* Families: key -> slot + 1; at most max_classes, never evicted. */
+    struct hashmap family_index;
+    size_t n_families, families_cap;
+    struct intensity_family *families;
 
     /* Per parameter: estimate, memory, state at the last solve. */
     double *theta, *memory, *se;
@@ -80,6 +96,16 @@ struct intensity_gpu {
     uint32_t *frozen; /* tracked classes with data, not live */
     double *h, *chol, *g, *x, *r, *hinv_diag;
 };
+
+/* Puts class slot s into the family of that key (0: none), once. */
+int intensity_family_join(struct intensity_gpu *g, uint32_t s, uint64_t family_key);
+/* Replaces what class slot s adds to its family by its new estimate and standard error. */
+void intensity_family_update(struct intensity_gpu *g, uint32_t s, double theta, double se);
+/* Its family's estimate for class slot s from the other members, and the variance of a
+ * member about it. false when the family is too small to tell. */
+bool intensity_family_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
+                               double *ret_var);
+void intensity_families_free(struct intensity_gpu *g);
 
 /* Solves the live system and updates theta, learned, se, memory (intensity_solve.c). */
 int intensity_solve(struct intensity_gpu *g);

@@ -70,6 +70,13 @@ static double stored(const struct intensity_gpu *g, size_t i, size_t j) {
     return g->m[i * g->dim + j];
 }
 
+/* The weight now of parameter p's most recent row: e^(-age / tau), at most 1. */
+static double class_weight_now(const struct intensity_gpu *g, size_t p) {
+    double age = g->clock_s - g->classes[p - PARAM_CLASS0].last_seen_s;
+
+    return age > 0 ? exp(-age / g->opt.tau_s) : 1;
+}
+
 /* Splits the classes with data into live (recently seen, most recent first, capped) and
  * frozen. live[0..1] are P_idle and P_ctx. Returns the live count; *ret_frozen the rest. */
 static size_t select_live(struct intensity_gpu *g, size_t *ret_frozen) {
@@ -242,7 +249,8 @@ static double residual_ss(const struct intensity_gpu *g, size_t n, size_t n_froz
 
 int intensity_solve(struct intensity_gpu *g) {
     double s = intensity_decay_now(g), rss, sigma, neff, ref_num = 0, ref_den = 0;
-    size_t n, n_frozen, n_data;
+    double n_data;
+    size_t n, n_frozen;
     bool positive = true;
     int r;
 
@@ -266,13 +274,18 @@ int intensity_solve(struct intensity_gpu *g) {
         project_nonnegative(g, n);
     inverse_diagonal(g->chol, n, g->r, g->hinv_diag);
 
-    /* Parameters with data: the intercepts (when seen) and every class with rows. */
-    n_data = n_frozen;
+    /* Parameters with data: the intercepts (when seen) and every class with rows. A class
+     * fitted to rows that have since faded uses up only what they still weigh: a run of
+     * 80 ms seen 30 s ago fits its own row exactly, and that row now counts e^-2. */
+    n_data = 0;
+    for (size_t f = 0; f < n_frozen; f++)
+        n_data += class_weight_now(g, g->frozen[f]);
     for (size_t a = 0; a < n; a++)
-        n_data += stored(g, g->live[a], g->live[a]) > 0;
+        if (stored(g, g->live[a], g->live[a]) > 0)
+            n_data += g->live[a] < PARAM_CLASS0 ? 1 : class_weight_now(g, g->live[a]);
     neff = s * g->neff;
     rss = residual_ss(g, n, n_frozen, s);
-    g->dof = neff - (double)n_data;
+    g->dof = neff - n_data;
     sigma = sqrt((rss > 0 ? rss : 0) / (g->dof > 1 ? g->dof : 1));
     if (neff > 0 && sigma < SIGMA_FLOOR_PART * sqrt(s * g->syy / neff))
         sigma = SIGMA_FLOOR_PART * sqrt(s * g->syy / neff);
@@ -291,6 +304,8 @@ int intensity_solve(struct intensity_gpu *g) {
         ok = g->dof >= MIN_DOF && info >= g->opt.min_info && se <= limit;
         g->theta[p] = g->x[a];
         g->se[p] = se;
+        if (p >= PARAM_CLASS0 && stored(g, p, p) > 0)
+            intensity_family_update(g, (uint32_t)(p - PARAM_CLASS0), g->x[a], se);
         g->learned[p] = ok;
         if (ok) {
             g->memory[p] = g->x[a];

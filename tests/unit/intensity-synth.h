@@ -33,6 +33,7 @@
 struct synth_proc {
     uint64_t key;
     uint64_t class_key;
+    uint64_t family_key;      /* 0: none */
     double kappa_w, kappa2_w; /* intensity before and after change_at_s */
     double change_at_s;       /* 0: no change */
     uint64_t phase_us;        /* sample phase within the period */
@@ -272,8 +273,10 @@ static inline int synth_step(struct synth *s, struct synth_run *r, uint64_t dt_u
         if (!r->win.alive[p] && weights[p] == 0)
             continue;
         idx[n] = p;
-        ic[n] = (struct intensity_consumer){
-            .class_key = s->procs[p].class_key, .activity = weights[p], .early = early[p]};
+        ic[n] = (struct intensity_consumer){.class_key = s->procs[p].class_key,
+                                            .family_key = s->procs[p].family_key,
+                                            .activity = weights[p],
+                                            .early = early[p]};
         held[n] = r->win.held_us[p];
         n++;
     }

@@ -221,6 +221,7 @@ static void integrate(struct sim_gpu_model *g, uint64_t dt) {
 
             ps->util_acc += u;
             ps->life_util += u;
+            ps->sliced = ps->sliced || g->group_working[ps->group] >= 2;
         }
         ps->active_nj += e;
         g->active_nj += e;

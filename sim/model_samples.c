@@ -64,6 +64,25 @@ static void push_sample(struct sim_gpu_model *g, const struct sim_sample *s) {
     g->ring_len++;
 }
 
+/*
+ * What the driver saw of the period: while processes time-slice, each runs in whole slices
+ * [Slicing], so the SM time of a period is the time delivered to it rounded down to whole
+ * slices, the rest carried to the next (a process at 0.5 % runs one 2 ms slice about every
+ * third period, not 0.5 % of each). MPS clients run side by side, and a process alone runs
+ * its kernels as they come: their time is as delivered.
+ */
+static uint64_t period_util(const struct sim_gpu_model *g, struct sim_proc_state *ps) {
+    uint64_t slice = 100 * g->gpu->time_slice_us, u = ps->util_acc + ps->slice_credit;
+
+    ps->slice_credit = 0;
+    ps->util_acc = 0;
+    /* Its last period, once it has stopped, holds what is left. */
+    if (!ps->sliced || !ps->running || slice == 0 || (ps->proc->kinds & SIM_KIND_MPS))
+        return u;
+    ps->slice_credit = u % slice;
+    return u - ps->slice_credit;
+}
+
 void samples_emit(struct sim_gpu_model *g) {
     uint64_t period = g->sample_period;
     size_t i = 0;
@@ -74,9 +93,12 @@ void samples_emit(struct sim_gpu_model *g) {
             i++;
             continue;
         }
-        if (ps->util_acc > 0) {
-            uint64_t sm = (ps->util_acc + period / 2) / period;
-            uint64_t mem = (ps->util_acc * ps->proc->mem_ratio / 100 + period / 2) / period;
+        uint64_t util = ps->util_acc > 0 || ps->slice_credit > 0 ? period_util(g, ps) : 0;
+
+        ps->sliced = false;
+        if (util > 0) {
+            uint64_t sm = (util + period / 2) / period;
+            uint64_t mem = (util * ps->proc->mem_ratio / 100 + period / 2) / period;
             struct sim_sample s = {
                 .t_us = g->t,
                 .proc = ps->slot,
@@ -84,7 +106,6 @@ void samples_emit(struct sim_gpu_model *g) {
                 .mem = (uint32_t)MIN(mem, (uint64_t)100),
             };
             push_sample(g, &s);
-            ps->util_acc = 0;
         }
         ps->next_sample += period;
         if (!ps->running && ps->demand == 0) {

@@ -96,6 +96,7 @@ struct sim_gpu {
     uint32_t idle_drift_mw;      /* idle rises by up to this while anything computes */
     uint64_t idle_drift_tau_us;  /* ... with this time constant, and falls back with it */
     uint32_t slice_overhead_ppm; /* SM time lost to context switches when 2+ have work */
+    uint64_t time_slice_us;      /* time-slicing hands out SM time in slices this long */
     /* What NVML reports of the physics; defaults from the GPU's name (scenario_gpu.c). */
     uint64_t power_average_us; /* nvmlDeviceGetPowerUsage window; 0 = instant */
     uint32_t sensor_duty_ppm;  /* part of each update period the power sensor sees */

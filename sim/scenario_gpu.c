@@ -14,6 +14,8 @@
 #define POWER_AVERAGE_MAX_US (60 * SEC)
 #define ENERGY_STEP_MAX_US (10 * SEC)
 #define POWER_NOISE_MAX_PPM (SIM_PPM / 2)
+/* Longer than any driver setting (short, medium, long are a few ms). */
+#define TIME_SLICE_MAX_US UINT64_C(100000)
 
 /*
  * What the driver reports of a GPU, by a word of its product name. Sources, in
@@ -111,6 +113,10 @@ static int physics_key(struct parser *p, const struct sim_directive *d, const st
         CHECK_VALUE(p, t, d, sim_parse_fraction_ppm(t->value, &g->slice_overhead_ppm));
         if (g->slice_overhead_ppm >= SIM_PPM)
             return sim_lexer_fail(&p->lx, t->line, "gpu: slice-overhead must be below 100%%");
+    } else if (!strcmp(t->key, "time-slice")) {
+        CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &g->time_slice_us));
+        if (g->time_slice_us > TIME_SLICE_MAX_US)
+            return sim_lexer_fail(&p->lx, t->line, "gpu: time-slice above 100ms");
     } else if (!strcmp(t->key, "power-noise")) {
         CHECK_VALUE(p, t, d, sim_parse_fraction_ppm(t->value, &g->power_noise_ppm));
         if (g->power_noise_ppm > POWER_NOISE_MAX_PPM)
@@ -226,6 +232,7 @@ int parser_gpu(struct parser *p, const struct sim_directive *d) {
     *g = (struct sim_gpu){
         .energy_supported = true,
         .accounting_buffer = 4000, /* nvmlDeviceGetAccountingBufferSize on current drivers */
+        .time_slice_us = 2000,     /* the driver's default time-slice [Slicing] */
         .memory_total = UINT64_C(40) << 30,
         .pci_bus = index + 1,
         .minor = index,

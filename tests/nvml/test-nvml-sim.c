@@ -19,7 +19,7 @@
 
 static const char scenario[] =
     "scenario name=nvml-source duration=60s driver=550.54.14\n"
-    "gpu 0 uuid=GPU-sim-0 name=\"Sim GPU zero\" idle=60W max=700W\n"
+    "gpu 0 uuid=GPU-sim-0 name=\"Sim GPU zero\" idle=60W max=700W time-slice=0\n"
     "gpu 1 uuid=GPU-sim-1 name=\"Sim GPU one\" idle=50W max=400W compute-mode=exclusive-process\n"
     "process 100 gpu=0 name=train sm=50 coef=300W memory=2GiB\n"
     "process 101 gpu=0 name=render sm=20 coef=100W memory=1GiB type=compute+graphics\n"

@@ -108,6 +108,8 @@ static const struct {
      "test.scn:2: gpu: invalid value '6W/0s' for 'idle-drift'"},
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W slice-overhead=100%\n",
      "test.scn:2: gpu: slice-overhead must be below 100%"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W time-slice=1s\n",
+     "test.scn:2: gpu: time-slice above 100ms"},
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W power-noise=60%\n",
      "test.scn:2: gpu: power-noise above 50%"},
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W energy-step=11s\n",

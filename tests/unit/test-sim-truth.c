@@ -66,10 +66,11 @@ static void test_context_idle_goes_to_holders(void **state) {
 }
 
 /* While two processes have work, 3 % of each one's SM time goes to context switches: the
- * samples show that much less, the board's power and the truth do not change. */
+ * samples show that much less, the board's power and the truth do not change. (Samples
+ * as delivered, time-slice=0, so that the overhead is read exactly.) */
 static void test_slice_overhead_lowers_samples_only(void **state) {
     sim_start("scenario duration=10s sample-period=100ms\n"
-              "gpu 0 uuid=GPU-so name=T idle=50W max=400W slice-overhead=3%\n"
+              "gpu 0 uuid=GPU-so name=T idle=50W max=400W slice-overhead=3% time-slice=0\n"
               "process 1 gpu=0 name=a sm=60 coef=200W\n"
               "process 2 gpu=0 name=b sm=40 coef=100W start=2s\n");
     nvmlDevice_t d = sim_gpu(0);
@@ -99,9 +100,68 @@ static void test_slice_overhead_lowers_samples_only(void **state) {
     sim_stop();
 }
 
+/* The sum of a process's samples since the start (percent per period), and how many
+ * periods left one. */
+static unsigned slices_of(nvmlDevice_t d, unsigned pid, unsigned *ret_samples) {
+    static nvmlProcessUtilizationSample_t s[1024];
+    unsigned int n = 1024;
+    unsigned total = 0, samples = 0;
+
+    assert_int_equal(sim.nvmlDeviceGetProcessUtilization(d, s, &n, 0), NVML_SUCCESS);
+    for (unsigned i = 0; i < n; i++)
+        if (s[i].pid == pid) {
+            total += s[i].smUtil;
+            samples++;
+        }
+    *ret_samples = samples;
+    return total;
+}
+
+/* Time-slicing hands out SM time in whole slices [Slicing]: a process at 1 % beside
+ * another gets 1 ms of each 100 ms period, so it runs one 2 ms slice every other period:
+ * its samples show 2 % in half of the periods and nothing in the rest, where with
+ * time-slice=0 every period shows 1 %. The SM time over many periods is the same, and so
+ * is the truth. A process alone is not sliced. */
+static void test_time_slice_whole_slices(void **state) {
+    static const char *const gpus[] = {"time-slice=2ms", "time-slice=0"};
+    uint64_t truth[2], ctx;
+
+    for (int k = 0; k < 2; k++) {
+        char text[512];
+        unsigned samples, total;
+
+        snprintf(text, sizeof(text),
+                 "scenario duration=30s sample-period=100ms\n"
+                 "gpu 0 uuid=GPU-ts name=T idle=50W max=400W %s\n"
+                 "process 1 gpu=0 name=a sm=60 coef=200W\n"
+                 "process 2 gpu=0 name=b sm=1 coef=100W start=10s stop=20s\n",
+                 gpus[k]);
+        sim_start(text);
+        nvmlDevice_t d = sim_gpu(0);
+
+        sim_at(9900 * MS); /* a alone: 60 % in every period either way */
+        total = slices_of(d, 1, &samples);
+        assert_int_equal(samples, 99);
+        assert_int_equal(total, 99 * 60);
+        sim_at(21 * SEC);
+        total = slices_of(d, 2, &samples);
+        if (k == 0) {
+            assert_int_equal(samples, 50); /* 10 s x 1 % = 100 ms = 50 slices */
+            assert_int_equal(total, 100);  /* 2 % (2 ms of 100) each */
+        } else {
+            assert_int_equal(samples, 100);
+            assert_int_equal(total, 100);
+        }
+        truth[k] = truth_uj(2, 10 * SEC, &ctx);
+        sim_stop();
+    }
+    assert_int_equal(truth[0], truth[1]);
+    assert_int_equal(truth[0], 10000000ull); /* 100 W x 1 % x 10 s */
+}
+
 #define DESYNC(extra)                                                                              \
     "scenario duration=60s sample-period=167ms seed=3 util-entries=per-process " extra "\n"        \
-    "gpu 0 uuid=GPU-ds name=T idle=50W max=400W\n"                                                 \
+    "gpu 0 uuid=GPU-ds name=T idle=50W max=400W time-slice=0\n"                                    \
     "process 1 gpu=0 name=a sm=60 coef=200W\n"                                                     \
     "process 2 gpu=0 name=b sm=30 coef=100W\n"                                                     \
     "process 3 gpu=0 name=c sm=duty level=100 period=20s on=1s coef=100W\n"
@@ -254,6 +314,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_context_idle_goes_to_holders),
         cmocka_unit_test(test_slice_overhead_lowers_samples_only),
+        cmocka_unit_test(test_time_slice_whole_slices),
         cmocka_unit_test(test_samples_per_process),
         cmocka_unit_test(test_entry_averages_since_last_seen),
         cmocka_unit_test(test_truth_conserved_and_independent_of_queries),

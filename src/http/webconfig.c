@@ -249,6 +249,23 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
     return 0;
 }
 
+/* A YAML syntax error: "FILE:LINE:COLUMN: invalid YAML: ...", as the other messages name
+ * their line. Returns -EINVAL. */
+static int yaml_fail(struct loader *l, const yaml_parser_t *p) {
+    const char *problem = p->problem ? p->problem : "parse error";
+
+    if (!l->err || l->err_size == 0)
+        return -EINVAL;
+    if (p->context)
+        (void)snprintf(l->err, l->err_size, "%s:%zu:%zu: invalid YAML: %s (%s at line %zu)",
+                       l->path, p->problem_mark.line + 1, p->problem_mark.column + 1, problem,
+                       p->context, p->context_mark.line + 1);
+    else
+        (void)snprintf(l->err, l->err_size, "%s:%zu:%zu: invalid YAML: %s", l->path,
+                       p->problem_mark.line + 1, p->problem_mark.column + 1, problem);
+    return -EINVAL;
+}
+
 static int parse_text(struct loader *l, const char *text, size_t size) {
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -260,15 +277,8 @@ static int parse_text(struct loader *l, const char *text, size_t size) {
     if (!yaml_parser_load(&parser, &doc)) {
         if (parser.error == YAML_MEMORY_ERROR)
             r = -ENOMEM;
-        else if (parser.context)
-            r = web_config_fail(l, NULL, "line %zu column %zu: invalid YAML: %s (%s at line %zu)",
-                                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                parser.problem ? parser.problem : "parse error", parser.context,
-                                parser.context_mark.line + 1);
         else
-            r = web_config_fail(l, NULL, "line %zu column %zu: invalid YAML: %s",
-                                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                parser.problem ? parser.problem : "parse error");
+            r = yaml_fail(l, &parser);
         yaml_parser_delete(&parser);
         return r;
     }

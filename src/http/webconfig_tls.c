@@ -120,7 +120,8 @@ static int parse_curves(struct loader *l, const yaml_node_t *v, struct tls_setti
         if (c < 0)
             return web_config_fail(l, item,
                                    "tls_server_config.curve_preferences: '%s' is not CurveP256, "
-                                   "CurveP384, CurveP521, X25519 or X25519MLKEM768",
+                                   "CurveP384, CurveP521, X25519, X25519MLKEM768, "
+                                   "SecP256r1MLKEM768 or SecP384r1MLKEM1024",
                                    scalar(item) ? scalar(item) : "");
         for (unsigned j = 0; j < t->n_curves; j++)
             if (t->curves[j] == (enum tls_curve)c)

@@ -149,11 +149,11 @@ static void test_accepted(void **state) {
     assert_int_equal(web_config_client_auth(c), WEB_CLIENT_AUTH_REQUEST);
     c = web_config_free(c);
 
-    /* Every curve, the post-quantum hybrid last: offered where GnuTLS has it, left out
-     * (the others still offered) where it does not. */
+    /* Every curve, the post-quantum hybrids last (Go 1.24's and Go 1.26's): offered where
+     * GnuTLS has them, left out (the others still offered) where it does not. */
     c = good(TLS "  client_auth_type: VerifyClientCertIfGiven\n  curve_preferences:\n"
                  "    - CurveP256\n    - CurveP384\n    - CurveP521\n    - X25519\n"
-                 "    - X25519MLKEM768\n");
+                 "    - X25519MLKEM768\n    - SecP256r1MLKEM768\n    - SecP384r1MLKEM1024\n");
     assert_non_null(strstr(web_config_tls_priorities(c),
                            ":-GROUP-ALL:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1:"
                            "+GROUP-X25519"));

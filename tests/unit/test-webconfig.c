@@ -280,8 +280,8 @@ static void test_bad_configs(void **state) {
     check_bad("tls_server_config:\n  min_version: TLS12\n  min_version: TLS12\n",
               ":3:", "min_version given twice");
     check_bad("tls_server_config:\n  curve_preferences: [CurveP256, P-521]\n", ":2:",
-              "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521, X25519 or "
-              "X25519MLKEM768");
+              "curve_preferences: 'P-521' is not CurveP256, CurveP384, CurveP521, X25519, "
+              "X25519MLKEM768, SecP256r1MLKEM768 or SecP384r1MLKEM1024");
     check_bad("tls_server_config:\n  curve_preferences: X25519\n",
               ":2:", "curve_preferences must be a list");
     check_bad("rate_limit:\n  interval: 1s\n  burst: -5\n",
@@ -289,8 +289,8 @@ static void test_bad_configs(void **state) {
     check_bad("tls_server_config:\n  prefer_server_cipher_suites: yes\n",
               ":2:", "prefer_server_cipher_suites must be true or false");
     check_bad("basic_auth_users: [a, b]\n", ":1:", "must be a mapping of user: bcrypt-hash");
-    check_bad("basic_auth_users:\n  alice: [unclosed\n", ":", "invalid YAML");
-    check_bad("basic_auth_users:\n  alice: \"open\n", ":", "line 2");
+    check_bad("basic_auth_users:\n  alice: [unclosed\n", ":3:1:", "invalid YAML");
+    check_bad("basic_auth_users:\n  alice: \"open\n", ":3:1:", "at line 2");
     check_bad("basic_auth_users:\n  alice: plaintext\n",
               ":2:", "basic_auth_users.alice: not a bcrypt hash");
     check_bad("basic_auth_users:\n  alice: "

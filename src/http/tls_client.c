@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Client certificates checked on each request of a TLS connection. */
+/* Client certificates checked in the TLS handshake, and again on each request. */
 #include "tls_client.h"
 
 #include <arpa/inet.h>

@@ -239,6 +239,15 @@ static void test_bad_configs(void **state) {
     ASSERT_OK(test_write_file(dir, "empty.pem", ""));
 
     check_bad("basic_auth_users: {}\nfoo: 1\n", ":2:", "unknown key 'foo'");
+    /* Keys found only on exporter-toolkit's unmerged branches: refused, as its released
+     * code (yaml.UnmarshalStrict) refuses them. */
+    check_bad("auth_excluded_paths:\n  - /metrics\n", ":1:", "unknown key 'auth_excluded_paths'");
+    check_bad("bearer_auth_tokens:\n  - Token\n", ":1:", "unknown key 'bearer_auth_tokens'");
+    check_bad("ip_socket_config:\n  ipv4_ttl: 2\n", ":1:", "unknown key 'ip_socket_config'");
+    check_bad("tls_server_config:\n  client_allowed_san_regex: x\n",
+              ":2:", "unknown key 'client_allowed_san_regex' in tls_server_config");
+    check_bad("tls_server_config:\n  client_cert_allowed_cn: test\n",
+              ":2:", "unknown key 'client_cert_allowed_cn' in tls_server_config");
     check_bad("tls_server_config:\n  cert_file: c.pem\n  key_fil: k.pem\n",
               ":3:", "unknown key 'key_fil' in tls_server_config");
     check_bad("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",

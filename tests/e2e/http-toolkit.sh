@@ -92,8 +92,14 @@ expect 200 "$(tls)" "web_config_noAuth.good.yml: TLS"
 expect 000 "$(get "http://$base/metrics")" "web_config_noAuth.good.yml: plain HTTP to HTTPS"
 stop
 
+# Its reload test: the blocking file refuses a client without a certificate; once it holds
+# the good file's text (and SIGHUP), the next connection's handshake goes through.
 serve web_config_noAuth.good.blocking.yml
-expect 000 "$(tls)" "web_config_noAuth.good.blocking.yml: no client certificate, no CA to verify"
+expect 000 "$(tls)" "web_config_noAuth.good.blocking.yml: no client certificate"
+cp "$d/web_config_noAuth.good.yml" "$d/web_config_noAuth.good.blocking.yml"
+kill -HUP "$pid"
+e2e_wait 10 grep -q "SIGHUP: reloaded" "$d/joulestat.log" || e2e_fail "no reload after SIGHUP"
+expect 200 "$(tls)" "web_config_noAuth.good.blocking.yml: after the good file's text and SIGHUP"
 stop
 
 for f in web_config_noAuth_tlsInline.good.yml web_config_noAuth_allCiphers.good.yml \

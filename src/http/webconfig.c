@@ -105,7 +105,8 @@ static int parse_users(struct loader *l, const yaml_node_t *map) {
 }
 
 /* http_server_config.headers: the security headers exporter-toolkit allows, with its
- * checks (a blank value leaves the header unset). */
+ * checks, which compare names and values exactly (a blank value leaves a free-form header
+ * unset; the two with a list of values refuse it, as exporter-toolkit does). */
 static int parse_headers(struct loader *l, const yaml_node_t *map) {
     if (is_null(map))
         return 0;
@@ -120,7 +121,7 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
         size_t i;
 
         for (i = 0; i < WEB_HEADERS; i++)
-            if (name && strcasecmp(name, web_header_names[i]) == 0)
+            if (name && strcmp(name, web_header_names[i]) == 0)
                 break;
         if (i == WEB_HEADERS)
             return web_config_fail(
@@ -133,19 +134,19 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
             return web_config_fail(l, v, "http_server_config.headers.%s must be a string", name);
         if (l->c->headers[i])
             return web_config_fail(l, k, "http_server_config.headers.%s given twice", name);
-        if (!*value)
+        if (!*value && i != WEB_HEADER_X_FRAME_OPTIONS && i != WEB_HEADER_X_CONTENT_TYPE_OPTIONS)
             continue;
         if (strchr(value, '\r') || strchr(value, '\n'))
             return web_config_fail(l, v, "http_server_config.headers.%s: a line break in the value",
                                    name);
-        if (i == WEB_HEADER_X_FRAME_OPTIONS && strcasecmp(value, "deny") != 0 &&
-            strcasecmp(value, "sameorigin") != 0)
+        if (i == WEB_HEADER_X_FRAME_OPTIONS && strcmp(value, "deny") != 0 &&
+            strcmp(value, "sameorigin") != 0)
             return web_config_fail(
                 l, v,
                 "http_server_config.headers.X-Frame-Options: '%s' is not deny or "
                 "sameorigin",
                 value);
-        if (i == WEB_HEADER_X_CONTENT_TYPE_OPTIONS && strcasecmp(value, "nosniff") != 0)
+        if (i == WEB_HEADER_X_CONTENT_TYPE_OPTIONS && strcmp(value, "nosniff") != 0)
             return web_config_fail(l, v,
                                    "http_server_config.headers.X-Content-Type-Options: '%s' is not "
                                    "nosniff",

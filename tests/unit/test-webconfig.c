@@ -199,7 +199,7 @@ static void test_minimal_configs(void **state) {
             asprintf(&inline_text,
                      "tls_server_config:\n  cert: |\n    %s\n  key: |\n    %s\n"
                      "http_server_config:\n  http2: false\n  headers:\n"
-                     "    X-Frame-Options: sameorigin\n    x-content-type-options: nosniff\n"
+                     "    X-Frame-Options: sameorigin\n    X-Content-Type-Options: nosniff\n"
                      "    Strict-Transport-Security: max-age=31536000\n"
                      "    Content-Security-Policy: \"\"\n",
                      indent(crt), indent(key)) > 0);
@@ -262,6 +262,16 @@ static void test_bad_configs(void **state) {
               ":3:", "X-Frame-Options: 'allow' is not deny or sameorigin");
     check_bad("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n",
               ":3:", "'sniff' is not nosniff");
+    /* exporter-toolkit compares names and values exactly, and refuses a blank value where
+     * it has a list of values. */
+    check_bad("http_server_config:\n  headers:\n    x-frame-options: deny\n",
+              ":3:", "'x-frame-options' is not one of Content-Security-Policy");
+    check_bad("http_server_config:\n  headers:\n    X-Frame-Options: DENY\n",
+              ":3:", "X-Frame-Options: 'DENY' is not deny or sameorigin");
+    check_bad("http_server_config:\n  headers:\n    X-Frame-Options: \"\"\n",
+              ":3:", "X-Frame-Options: '' is not deny or sameorigin");
+    check_bad("http_server_config:\n  headers:\n    X-Content-Type-Options: \"\"\n",
+              ":3:", "X-Content-Type-Options: '' is not nosniff");
     check_bad("http_server_config:\n  headers: [a]\n",
               ":2:", "headers must be a mapping of header: value");
     check_bad("tls_server_config:\n  cert_file: c.pem\n  cert: C\n  key_file: k.pem\n",

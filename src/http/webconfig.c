@@ -158,6 +158,22 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
     return 0;
 }
 
+int web_config_bool(const yaml_node_t *n) {
+    static const char *const words[2][12] = {
+        {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL},
+        {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL},
+    };
+    const char *s = scalar(n);
+
+    if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return -1;
+    for (int b = 0; b < 2; b++)
+        for (const char *const *w = words[b]; *w; w++)
+            if (strcmp(s, *w) == 0)
+                return b;
+    return -1;
+}
+
 /* http_server_config: headers, and http2 (accepted, true or false: joulestat speaks
  * HTTP/1.1 only, which clients offered HTTP/2 fall back to). */
 static int parse_http(struct loader *l, const yaml_node_t *map) {
@@ -172,7 +188,7 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
          p++) {
         const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
         const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
-        const char *key = scalar(k), *value = scalar(v);
+        const char *key = scalar(k);
 
         if (key && strcmp(key, "headers") == 0) {
             if (seen_headers)
@@ -185,9 +201,10 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
             if (seen_http2)
                 return web_config_fail(l, k, "http_server_config.http2 given twice");
             seen_http2 = true;
-            if (!value || (strcmp(value, "true") != 0 && strcmp(value, "false") != 0))
+            r = web_config_bool(v);
+            if (r < 0)
                 return web_config_fail(l, v, "http_server_config.http2 must be true or false");
-            l->c->http2 = value[0] == 't';
+            l->c->http2 = r;
             l->http2_at = k;
         } else {
             return web_config_fail(l, k, "unknown key '%s' in http_server_config", key ? key : "");

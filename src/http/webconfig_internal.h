@@ -89,6 +89,12 @@ static inline bool is_null(const yaml_node_t *n) {
            (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0);
 }
 
+/* A boolean as exporter-toolkit's YAML decoder (go-yaml v2, YAML 1.1) reads one: a plain
+ * y, yes, true or on in go-yaml's spellings (Y, Yes, YES, True, TRUE, On, ON), or their
+ * false counterparts n, no, false, off. 1 true, 0 false, -1 not a boolean (a quoted one
+ * too: Go refuses a string there). */
+int web_config_bool(const yaml_node_t *n);
+
 /* tls_server_config (webconfig_tls.c): the certificate and key (read and checked to pair),
  * the versions, curves and preference as a GnuTLS priority string. */
 int web_config_parse_tls(struct loader *l, const yaml_node_t *map);

@@ -209,16 +209,15 @@ int web_config_parse_tls(struct loader *l, const yaml_node_t *map) {
             if (r < 0)
                 return r;
         } else if (strcmp(key, "prefer_server_cipher_suites") == 0) {
-            const char *b = scalar(v);
-
             if (prefer_at)
                 return web_config_fail(l, k,
                                        "tls_server_config.prefer_server_cipher_suites given twice");
             prefer_at = k;
-            if (!b || (strcmp(b, "true") != 0 && strcmp(b, "false") != 0))
+            r = web_config_bool(v);
+            if (r < 0)
                 return web_config_fail(
                     l, v, "tls_server_config.prefer_server_cipher_suites must be true or false");
-            t.server_precedence = b[0] == 't';
+            t.server_precedence = r;
         } else if (strcmp(key, "cipher_suites") == 0) {
             r = parse_ciphers(l, k, v, &t);
             if (r < 0)

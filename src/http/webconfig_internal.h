@@ -81,12 +81,14 @@ static inline const char *scalar(const yaml_node_t *n) {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-/* An empty value ("key:") reads as an empty plain scalar; treat it as absent. */
+/* An empty value ("key:") reads as an empty plain scalar; treat it as absent, as YAML's
+ * null in go-yaml's spellings. */
 static inline bool is_null(const yaml_node_t *n) {
     const char *s = scalar(n);
 
     return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-           (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0);
+           (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
+            strcmp(s, "NULL") == 0);
 }
 
 /* A boolean as exporter-toolkit's YAML decoder (go-yaml v2, YAML 1.1) reads one: a plain

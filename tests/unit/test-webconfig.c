@@ -146,7 +146,9 @@ static void test_minimal_configs(void **state) {
     assert_int_equal(web_config_check_password(c, "a", "b"), 0);
     c = web_config_free(c);
     /* Keys present but empty. */
-    ASSERT_OK(load_text("tls_server_config:\nbasic_auth_users:\n", err, sizeof(err), &c));
+    ASSERT_OK(load_text("tls_server_config:\nbasic_auth_users: ~\nrate_limit: NULL\n"
+                        "http_server_config: Null\n",
+                        err, sizeof(err), &c));
     assert_null(web_config_tls_key(c));
     c = web_config_free(c);
     /* Users only; an absolute certificate path. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "auth_queue.h"
@@ -163,10 +164,9 @@ static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connect
 }
 
 static void *guard_handle(struct MHD_Connection *conn) {
-    const union MHD_ConnectionInfo *i =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn_ctx *ctx = http_conn_ctx(conn);
 
-    return i ? i->socket_context : NULL;
+    return ctx ? ctx->guard : NULL;
 }
 
 /* The request's headers are in: the header deadline no longer applies. */
@@ -189,22 +189,37 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
                               enum MHD_ConnectionNotificationCode code) {
     struct http_server *srv = cls;
     const union MHD_ConnectionInfo *fd, *addr;
+    struct conn_ctx *ctx = *socket_context;
 
     if (code != MHD_CONNECTION_NOTIFY_STARTED) {
         /* libmicrohttpd closes the socket after this returns. */
-        conn_guard_closed(srv->guard, *socket_context);
+        if (ctx)
+            conn_guard_closed(srv->guard, ctx->guard);
+        free(ctx);
         *socket_context = NULL;
         return;
     }
     fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    *socket_context =
+    ctx = calloc(1, sizeof(*ctx));
+    if (!ctx) {
+        /* No slot to guard it with: cut at once, as the guard does when its table is full. */
+        if (fd)
+            (void)shutdown(fd->connect_fd, SHUT_RDWR);
+        return;
+    }
+    ctx->srv = srv;
+    ctx->guard =
         conn_guard_opened(srv->guard, fd ? fd->connect_fd : -1, addr ? addr->client_addr : NULL);
+    *socket_context = ctx;
+    if (srv->tls)
+        http_hook_handshake(srv, conn);
 }
 
-/* What exporter-toolkit checks before the credentials: the client certificate (Go does it
- * in the handshake; here on each request, answered 403) and rate_limit (429; /healthz is
- * not counted, as it needs no credentials either). 0, or the status to refuse with. */
+/* What exporter-toolkit checks before the credentials: the client certificate (checked in
+ * the handshake already; again here, 403, for a connection opened before a reload made
+ * the rules stricter) and rate_limit (429; /healthz is not counted, as it needs no
+ * credentials either). 0, or the status to refuse with. */
 static unsigned check_client(struct http_server *srv, struct MHD_Connection *conn, const char *url,
                              const char **ret_why) {
     _cleanup_(web_config_freep) struct web_config *wc = http_server_config(srv);
@@ -370,10 +385,12 @@ static int start_daemon(struct http_server *srv, const struct http_server_option
         if (r < 0)
             return r;
         flags |= MHD_USE_TLS;
+        srv->tls = true;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cert};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)key};
-        /* Client certificates: libmicrohttpd asks for one when it has authorities to name
-         * (client_auth_type other than NoClientCert); check_client() decides. */
+        /* Client certificates: the authorities named in the certificate request and
+         * verified against (client_auth_type other than NoClientCert); hook_handshake()
+         * asks for one and checks it in the handshake. */
         if (trust)
             opts[n++] =
                 (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, (void *)(uintptr_t)trust};

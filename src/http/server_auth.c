@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Basic auth for the server: remembered answers at once, bcrypt on the auth queue with the
- * connection suspended meanwhile. */
+/* Who may ask: basic auth (remembered answers at once, bcrypt on the auth queue with the
+ * connection suspended meanwhile) and client certificates checked in the TLS handshake. */
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth_queue.h"
+#include "log.h"
 #include "macro.h"
 #include "server_internal.h"
+#include "tls_client.h"
 #include "webconfig.h"
 
 #define REALM "joulestat"
@@ -88,4 +91,46 @@ enum MHD_Result http_auth_refuse(struct http_server *srv, struct MHD_Connection 
     ret = MHD_queue_basic_auth_fail_response(conn, REALM, resp);
     MHD_destroy_response(resp);
     return ret;
+}
+
+struct conn_ctx *http_conn_ctx(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return i ? i->socket_context : NULL;
+}
+
+/* The client certificate, checked in the handshake (a GnuTLS verify function): refused,
+ * the handshake fails with the alert Go sends, and no request is read. */
+static int verify_client(gnutls_session_t session) {
+    /* libmicrohttpd makes the connection the session's pointer (checked when hooked). */
+    struct MHD_Connection *conn = gnutls_session_get_ptr(session);
+    struct conn_ctx *ctx = conn ? http_conn_ctx(conn) : NULL;
+    _cleanup_(web_config_freep) struct web_config *wc = ctx ? http_server_config(ctx->srv) : NULL;
+    const char *why = "";
+    int r;
+
+    if (!ctx)
+        return -1;
+    r = tls_client_handshake(session, wc, &why);
+    if (r < 0)
+        log_debug("http: TLS handshake refused: %.*s", (int)strcspn(why, "\n"), why);
+    return r;
+}
+
+/* Before the handshake runs: ask for a client certificate when the configuration wants
+ * one, and check it in the handshake. */
+void http_hook_handshake(struct http_server *srv, struct MHD_Connection *conn) {
+    _cleanup_(web_config_freep) struct web_config *wc = http_server_config(srv);
+    const union MHD_ConnectionInfo *tls;
+
+    if (web_config_client_auth(wc) == WEB_CLIENT_AUTH_NONE)
+        return;
+    tls = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    /* Without the connection as its pointer the hook could not find the configuration;
+     * the check on each request (403) still applies then. */
+    if (!tls || !tls->tls_session || gnutls_session_get_ptr(tls->tls_session) != conn)
+        return;
+    tls_client_ask(tls->tls_session);
+    gnutls_session_set_verify_function(tls->tls_session, verify_client);
 }

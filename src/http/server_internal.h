@@ -30,6 +30,7 @@ struct http_server {
     bool (*is_fresh)(const struct snapshot *s, void *userdata);
     void *userdata;
     int port;
+    bool tls;                    /* serves TLS (libmicrohttpd was given a certificate) */
     struct metrics_cache *cache; /* the rendered responses, shared */
     struct auth_queue *auth;     /* bcrypt checks, off the workers */
     _Atomic uint64_t auth_busy;  /* requests refused: every check thread busy */
@@ -43,6 +44,18 @@ struct http_server {
 struct request {
     int auth;
 };
+
+/* A connection's socket context: its server (the TLS handshake check needs the
+ * configuration) and its conn_guard handle. */
+struct conn_ctx {
+    struct http_server *srv;
+    void *guard;
+};
+/* The connection's context (NULL before it was set up, or when it could not be). */
+struct conn_ctx *http_conn_ctx(struct MHD_Connection *conn);
+/* For a new TLS connection, before its handshake: when the configuration asks for client
+ * certificates, asks for one and checks it in the handshake (tls_client_handshake()). */
+void http_hook_handshake(struct http_server *srv, struct MHD_Connection *conn);
 
 /* The web configuration in use, a reference (NULL without one); free with
  * web_config_free(). */

@@ -25,6 +25,8 @@ static const char *const curve_names[_TLS_CURVE_MAX] = {
     [TLS_CURVE_P521] = "CurveP521",
     [TLS_CURVE_X25519] = "X25519",
     [TLS_CURVE_X25519_MLKEM768] = "X25519MLKEM768",
+    [TLS_CURVE_SECP256R1_MLKEM768] = "SecP256r1MLKEM768",
+    [TLS_CURVE_SECP384R1_MLKEM1024] = "SecP384r1MLKEM1024",
 };
 
 /* GnuTLS's names of the same groups. */
@@ -34,6 +36,8 @@ static const char *const curve_groups[_TLS_CURVE_MAX] = {
     [TLS_CURVE_P521] = "GROUP-SECP521R1",
     [TLS_CURVE_X25519] = "GROUP-X25519",
     [TLS_CURVE_X25519_MLKEM768] = "GROUP-X25519-MLKEM768",
+    [TLS_CURVE_SECP256R1_MLKEM768] = "GROUP-SECP256R1-MLKEM768",
+    [TLS_CURVE_SECP384R1_MLKEM1024] = "GROUP-SECP384R1-MLKEM1024",
 };
 
 /* Whether this GnuTLS knows the group (a priority string naming it parses). */
@@ -147,7 +151,7 @@ int tls_priorities(const struct tls_settings *t, char **ret) {
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":-GROUP-ALL");
     for (unsigned i = 0; i < t->n_curves; i++) {
         if (!group_known(curve_groups[t->curves[i]]))
-            continue; /* X25519MLKEM768 before GnuTLS 3.8.9 */
+            continue; /* the ML-KEM hybrids before GnuTLS 3.8.9 */
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, ":+%s", curve_groups[t->curves[i]]);
         known++;
     }

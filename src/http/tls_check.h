@@ -22,19 +22,23 @@ enum tls_version {
 int tls_version_from_string(const char *s);
 
 /* Key-exchange groups by their exporter-toolkit (Go) names. */
-/* X25519MLKEM768 (the post-quantum hybrid Go 1.24 added) is offered only where GnuTLS has
- * it (3.8.9 and later); elsewhere it is left out of the groups offered. */
+/* The post-quantum hybrids (X25519MLKEM768 from Go 1.24, SecP256r1MLKEM768 and
+ * SecP384r1MLKEM1024 from Go 1.26, which exporter-toolkit accepts when built with it) are
+ * offered only where GnuTLS has them (3.8.9 and later); elsewhere they are left out of the
+ * groups offered. */
 enum tls_curve {
     TLS_CURVE_P256,
     TLS_CURVE_P384,
     TLS_CURVE_P521,
     TLS_CURVE_X25519,
     TLS_CURVE_X25519_MLKEM768,
+    TLS_CURVE_SECP256R1_MLKEM768,
+    TLS_CURVE_SECP384R1_MLKEM1024,
     _TLS_CURVE_MAX
 };
 
-/* "CurveP256", "CurveP384", "CurveP521", "X25519", "X25519MLKEM768" -> enum tls_curve;
- * -EINVAL otherwise. */
+/* "CurveP256", "CurveP384", "CurveP521", "X25519", "X25519MLKEM768", "SecP256r1MLKEM768",
+ * "SecP384r1MLKEM1024" -> enum tls_curve; -EINVAL otherwise. */
 int tls_curve_from_string(const char *s);
 
 /* cipher_suites: the names Go's crypto/tls accepts as secure (tls.CipherSuites()), which

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Client certificates checked on each request of a TLS connection. */
+/* Client certificates checked in the TLS handshake, and again on each request. */
 #include "tls_client.h"
 
 #include <arpa/inet.h>
@@ -49,7 +49,9 @@ static int san_listed(const gnutls_datum_t *der, const struct web_config *c) {
     return found;
 }
 
-int tls_client_check(void *session, const struct web_config *c, const char **ret_why) {
+/* The check itself; on a refusal *ret_alert is the TLS alert Go's crypto/tls sends for it. */
+static int check(gnutls_session_t session, const struct web_config *c, const char **ret_why,
+                 gnutls_alert_description_t *ret_alert) {
     enum web_client_auth mode = web_config_client_auth(c);
     const gnutls_datum_t *peers;
     unsigned n = 0, status = 0;
@@ -63,11 +65,19 @@ int tls_client_check(void *session, const struct web_config *c, const char **ret
         if (mode == WEB_CLIENT_AUTH_VERIFY_IF_GIVEN)
             return 1;
         *ret_why = "a client certificate is required\n";
+        /* TLS 1.3 has an alert of its own for it (RFC 8446 4.4.2.4). */
+        *ret_alert = session && gnutls_protocol_get_version(session) == GNUTLS_TLS1_3
+                         ? GNUTLS_A_CERTIFICATE_REQUIRED
+                         : GNUTLS_A_BAD_CERTIFICATE;
         return 0;
     }
     verify = mode == WEB_CLIENT_AUTH_VERIFY_IF_GIVEN || mode == WEB_CLIENT_AUTH_REQUIRE_AND_VERIFY;
     if (verify && (gnutls_certificate_verify_peers2(session, &status) < 0 || status != 0)) {
         *ret_why = "the client certificate does not verify against the client CA\n";
+        *ret_alert = status & GNUTLS_CERT_SIGNER_NOT_FOUND ? GNUTLS_A_UNKNOWN_CA
+                     : status & (GNUTLS_CERT_EXPIRED | GNUTLS_CERT_NOT_ACTIVATED)
+                         ? GNUTLS_A_CERTIFICATE_EXPIRED
+                         : GNUTLS_A_BAD_CERTIFICATE;
         return 0;
     }
     if (web_config_n_allowed_sans(c) > 0 || !web_config_san_allowed(c, NULL)) {
@@ -76,8 +86,34 @@ int tls_client_check(void *session, const struct web_config *c, const char **ret
             return r;
         if (r == 0) {
             *ret_why = "no SAN of the client certificate is in client_allowed_sans\n";
+            *ret_alert = GNUTLS_A_BAD_CERTIFICATE;
             return 0;
         }
     }
     return 1;
+}
+
+int tls_client_check(void *session, const struct web_config *c, const char **ret_why) {
+    gnutls_alert_description_t alert;
+
+    return check(session, c, ret_why, &alert);
+}
+
+void tls_client_ask(void *session) {
+    /* Asked for in every mode that wants one; whether it must be there and verify is
+     * decided by tls_client_handshake(), so that the client hears why in an alert. */
+    gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUEST);
+}
+
+int tls_client_handshake(void *session, const struct web_config *c, const char **ret_why) {
+    gnutls_alert_description_t alert = GNUTLS_A_INTERNAL_ERROR;
+    int r = check(session, c, ret_why, &alert);
+
+    if (r > 0)
+        return 0;
+    if (r < 0)
+        *ret_why = "out of memory\n";
+    /* Best effort: the handshake fails whether or not the alert gets out. */
+    (void)gnutls_alert_send(session, GNUTLS_AL_FATAL, alert);
+    return -1;
 }

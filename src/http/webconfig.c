@@ -105,7 +105,8 @@ static int parse_users(struct loader *l, const yaml_node_t *map) {
 }
 
 /* http_server_config.headers: the security headers exporter-toolkit allows, with its
- * checks (a blank value leaves the header unset). */
+ * checks, which compare names and values exactly (a blank value leaves a free-form header
+ * unset; the two with a list of values refuse it, as exporter-toolkit does). */
 static int parse_headers(struct loader *l, const yaml_node_t *map) {
     if (is_null(map))
         return 0;
@@ -120,7 +121,7 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
         size_t i;
 
         for (i = 0; i < WEB_HEADERS; i++)
-            if (name && strcasecmp(name, web_header_names[i]) == 0)
+            if (name && strcmp(name, web_header_names[i]) == 0)
                 break;
         if (i == WEB_HEADERS)
             return web_config_fail(
@@ -133,19 +134,19 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
             return web_config_fail(l, v, "http_server_config.headers.%s must be a string", name);
         if (l->c->headers[i])
             return web_config_fail(l, k, "http_server_config.headers.%s given twice", name);
-        if (!*value)
+        if (!*value && i != WEB_HEADER_X_FRAME_OPTIONS && i != WEB_HEADER_X_CONTENT_TYPE_OPTIONS)
             continue;
         if (strchr(value, '\r') || strchr(value, '\n'))
             return web_config_fail(l, v, "http_server_config.headers.%s: a line break in the value",
                                    name);
-        if (i == WEB_HEADER_X_FRAME_OPTIONS && strcasecmp(value, "deny") != 0 &&
-            strcasecmp(value, "sameorigin") != 0)
+        if (i == WEB_HEADER_X_FRAME_OPTIONS && strcmp(value, "deny") != 0 &&
+            strcmp(value, "sameorigin") != 0)
             return web_config_fail(
                 l, v,
                 "http_server_config.headers.X-Frame-Options: '%s' is not deny or "
                 "sameorigin",
                 value);
-        if (i == WEB_HEADER_X_CONTENT_TYPE_OPTIONS && strcasecmp(value, "nosniff") != 0)
+        if (i == WEB_HEADER_X_CONTENT_TYPE_OPTIONS && strcmp(value, "nosniff") != 0)
             return web_config_fail(l, v,
                                    "http_server_config.headers.X-Content-Type-Options: '%s' is not "
                                    "nosniff",
@@ -155,6 +156,22 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
             return -ENOMEM;
     }
     return 0;
+}
+
+int web_config_bool(const yaml_node_t *n) {
+    static const char *const words[2][12] = {
+        {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL},
+        {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL},
+    };
+    const char *s = scalar(n);
+
+    if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return -1;
+    for (int b = 0; b < 2; b++)
+        for (const char *const *w = words[b]; *w; w++)
+            if (strcmp(s, *w) == 0)
+                return b;
+    return -1;
 }
 
 /* http_server_config: headers, and http2 (accepted, true or false: joulestat speaks
@@ -171,7 +188,7 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
          p++) {
         const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
         const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
-        const char *key = scalar(k), *value = scalar(v);
+        const char *key = scalar(k);
 
         if (key && strcmp(key, "headers") == 0) {
             if (seen_headers)
@@ -184,9 +201,10 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
             if (seen_http2)
                 return web_config_fail(l, k, "http_server_config.http2 given twice");
             seen_http2 = true;
-            if (!value || (strcmp(value, "true") != 0 && strcmp(value, "false") != 0))
+            r = web_config_bool(v);
+            if (r < 0)
                 return web_config_fail(l, v, "http_server_config.http2 must be true or false");
-            l->c->http2 = value[0] == 't';
+            l->c->http2 = r;
             l->http2_at = k;
         } else {
             return web_config_fail(l, k, "unknown key '%s' in http_server_config", key ? key : "");
@@ -249,6 +267,23 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
     return 0;
 }
 
+/* A YAML syntax error: "FILE:LINE:COLUMN: invalid YAML: ...", as the other messages name
+ * their line. Returns -EINVAL. */
+static int yaml_fail(struct loader *l, const yaml_parser_t *p) {
+    const char *problem = p->problem ? p->problem : "parse error";
+
+    if (!l->err || l->err_size == 0)
+        return -EINVAL;
+    if (p->context)
+        (void)snprintf(l->err, l->err_size, "%s:%zu:%zu: invalid YAML: %s (%s at line %zu)",
+                       l->path, p->problem_mark.line + 1, p->problem_mark.column + 1, problem,
+                       p->context, p->context_mark.line + 1);
+    else
+        (void)snprintf(l->err, l->err_size, "%s:%zu:%zu: invalid YAML: %s", l->path,
+                       p->problem_mark.line + 1, p->problem_mark.column + 1, problem);
+    return -EINVAL;
+}
+
 static int parse_text(struct loader *l, const char *text, size_t size) {
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -260,15 +295,8 @@ static int parse_text(struct loader *l, const char *text, size_t size) {
     if (!yaml_parser_load(&parser, &doc)) {
         if (parser.error == YAML_MEMORY_ERROR)
             r = -ENOMEM;
-        else if (parser.context)
-            r = web_config_fail(l, NULL, "line %zu column %zu: invalid YAML: %s (%s at line %zu)",
-                                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                parser.problem ? parser.problem : "parse error", parser.context,
-                                parser.context_mark.line + 1);
         else
-            r = web_config_fail(l, NULL, "line %zu column %zu: invalid YAML: %s",
-                                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                parser.problem ? parser.problem : "parse error");
+            r = yaml_fail(l, &parser);
         yaml_parser_delete(&parser);
         return r;
     }

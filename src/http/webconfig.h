@@ -14,12 +14,13 @@
  *     key_file: server.key       # checked to parse and to match the certificate
  *     min_version: TLS12         # TLS10 ... TLS13; the default TLS12
  *     max_version: TLS13         # the default TLS13
- *     curve_preferences: [X25519, CurveP256]   # CurveP256/P384/P521, X25519
+ *     curve_preferences: [X25519, CurveP256]   # CurveP256/P384/P521, X25519, ML-KEM hybrids
  *     cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]  # Go's secure suite names
  *     prefer_server_cipher_suites: true        # the default
  *     client_auth_type: RequireAndVerifyClientCert  # or NoClientCert (default), ...
  *     client_ca_file: ca.crt     # or client_ca: with the PEM text
  *     client_allowed_sans: [scraper.example]   # needs RequireAny/RequireAndVerify
+ *                                # (client certificates are checked in the handshake)
  *     # or cert: / key: with the PEM text itself
  *   http_server_config:
  *     headers:                   # Content-Security-Policy, X-Frame-Options (deny,

@@ -81,13 +81,21 @@ static inline const char *scalar(const yaml_node_t *n) {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-/* An empty value ("key:") reads as an empty plain scalar; treat it as absent. */
+/* An empty value ("key:") reads as an empty plain scalar; treat it as absent, as YAML's
+ * null in go-yaml's spellings. */
 static inline bool is_null(const yaml_node_t *n) {
     const char *s = scalar(n);
 
     return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-           (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0);
+           (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
+            strcmp(s, "NULL") == 0);
 }
+
+/* A boolean as exporter-toolkit's YAML decoder (go-yaml v2, YAML 1.1) reads one: a plain
+ * y, yes, true or on in go-yaml's spellings (Y, Yes, YES, True, TRUE, On, ON), or their
+ * false counterparts n, no, false, off. 1 true, 0 false, -1 not a boolean (a quoted one
+ * too: Go refuses a string there). */
+int web_config_bool(const yaml_node_t *n);
 
 /* tls_server_config (webconfig_tls.c): the certificate and key (read and checked to pair),
  * the versions, curves and preference as a GnuTLS priority string. */

@@ -120,7 +120,8 @@ static int parse_curves(struct loader *l, const yaml_node_t *v, struct tls_setti
         if (c < 0)
             return web_config_fail(l, item,
                                    "tls_server_config.curve_preferences: '%s' is not CurveP256, "
-                                   "CurveP384, CurveP521, X25519 or X25519MLKEM768",
+                                   "CurveP384, CurveP521, X25519, X25519MLKEM768, "
+                                   "SecP256r1MLKEM768 or SecP384r1MLKEM1024",
                                    scalar(item) ? scalar(item) : "");
         for (unsigned j = 0; j < t->n_curves; j++)
             if (t->curves[j] == (enum tls_curve)c)
@@ -208,16 +209,15 @@ int web_config_parse_tls(struct loader *l, const yaml_node_t *map) {
             if (r < 0)
                 return r;
         } else if (strcmp(key, "prefer_server_cipher_suites") == 0) {
-            const char *b = scalar(v);
-
             if (prefer_at)
                 return web_config_fail(l, k,
                                        "tls_server_config.prefer_server_cipher_suites given twice");
             prefer_at = k;
-            if (!b || (strcmp(b, "true") != 0 && strcmp(b, "false") != 0))
+            r = web_config_bool(v);
+            if (r < 0)
                 return web_config_fail(
                     l, v, "tls_server_config.prefer_server_cipher_suites must be true or false");
-            t.server_precedence = b[0] == 't';
+            t.server_precedence = r;
         } else if (strcmp(key, "cipher_suites") == 0) {
             r = parse_ciphers(l, k, v, &t);
             if (r < 0)

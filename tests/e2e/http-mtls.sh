@@ -3,7 +3,9 @@
 # exporter-toolkit's client certificates, cipher suites and rate limit with real clients
 # (curl, openssl s_client) and certificates made here:
 #   - RequireAndVerifyClientCert: a client certificate from the client CA with an allowed
-#     SAN is served; none, one from another CA, or one without an allowed SAN is refused;
+#     SAN is served; none, one from another CA, or one without an allowed SAN fails the TLS
+#     handshake (TLS 1.3 and 1.2), in TLS 1.2 with the alert Go sends (bad certificate,
+#     unknown CA);
 #   - RequireAnyClientCert and VerifyClientCertIfGiven (after SIGHUP) as Go defines them;
 #   - cipher_suites limits what the server negotiates;
 #   - rate_limit answers 429 beyond its burst, /healthz is not counted;
@@ -61,6 +63,22 @@ refused() { # refused PATH [CLIENT] WHAT: 403 (or no answer at all)
     [[ $got == 403 || $got == 000 ]] || e2e_fail "$3: HTTP $got, expected a refusal"
     echo "ok: $3 refused ($got)"
 }
+# handshake_refused CLIENT ALERT WHAT: the TLS handshake fails and no HTTP answer comes, in
+# TLS 1.3 and 1.2; in TLS 1.2 with the alert named (curl prints OpenSSL's name of it). In
+# TLS 1.3 the client has sent its request when the server refuses its certificate, and the
+# server's close may reset the connection before the client reads the alert.
+handshake_refused() {
+    local who=$1 alert=$2 what=$3 out max
+    for max in 1.3 1.2; do
+        out=$(curl -s -S -o /dev/null --max-time 10 -w '%{http_code}' --cacert "$d/ca.crt" \
+            --tls-max "$max" ${who:+--cert "$d/$who.crt" --key "$d/$who.key"} \
+            "$base/metrics" 2>&1) || true
+        [[ ${out:(-3)} == 000 ]] || e2e_fail "$what (TLS $max): HTTP ${out:(-3)}, expected none"
+        [[ $max == 1.3 || ${out,,} == *"alert $alert"* ]] ||
+            e2e_fail "$what (TLS $max): no '$alert' alert: $out"
+    done
+    echo "ok: $what: handshake refused (TLS 1.2 alert: $alert)"
+}
 hup() {
     local before
     before=$(grep -c "SIGHUP" "$d/joulestat.log" || true)
@@ -75,21 +93,21 @@ e2e_wait 20 curl -sf --cacert "$d/ca.crt" --cert "$d/good.crt" --key "$d/good.ke
     "$base/healthz" || e2e_fail "exporter did not come up"
 
 expect 200 /metrics good "RequireAndVerifyClientCert, a certificate of the client CA"
-refused /metrics "" "RequireAndVerifyClientCert, no certificate"
+handshake_refused "" "bad certificate" "RequireAndVerifyClientCert, no certificate"
 refused /healthz "" "RequireAndVerifyClientCert, /healthz without a certificate"
-refused /metrics stranger "RequireAndVerifyClientCert, a certificate of another CA"
-refused /metrics wrongsan "RequireAndVerifyClientCert, a SAN not allowed"
+handshake_refused stranger "unknown ca" "RequireAndVerifyClientCert, a certificate of another CA"
+handshake_refused wrongsan "bad certificate" "RequireAndVerifyClientCert, a SAN not allowed"
 
 printf "$tls"'  client_auth_type: RequireAnyClientCert\n' >"$web"
 hup
 expect 200 /metrics stranger "RequireAnyClientCert, any certificate"
-refused /metrics "" "RequireAnyClientCert, no certificate"
+handshake_refused "" "bad certificate" "RequireAnyClientCert, no certificate"
 
 printf "$tls"'  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: clientca.crt\n' >"$web"
 hup
 expect 200 /metrics "" "VerifyClientCertIfGiven, no certificate"
 expect 200 /metrics wrongsan "VerifyClientCertIfGiven, a certificate of the client CA"
-refused /metrics stranger "VerifyClientCertIfGiven, a certificate of another CA"
+handshake_refused stranger "unknown ca" "VerifyClientCertIfGiven, a certificate of another CA"
 
 # Cipher suites (TLS 1.2, where the suite is negotiated by name).
 printf "$tls"'  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n  max_version: TLS12\n' >"$web"

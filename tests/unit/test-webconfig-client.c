@@ -114,10 +114,21 @@ static void test_accepted(void **state) {
                         "+AES-128-GCM:+AES-256-GCM:+AEAD:%SERVER_PRECEDENCE");
     c = web_config_free(c);
 
-    /* A suite HTTP/2 cannot use is fine with http2 off. */
-    c = good(TLS "  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n  max_version: TLS12\n"
-                 "http_server_config:\n  http2: false\n");
-    c = web_config_free(c);
+    /* A suite HTTP/2 cannot use is fine with http2 off, in any of the YAML 1.1 spellings
+     * exporter-toolkit's decoder (go-yaml v2) reads as false (yes and On: true). */
+    static const char *const off[] = {"false", "False", "FALSE", "no", "No", "off", "OFF", "n"};
+    for (size_t i = 0; i < ARRAY_SIZE(off); i++) {
+        char text[256];
+
+        (void)snprintf(text, sizeof(text),
+                       TLS "  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n  max_version: "
+                           "TLS12\n  prefer_server_cipher_suites: %s\n"
+                           "http_server_config:\n  http2: %s\n",
+                       i % 2 ? "yes" : "On", off[i]);
+        c = good(text);
+        assert_non_null(strstr(web_config_tls_priorities(c), "%SERVER_PRECEDENCE"));
+        c = web_config_free(c);
+    }
 
     /* A certificate required, not verified; the older name of the same. */
     c = good(TLS "  client_auth_type: RequireAnyClientCert\n");
@@ -149,11 +160,11 @@ static void test_accepted(void **state) {
     assert_int_equal(web_config_client_auth(c), WEB_CLIENT_AUTH_REQUEST);
     c = web_config_free(c);
 
-    /* Every curve, the post-quantum hybrid last: offered where GnuTLS has it, left out
-     * (the others still offered) where it does not. */
+    /* Every curve, the post-quantum hybrids last (Go 1.24's and Go 1.26's): offered where
+     * GnuTLS has them, left out (the others still offered) where it does not. */
     c = good(TLS "  client_auth_type: VerifyClientCertIfGiven\n  curve_preferences:\n"
                  "    - CurveP256\n    - CurveP384\n    - CurveP521\n    - X25519\n"
-                 "    - X25519MLKEM768\n");
+                 "    - X25519MLKEM768\n    - SecP256r1MLKEM768\n    - SecP384r1MLKEM1024\n");
     assert_non_null(strstr(web_config_tls_priorities(c),
                            ":-GROUP-ALL:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1:"
                            "+GROUP-X25519"));
@@ -245,6 +256,11 @@ static void test_refused(void **state) {
     bad(TLS "  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n"
             "http_server_config:\n  http2: true\n",
         ":4:", "set http_server_config.http2: false");
+    bad(TLS "  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n"
+            "http_server_config:\n  http2: yes\n",
+        ":4:", "set http_server_config.http2: false");
+    bad(TLS "http_server_config:\n  http2: \"false\"\n",
+        ":5:", "http_server_config.http2 must be true or false");
     /* Rate limits. */
     bad("rate_limit:\n  interval: fast\n", ":2:", "rate_limit.interval: 'fast' is not a duration");
     bad("rate_limit:\n  interval: -1s\n", ":2:", "rate_limit.interval: '-1s' is negative");

@@ -201,6 +201,7 @@ int joulestat_sim_process_info(size_t index, struct joulestat_sim_process_info *
         .active_uj = st->model->procs[index].active_nj / 1000,
         .context_uj = st->model->procs[index].context_nj / 1000,
         .active_nj = st->model->procs[index].active_nj,
+        .sm_us = st->model->procs[index].delivered / 100,
     };
     memcpy(info.comm, p->comm, sizeof info.comm);
     *ret = info;

@@ -188,12 +188,16 @@ static uint64_t coef_energy(struct sim_proc_state *ps, uint64_t dt, uint64_t div
     return (uint64_t)(num / div);
 }
 
-/* What the process's samples show of dt: its delivered SM time, less the part lost to
+/* The delivered SM time of dt (percent * µs). */
+static uint64_t delivered_util(const struct sim_gpu_model *g, const struct sim_proc_state *ps,
+                               uint64_t dt) {
+    return (uint64_t)((unsigned __int128)ps->demand * 100 * dt / sim_group_divisor(g, ps->group));
+}
+
+/* What the process's samples show of its delivered SM time u: less the part lost to
  * context switches while others have work too (percent * µs). */
 static uint64_t sampled_util(const struct sim_gpu_model *g, const struct sim_proc_state *ps,
-                             uint64_t dt) {
-    uint64_t u =
-        (uint64_t)((unsigned __int128)ps->demand * 100 * dt / sim_group_divisor(g, ps->group));
+                             uint64_t u) {
     if (g->group_working[ps->group] >= 2 && g->gpu->slice_overhead_ppm)
         u -= (uint64_t)((unsigned __int128)u * g->gpu->slice_overhead_ppm / SIM_PPM);
     return u;
@@ -217,8 +221,10 @@ static void integrate(struct sim_gpu_model *g, uint64_t dt) {
         }
         if (ps->demand > 0) {
             e += coef_energy(ps, dt, sim_group_divisor(g, ps->group));
-            uint64_t u = sampled_util(g, ps, dt);
+            uint64_t delivered = delivered_util(g, ps, dt);
+            uint64_t u = sampled_util(g, ps, delivered);
 
+            ps->delivered += delivered;
             ps->util_acc += u;
             ps->life_util += u;
             ps->sliced = ps->sliced || g->group_working[ps->group] >= 2;

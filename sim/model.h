@@ -64,6 +64,7 @@ struct sim_proc_state {
     uint64_t slice_credit; /* SM time delivered but not yet a whole slice (percent*µs) */
     bool sliced;           /* it time-sliced with others in the current sample period */
     uint64_t life_util;    /* sampled percent*µs since its start (accounting mode) */
+    uint64_t delivered;    /* truth: delivered percent*µs, before the slice overhead */
     uint64_t active_rem;   /* carried remainder of the coef energy (over the GPU's divisor) */
     uint64_t context_rem;  /* carried remainder of the context share (over n_alive) */
     uint64_t active_nj;    /* ground truth: coef energy plus context share */

@@ -41,6 +41,7 @@ struct joulestat_sim_process_info {
     char comm[16];
     uint64_t context_uj; /* of active_uj: its share of context-idle */
     uint64_t active_nj;  /* active_uj in nanojoules */
+    uint64_t sm_us;      /* SM time delivered to it (µs at 100 %), before the slice overhead */
 };
 
 /* Loads a scenario file (or text) and starts it over; the previous one keeps running if

@@ -160,7 +160,8 @@ static void print_truth(const struct sim_api *api, const struct snapshot *snap) 
                    (double)p->energy_measured_uj / 1e6, (double)p->energy_estimated_uj / 1e6,
                    got - truth, truth > 0 ? 100.0 * (got - truth) / truth : 0.0);
         }
-        printf(" start_us=%" PRIu64 "\n", info->start_us);
+        printf(" start_us=%" PRIu64 " truth_sm_s=%.6f\n", info->start_us,
+               (double)info->sm_us / 1e6);
     }
 }
 

@@ -85,7 +85,7 @@ assert {r["metric"]["namespace"] for r in by_ns_5m} == {"ml-workloads", "serving
 pods = {"heavy": "training-job-123", "medium": "inference-api-7f9c", "light": "notebook-alice"}
 truth = {}
 for line in open(sys.argv[2]):
-    m = re.match(r'# gpu=0 pid=\d+ comm=(\w+) truth_active_j=([0-9.]+) .* start_us=(\d+)$', line)
+    m = re.match(r'# gpu=0 pid=\d+ comm=(\w+) truth_active_j=([0-9.]+) .* start_us=(\d+)\b', line)
     if m:  # the scenario runs 120 s from 1700000000 s; the load is periodic
         truth[pods[m[1]]] = float(m[2]) / (120 - (int(m[3]) / 1e6 - 1700000000))
 truth = dict(sorted(truth.items(), key=lambda kv: -kv[1]))

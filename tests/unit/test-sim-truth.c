@@ -153,6 +153,11 @@ static void test_time_slice_whole_slices(void **state) {
             assert_int_equal(total, 100);
         }
         truth[k] = truth_uj(2, 10 * SEC, &ctx);
+        /* its true SM time, whatever the samples showed: 1 % of 10 s */
+        struct joulestat_sim_process_info info;
+        ASSERT_OK(sim.joulestat_sim_process_info(1, &info));
+        assert_int_equal(info.pid, 2);
+        assert_int_equal(info.sm_us, 100000);
         sim_stop();
     }
     assert_int_equal(truth[0], truth[1]);

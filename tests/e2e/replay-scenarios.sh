@@ -78,4 +78,25 @@ sys.exit(0 if est == 0 and e + nc == g and e > 0 else 1)" "$e" "$est" "$g" "$nc"
     { echo "FAIL: single-exclusive: process $e J (+$est estimated) + idle-alone $nc J != GPU $g J"; failed=1; }
 echo "single-exclusive: $excl_name measured $e J + GPU alone $nc J == GPU $g J"
 
+# A GPU lost for a while on the newer paths (GPM samples of MIG instances, the accounting
+# buffer of finished processes): the replay goes on, every GPU still conserves exactly,
+# and the lost stretch is booked as no_data, not to anyone.
+lost() {
+    local scn=$1 variant=$2 gpu_keys=$3 from=$4 until=$5
+    sed "/^gpu 0 /a\\    $gpu_keys" "$src/scenarios/$scn.scn" >"$src_tmp/$variant.scn"
+    echo "fault gpu-lost gpu=0 at=$from until=$until" >>"$src_tmp/$variant.scn"
+    "$build/joulestat" replay --scenario "$src_tmp/$variant.scn" >"$tmp/$variant.prom" 2>"$tmp/$variant.log" ||
+        { cat "$tmp/$variant.log" >&2; echo "FAIL: replay of $variant exited non-zero"; return 1; }
+    python3 "$src/tests/e2e/check_conservation.py" "$tmp/$variant.prom" >"$tmp/$variant.cons" ||
+        { cat "$tmp/$variant.cons" >&2; echo "FAIL: $variant does not conserve energy"; return 1; }
+    nd=$(value "$variant" 'joulestat_gpu_unattributed_energy_joules_total{gpu="0",reason="no_data"}')
+    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)" "${nd:-0}" ||
+        { echo "FAIL: $variant: the lost stretch was not booked as no_data ($nd J)"; return 1; }
+    echo "ok: $variant conserves exactly, $nd J no_data while the GPU was lost"
+}
+src_tmp=$tmp/scn
+mkdir -p "$src_tmp"
+lost mig-h100-gpm mig-gpm-lost "gpm=on" 20s 40s || failed=1
+lost short-lived-processes accounting-lost "accounting=on" 10s 20s || failed=1
+
 exit $failed

@@ -2,7 +2,6 @@
 #include "intensity.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -28,13 +28,6 @@
  * least this part of the recent rows is. */
 #define UNSATURATED_ACTIVITY 0.9
 #define CONTEXT_MIN_UNSATURATED 0.05
-/* A phase change (a trainer going to evaluation): this many rows in a row, each off the
- * current fit by more than CHANGE_SIGMAS residual deviations on the same side, and the
- * past is forgotten down to CHANGE_KEEP of its weight, so the new phase is followed in a
- * few rows instead of several time constants. */
-#define CHANGE_ROWS 3
-#define CHANGE_SIGMAS 4.0
-#define CHANGE_KEEP 0.02
 
 static int grow_slots(struct intensity_gpu *g, size_t new_cap);
 
@@ -322,57 +315,6 @@ static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) 
     g->rows++;
 }
 
-/* Scales the stored sums, as if the rows so far were older than they are. */
-static void forget_past(struct intensity_gpu *g, double keep) {
-    for (size_t i = 0; i < g->dim * g->dim; i++)
-        g->m[i] *= keep;
-    for (size_t i = 0; i < g->dim; i++)
-        g->b[i] *= keep;
-    g->syy *= keep;
-    g->neff *= keep;
-    g->unsaturated *= keep;
-}
-
-/* Watches each row's error against the current fit; a run of large errors of one sign is
- * a change of phase, not noise. */
-static void watch_change(struct intensity_gpu *g, const struct intensity_row *row) {
-    double predicted = g->theta[PARAM_IDLE] * row->dt_s + g->theta[PARAM_CTX] * row->ctx_s;
-    double z;
-
-    if (g->dof < 2 || !(g->sigma_j > 0)) {
-        g->change_run = 0;
-        return;
-    }
-    for (size_t k = 0; k < row->n_touched; k++) {
-        uint32_t s = row->touched[k];
-
-        if (g->m[(PARAM_CLASS0 + s) * g->dim + PARAM_CLASS0 + s] <= 0 &&
-            !g->has_memory[PARAM_CLASS0 + s]) {
-            g->change_run = 0; /* a class with nothing learned yet: no prediction */
-            return;
-        }
-        predicted += g->theta[PARAM_CLASS0 + s] * row->act[s];
-    }
-    /* Against the deviation from before the run: the rows of a new phase, once learned,
-     * inflate the fit's own. */
-    if (g->change_run == 0)
-        g->change_sigma_j = g->sigma_j;
-    z = (row->energy_j - predicted) / g->change_sigma_j;
-    if (z > CHANGE_SIGMAS)
-        g->change_run = g->change_run > 0 ? g->change_run + 1 : 1;
-    else if (z < -CHANGE_SIGMAS)
-        g->change_run = g->change_run < 0 ? g->change_run - 1 : -1;
-    else
-        g->change_run = 0;
-    if (abs(g->change_run) >= CHANGE_ROWS) {
-        forget_past(g, CHANGE_KEEP);
-        /* What the present classes had learned is part of that past. */
-        for (size_t k = 0; k < row->n_touched; k++)
-            g->has_memory[PARAM_CLASS0 + row->touched[k]] = false;
-        g->change_run = 0;
-    }
-}
-
 static void drop_rows(struct intensity_gpu *g) {
     row_reset(&g->cur);
     row_reset(&g->pending);
@@ -403,7 +345,7 @@ static int learn_window(struct intensity_gpu *g, const struct intensity_window *
     }
     if (g->pending.open) {
         if (!g->pending.tainted) {
-            watch_change(g, &g->pending);
+            intensity_watch_change(g, &g->pending);
             learn_row(g, &g->pending);
             r = intensity_solve(g);
         }

@@ -97,6 +97,10 @@ struct intensity_gpu {
     double *h, *chol, *g, *x, *r, *hinv_diag;
 };
 
+/* Watches a complete row against the fit before it is learned from (intensity_change.c);
+ * on a change of phase, forgets the past. */
+void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row *row);
+
 /* Puts class slot s into the family of that key (0: none), once. */
 int intensity_family_join(struct intensity_gpu *g, uint32_t s, uint64_t family_key);
 /* Replaces what class slot s adds to its family by its new estimate and standard error. */

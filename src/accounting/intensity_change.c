@@ -14,7 +14,7 @@
  * few rows instead of several time constants. */
 #define CHANGE_ROWS 3
 #define CHANGE_SIGMAS 4.0
-#define CHANGE_KEEP 0.02
+#define CHANGE_KEEP 0.001
 
 /* Scales the stored sums, as if the rows so far were older than they are. */
 static void forget_past(struct intensity_gpu *g, double keep) {

@@ -47,10 +47,8 @@ static void stop_server(void) {
 }
 
 static void start_server(void) {
-    struct http_server_options o = {.listen_address = "127.0.0.1:0",
-                                    .threads = 2,
-                                    .header_timeout_ms = 1000,
-                                    .timeout_s = 2};
+    struct http_server_options o = {
+        .listen_address = "127.0.0.1:0", .threads = 2, .header_timeout_ms = 1000, .timeout_s = 2};
     struct crypt_data *cd = calloc(1, sizeof(*cd));
     struct web_config *wc = NULL;
     char salt[CRYPT_GENSALT_OUTPUT_SIZE], text[512], err[256];
@@ -112,8 +110,7 @@ static size_t read_answer(int fd, char *buf, int first_ms) {
 }
 
 static bool status_expected(unsigned status) {
-    static const unsigned expected[] = {100, 200, 400, 401, 404, 405,
-                                        413, 414, 429, 431, 503, 505};
+    static const unsigned expected[] = {100, 200, 400, 401, 404, 405, 413, 414, 429, 431, 503, 505};
 
     for (size_t i = 0; i < ARRAY_SIZE(expected); i++)
         if (status == expected[i])
@@ -130,8 +127,12 @@ static void first_method(const uint8_t *in, size_t size, char *buf, size_t buf_s
     buf[i < size && in[i] == ' ' ? i : 0] = '\0';
 }
 
+static bool vchar(uint8_t c) {
+    return c > ' ' && c < 0x7f;
+}
+
 static bool tchar(uint8_t c) {
-    return c > ' ' && c < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", c);
+    return vchar(c) && !strchr("\"(),/:;<=>?@[\\]{}", c);
 }
 
 /* A request line and header lines as RFC 9112 writes them, ending with an empty line: the
@@ -143,7 +144,7 @@ static bool well_formed(const uint8_t *in, size_t size) {
         p++;
     if (p == in || p == end || *p++ != ' ' || p == end || *p++ != '/')
         return false;
-    while (p < end && *p > ' ' && *p < 0x7f)
+    while (p < end && vchar(*p))
         p++;
     if ((size_t)(end - p) < 11 || memcmp(p, " HTTP/1.", 8) != 0 || (p[8] != '0' && p[8] != '1') ||
         memcmp(p + 9, "\r\n", 2) != 0)

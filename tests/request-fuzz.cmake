@@ -28,8 +28,8 @@ if(JOULESTAT_HAVE_LIBFUZZER)
                     gnutls)
   target_link_libraries(fuzz-http-request PRIVATE js_store js_base PkgConfig::REQFUZZ
                         Threads::Threads ${CMAKE_DL_LIBS})
-  # libFuzzer waits less for an answer than the replay, to try more inputs.
-  target_compile_definitions(fuzz-http-request PRIVATE FIRST_BYTE_MS=300)
+  # libFuzzer waits less for an answer than the replay (1 s, still room on a busy machine).
+  target_compile_definitions(fuzz-http-request PRIVATE FIRST_BYTE_MS=1000)
   target_compile_options(fuzz-http-request PRIVATE ${_fuzz_flags})
   target_link_options(fuzz-http-request PRIVATE ${_fuzz_flags})
   joulestat_warnings(fuzz-http-request)
@@ -37,7 +37,8 @@ if(JOULESTAT_HAVE_LIBFUZZER)
   file(MAKE_DIRECTORY ${_work})
   add_test(NAME fuzz-live-http-request
            COMMAND fuzz-http-request -max_total_time=${JOULESTAT_FUZZ_SECONDS} -timeout=10
-                   -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 ${_work}
+                   -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1
+                   -dict=${_reqfuzz_dir}/http-request.dict ${_work}
                    ${_reqfuzz_dir}/corpus/http-request)
   math(EXPR _fuzz_timeout "${JOULESTAT_FUZZ_SECONDS} + 120")
   set_tests_properties(fuzz-live-http-request PROPERTIES LABELS fuzz TIMEOUT ${_fuzz_timeout}

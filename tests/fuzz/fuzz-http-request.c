@@ -6,11 +6,10 @@
  * the server closes or goes quiet. Whatever the bytes, the process does not crash, every
  * answer is a well-formed status line and header block with a status the server may give,
  * a method other than GET and HEAD is never served (405 with Allow when it is answered),
- * nothing follows an answer that said Connection: close, and /healthz answers 200 after
- * every input.
+ * nothing follows an answer that said Connection: close, a well-formed request gets an
+ * answer, and /healthz answers 200 after every input.
  */
 #include <crypt.h>
-#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +18,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "fuzz.h"
 #include "http/httpclient.h"
 #include "http/sample-snapshot.h"

@@ -10,6 +10,7 @@ struct header_count {
     unsigned lengths;
     const char *first_length;
     bool lengths_differ;
+    bool body;
 };
 
 static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -19,7 +20,11 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
     (void)kind;
     if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
         h->hosts++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        h->body = true;
     } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (value && value[strspn(value, "0")] != '\0')
+            h->body = true;
         if (h->lengths++ == 0)
             h->first_length = value;
         else if (!value || !h->first_length || strcmp(value, h->first_length) != 0)
@@ -39,6 +44,10 @@ unsigned request_check(struct MHD_Connection *conn, const char *method, const ch
     (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &h);
     if (h.lengths_differ) {
         *ret_reason = "conflicting Content-Length headers\n";
+        return MHD_HTTP_BAD_REQUEST;
+    }
+    if (h.body) {
+        *ret_reason = "GET and HEAD take no body\n";
         return MHD_HTTP_BAD_REQUEST;
     }
     if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && h.hosts != 1) {

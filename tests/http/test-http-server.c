@@ -737,6 +737,17 @@ static void test_strict_http(void **state) {
                                 "Content-Length: 0\r\nConnection: close\r\n\r\n",
                                 NULL, 0),
                      200);
+    /* GET and HEAD with a body: refused before it is read (the connection used to be
+     * closed without an answer). */
+    assert_int_equal(raw_status(f.port,
+                                "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                                "\r\n5\r\nhello\r\n0\r\n\r\n",
+                                NULL, 0),
+                     400);
+    assert_int_equal(raw_status(f.port,
+                                "HEAD /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab",
+                                NULL, 0),
+                     400);
     /* Request headers are bounded (HTTP_CONNECTION_MEMORY): 4 KB pass, 10 KB get 431. */
     memset(big, 'a', sizeof(big));
     big[4000] = '\0';

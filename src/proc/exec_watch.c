@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +29,8 @@
 #define STAT_MAX_SIZE 4096u
 /* Room for a burst of events (a make -j spawning compilers) before the kernel drops some. */
 #define SOCKET_BUFFER_BYTES (4u * 1024u * 1024u)
+/* How long the events of a burst queue before they are read (watch_thread()). */
+#define EXEC_WATCH_BATCH_MS 10
 
 struct kept {
     struct exec_record rec;
@@ -46,6 +51,42 @@ struct exec_watch {
     struct exec_watch_stats stats;
 };
 
+/* Where the kernel puts a process event's fields in the datagram. */
+#define EVENT_AT (NLMSG_LENGTH(0) + offsetof(struct cn_msg, data))
+#define EVENT_WHAT (EVENT_AT + offsetof(struct proc_event, what))
+#define EVENT_PID (EVENT_AT + offsetof(struct proc_event, event_data.exec.process_pid))
+#define EVENT_TGID (EVENT_AT + offsetof(struct proc_event, event_data.exec.process_tgid))
+_Static_assert(offsetof(struct proc_event, event_data.exec.process_pid) ==
+                       offsetof(struct proc_event, event_data.exit.process_pid) &&
+                   offsetof(struct proc_event, event_data.exec.process_tgid) ==
+                       offsetof(struct proc_event, event_data.exit.process_tgid),
+               "exec and exit events name the process at the same place");
+
+/*
+ * The connector sends every fork, exec, exit, rename and id change of every thread; only
+ * a process's exec and exit are used. A socket filter drops the others in the kernel, so a
+ * node busy starting programs (a build: a fork and an exec and several thread exits for
+ * each compiler run) wakes this thread for those two alone. Classic BPF loads words in
+ * network order, hence the htonl()s; pid and tgid are compared in the same order.
+ */
+static void attach_filter(int sock) {
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EVENT_WHAT),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXIT), 0, 5),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EVENT_TGID),
+        BPF_STMT(BPF_MISC | BPF_TAX, 0),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EVENT_PID),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+        BPF_STMT(BPF_RET | BPF_K, 0),
+    };
+    struct sock_fprog prog = {.len = ARRAY_SIZE(code), .filter = code};
+
+    /* Without it every event still arrives, and on_message() picks the same ones. */
+    (void)setsockopt(sock, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
 static int subscribe(int sock) {
     /* a netlink header, then a connector header, then the operation */
     unsigned char msg[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(enum proc_cn_mcast_op))] = {0};
@@ -61,6 +102,7 @@ static int subscribe(int sock) {
     cn->id.val = CN_VAL_PROC;
     cn->len = sizeof(op);
     memcpy(cn->data, &op, sizeof(op));
+    attach_filter(sock);
     if (bind(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0)
         return -errno;
     (void)setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
@@ -169,9 +211,41 @@ static void on_message(struct exec_watch *w, char *buf, size_t n) {
         else if (ev.what == PROC_EVENT_EXIT &&
                  ev.event_data.exit.process_pid == ev.event_data.exit.process_tgid)
             on_exit_event(w, (uint32_t)ev.event_data.exit.process_tgid);
+        else { /* only where the socket filter could not be attached */
+            pthread_mutex_lock(&w->lock);
+            w->stats.ignored++;
+            pthread_mutex_unlock(&w->lock);
+        }
     }
 }
 
+/* Receives what is queued: 0, or -1 when the socket failed. */
+static int drain(struct exec_watch *w, char *buf, size_t size) {
+    for (;;) {
+        ssize_t n = recv(w->sock, buf, size, MSG_DONTWAIT);
+
+        if (n < 0 && errno == ENOBUFS) { /* the kernel dropped events: say how often */
+            pthread_mutex_lock(&w->lock);
+            w->stats.overflows++;
+            pthread_mutex_unlock(&w->lock);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        if (n <= 0)
+            return -1;
+        on_message(w, buf, (size_t)n);
+    }
+}
+
+/*
+ * Wakes for the first event of a burst, then lets the rest queue for EXEC_WATCH_BATCH_MS
+ * before reading them all: a node starting hundreds of programs a second (a build, a test
+ * suite) would otherwise cost a wake-up per event. A program's files are read that much
+ * later at most, far less than any GPU job lives.
+ */
 static void *watch_thread(void *userdata) {
     struct exec_watch *w = userdata;
     char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
@@ -179,24 +253,16 @@ static void *watch_thread(void *userdata) {
     for (;;) {
         struct pollfd fds[2] = {{.fd = w->sock, .events = POLLIN},
                                 {.fd = w->wake[0], .events = POLLIN}};
-        ssize_t n;
 
         if (poll(fds, 2, -1) < 0 && errno != EINTR)
             break;
         if (fds[1].revents)
             break;
-        n = recv(w->sock, buf, sizeof(buf), MSG_DONTWAIT);
-        if (n < 0 && errno == ENOBUFS) { /* the kernel dropped events: say how often */
-            pthread_mutex_lock(&w->lock);
-            w->stats.overflows++;
-            pthread_mutex_unlock(&w->lock);
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            continue;
-        if (n <= 0)
+        /* the burst's other events queue meanwhile; only a stop ends the wait early */
+        if (poll(fds + 1, 1, EXEC_WATCH_BATCH_MS) > 0)
             break;
-        on_message(w, buf, (size_t)n);
+        if (drain(w, buf, sizeof(buf)) < 0)
+            break;
     }
     return NULL;
 }

@@ -243,6 +243,11 @@ def main():
     o.append("## Results\n")
     def node_tables(pre, procs, where):
         o.append("### joulestat: 8 GPUs × 64 processes at 10 Hz + process scan at 1 Hz%s\n" % where)
+        scans = sorted({str(r.get("scan")) for r in recs
+                        if r["record"] == pre + "joulestat-node" and r.get("scan")})
+        if scans:
+            names = {"eBPF": "the eBPF task iterator", "listing": "listing /proc"}
+            o.append("Processes read by: %s.\n" % ", ".join(names.get(x, x) for x in scans))
         o.append("| processes | CPU (% of one core) | of which simulated NVML | µs CPU per process per scan | peak RSS"
                  " (MiB) | RSS anon / file (MiB) | series | body (KiB) | plain p50 / p99 (ms) | gzip p50 / p99 (ms) |"
                  " gzip body (KiB) | CPU per scrape plain / gzip (ms) | peak RSS after scrapes"

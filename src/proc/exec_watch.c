@@ -289,6 +289,8 @@ int exec_watch_start(int procfs_fd, struct exec_watch **ret) {
     if (r >= 0) {
         r = -pthread_create(&w->thread, NULL, watch_thread, w);
         w->started = r == 0;
+        if (w->started)
+            (void)pthread_setname_np(w->thread, "js-exec-watch");
     }
     if (r < 0) {
         exec_watch_stop(w);

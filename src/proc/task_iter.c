@@ -33,8 +33,10 @@ char task_iter_state_letter(uint32_t run_state, uint32_t exit_state) {
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <stddef.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include "dl_symbols.h"
@@ -44,6 +46,8 @@ char task_iter_state_letter(uint32_t run_state, uint32_t exit_state) {
  * maps it. */
 #include "task_iter.skel.h"
 
+/* How long loading may take before the scan lists /proc instead. */
+#define LOAD_TIMEOUT_S 20
 /* Bytes read at a time: a multiple of the record size, a few of the kernel's seq pages. */
 #define READ_BUF_RECORDS 1024
 
@@ -201,8 +205,15 @@ static int load_in_child(int *ret_link_fd) {
         _exit(0);
     }
     (void)close(sv[1]);
+    /* A child stuck (a lock another thread held at fork()) must not hold up the start. */
+    (void)setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){.tv_sec = LOAD_TIMEOUT_S},
+                     sizeof(struct timeval));
     r = recv_fd(sv[0], ret_link_fd);
     (void)close(sv[0]);
+    if (r == -EAGAIN) {
+        (void)kill(pid, SIGKILL);
+        r = -ETIMEDOUT;
+    }
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     return r;
@@ -363,8 +374,9 @@ int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reaso
         *ret_reason = r == -EPERM || r == -EACCES
                           ? "not allowed to load BPF programs (needs CAP_BPF and CAP_PERFMON, "
                             "or CAP_SYS_ADMIN)"
-                      : r == -ELIBACC ? "libbpf.so.1 cannot be loaded (Debian: libbpf1)"
-                                      : "the kernel refused the task iterator";
+                      : r == -ELIBACC   ? "libbpf.so.1 cannot be loaded (Debian: libbpf1)"
+                      : r == -ETIMEDOUT ? "loading it did not finish in time"
+                                        : "the kernel refused the task iterator";
         return r;
     }
     r = check_self(ti, procfs_fd, ret_reason);

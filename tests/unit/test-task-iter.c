@@ -75,7 +75,7 @@ static uint64_t schedstat_ns(pid_t pid) {
     assert_non_null(d);
     while ((de = readdir(d))) {
         unsigned long long ns;
-        char rel[320];
+        char rel[352];
         int n;
 
         if (de->d_name[0] == '.')
@@ -107,8 +107,11 @@ static struct task_iter *open_or_skip(void) {
     ASSERT_OK(fd);
     r = task_iter_open(fd, &ti, &reason);
     (void)close(fd);
+    /* Refused: no permission (not root, a container's seccomp profile), no BTF, a build
+     * without libbpf, a kernel without task iterators or lacking a field, another pid
+     * namespace. Anything else is a failure. */
     if (r == -EPERM || r == -EACCES || r == -ENOENT || r == -EOPNOTSUPP || r == -EINVAL ||
-        r == -ELIBACC) {
+        r == -ELIBACC || r == -ENOSYS || r == -EXDEV || r == -E2BIG || r == -ESRCH) {
         print_message("skipped: no eBPF task iterator here: %s (%s)\n", reason, strerror(-r));
         return NULL;
     }

@@ -25,6 +25,7 @@
 #include "identity_read.h"
 #include "log.h"
 #include "macro.h"
+#include "procfs_identity.h"
 
 #define STAT_MAX_SIZE 4096u
 /* Room for a burst of events (a make -j spawning compilers) before the kernel drops some. */
@@ -32,9 +33,14 @@
 /* How long the events of a burst queue before they are read (watch_thread()). */
 #define EXEC_WATCH_BATCH_MS 10
 
+/* A record as kept: its identity pooled (the programs of one container or job share
+ * one copy), so a node starting hundreds of programs a second keeps ~100 bytes for each
+ * instead of a whole identity. */
 struct kept {
-    struct exec_record rec;
+    uint64_t starttime;
     uint64_t exited_ns; /* monotonic; 0 while it runs */
+    const struct workload_identity *identity;
+    char comm[PROC_COMM_MAX];
 };
 
 struct exec_watch {
@@ -44,8 +50,9 @@ struct exec_watch {
     pthread_t thread;
     bool started;
 
-    pthread_mutex_t lock;          /* guards what follows */
-    struct hashmap by_pid;         /* pid + 1 -> struct kept */
+    pthread_mutex_t lock;  /* guards what follows */
+    struct hashmap by_pid; /* pid + 1 -> struct kept */
+    struct identity_pool identities;
     uint32_t ring[EXEC_WATCH_MAX]; /* pids in the order they were added: the oldest go first */
     size_t ring_head, ring_len;
     struct exec_watch_stats stats;
@@ -122,6 +129,7 @@ static void evict(struct exec_watch *w, uint64_t now_ns, bool need_room) {
             break;
         if (k) {
             (void)hashmap_remove(&w->by_pid, (uint64_t)pid + 1);
+            identity_pool_put(&w->identities, k->identity);
             free(k);
         }
         w->ring_head = (w->ring_head + 1) % EXEC_WATCH_MAX;
@@ -132,19 +140,25 @@ static void evict(struct exec_watch *w, uint64_t now_ns, bool need_room) {
 /* Keeps rec for pid, replacing an older record of the pid. Under the lock. */
 static void keep(struct exec_watch *w, uint32_t pid, const struct exec_record *rec) {
     struct kept *k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
+    const struct workload_identity *id;
 
-    if (k) { /* a new program in the same process, or a reused pid */
-        k->rec = *rec;
-        k->exited_ns = 0;
+    if (identity_pool_get(&w->identities, &rec->identity, &id) < 0)
+        return; /* out of memory: this process is identified by scanning */
+    if (k) {    /* a new program in the same process, or a reused pid */
+        identity_pool_put(&w->identities, k->identity);
+        *k = (struct kept){.starttime = rec->starttime, .identity = id};
+        memcpy(k->comm, rec->comm, sizeof(k->comm));
         return;
     }
     evict(w, clock_monotonic_ns(), true);
     k = malloc(sizeof(*k));
     if (!k || hashmap_put(&w->by_pid, (uint64_t)pid + 1, k) < 0) {
         free(k);
+        identity_pool_put(&w->identities, id);
         return; /* out of memory: this process is identified by scanning */
     }
-    *k = (struct kept){.rec = *rec};
+    *k = (struct kept){.starttime = rec->starttime, .identity = id};
+    memcpy(k->comm, rec->comm, sizeof(k->comm));
     w->ring[(w->ring_head + w->ring_len) % EXEC_WATCH_MAX] = pid;
     w->ring_len++;
 }
@@ -185,7 +199,6 @@ static void on_exit_event(struct exec_watch *w, uint32_t pid) {
     pthread_mutex_lock(&w->lock);
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
     if (k && !k->exited_ns) {
-        k->rec.exited = true;
         k->exited_ns = clock_monotonic_ns();
         w->stats.exits++;
     }
@@ -282,6 +295,7 @@ int exec_watch_start(int procfs_fd, struct exec_watch **ret) {
     w->procfs_fd = procfs_fd;
     pthread_mutex_init(&w->lock, NULL);
     hashmap_init(&w->by_pid);
+    identity_pool_init(&w->identities);
     w->sock = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
     r = w->sock < 0 ? -errno : subscribe(w->sock);
     if (r >= 0 && pipe2(w->wake, O_CLOEXEC) < 0)
@@ -309,9 +323,12 @@ struct exec_watch *exec_watch_stop(struct exec_watch *w) {
         (void)!write(w->wake[1], "x", 1);
         pthread_join(w->thread, NULL);
     }
-    for (size_t i = 0; hashmap_next(&w->by_pid, &i, NULL, &v);)
+    for (size_t i = 0; hashmap_next(&w->by_pid, &i, NULL, &v);) {
+        identity_pool_put(&w->identities, ((struct kept *)v)->identity);
         free(v);
+    }
     hashmap_done(&w->by_pid);
+    identity_pool_done(&w->identities); /* after the last put */
     pthread_mutex_destroy(&w->lock);
     closep(&w->sock);
     closep(&w->wake[0]);
@@ -327,7 +344,9 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
     pthread_mutex_lock(&w->lock);
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
     if (k) {
-        *ret = k->rec;
+        *ret = (struct exec_record){
+            .starttime = k->starttime, .identity = *k->identity, .exited = k->exited_ns != 0};
+        memcpy(ret->comm, k->comm, sizeof(ret->comm));
         r = 0;
     }
     pthread_mutex_unlock(&w->lock);

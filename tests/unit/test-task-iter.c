@@ -246,12 +246,14 @@ static void scan_busy_child(bool try_bpf) {
     assert_true(delta != UINT64_MAX);
     /* 300 ms of a spinning child (fewer on a loaded machine), in 10 ms ticks: the window
      * between the two scans is inside the schedstat window around them, within the ticks
-     * cut off at each end. */
+     * cut off at each end, */
     print_message("%s: %llu ticks between scans, schedstat around them %llu ns\n",
                   uses ? "iterator" : "/proc", (unsigned long long)delta,
                   (unsigned long long)(after - before));
     assert_true(delta * 10000000ULL <= after - before + 20000000ULL);
-    assert_true(delta + 8 >= (after - before) / 10000000ULL || after - before < 100000000ULL);
+    /* and covers most of it: the schedstat window is wider only by the first scan's own
+     * time (longer on a loaded machine, hence the slack) */
+    assert_true(delta * 10000000ULL * 3 + 30000000ULL >= after - before);
     /* The listing reads a file of every process; the iterator reads stat only for the
      * processes new in that scan. */
     if (uses)

@@ -69,6 +69,14 @@ if [[ $(stat -f -c %T /proc) == proc ]]; then
     n=$(kept_stat_fds /proc auto auto)
     if grep -q "process scan: eBPF task iterator" "$E2E_TMP/serve-auto-auto.log"; then
         [[ $n == 0 ]] || e2e_fail "kept $n stat fds while reading the task iterator, expected 0"
+        # Scans after the capabilities were dropped and the system-call filter installed
+        # still read it (bpf(BPF_ITER_CREATE) allowed, CAP_BPF kept where held).
+        ! grep -q "reading the task iterator failed" "$E2E_TMP/serve-auto-auto.log" ||
+            e2e_fail "the task iterator stopped working after the lock-down"
+        if grep -q "system-call filter installed" "$E2E_TMP/serve-auto-auto.log"; then
+            grep -q "kept: .*CAP_BPF" "$E2E_TMP/serve-auto-auto.log" ||
+                e2e_fail "CAP_BPF was not kept while the task iterator is read"
+        fi
     else
         grep -q "process scan: listing '/proc'" "$E2E_TMP/serve-auto-auto.log" ||
             e2e_fail "serve said neither how it reads processes nor why not the iterator"

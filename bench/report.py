@@ -222,7 +222,9 @@ def main():
              " to a cgroup v2 scope of their own named as a docker container's (where cgroup"
              " v2 is writable: here the hybrid mount `/sys/fs/cgroup/unified`), so every other"
              " container has a busy process. joulestat runs as above with `--path.procfs"
-             " /proc` (kept fds: the default on a real procfs) and the same simulated GPU node,"
+             " /proc` (the eBPF task iterator where the kernel lets it load, else kept fds:"
+             " the defaults on a real procfs; the table says which; `--joulestat-args"
+             " --process-bpf=off` forces the listing) and the same simulated GPU node,"
              " whose ~500 pids are not in /proc; its sysfs is the synthetic powercap tree with"
              " `fs/cgroup` a link to `/sys/fs/cgroup`. node_exporter's processes collector"
              " reads the same /proc. The machine's own processes (and other users') are in"
@@ -243,11 +245,17 @@ def main():
     o.append("## Results\n")
     def node_tables(pre, procs, where):
         o.append("### joulestat: 8 GPUs × 64 processes at 10 Hz + process scan at 1 Hz%s\n" % where)
-        o.append("| processes | CPU (% of one core) | of which simulated NVML | µs CPU per process per scan | peak RSS"
+        scans = sorted({str(r.get("scan")) for r in recs
+                        if r["record"] == pre + "joulestat-node" and r.get("scan")})
+        if scans:
+            names = {"eBPF": "the eBPF task iterator", "listing": "listing /proc"}
+            o.append("Processes read by: %s.\n" % ", ".join(names.get(x, x) for x in scans))
+        o.append("| processes | CPU (% of one core) | of which simulated NVML | sampler thread / exec watcher"
+                 " | µs CPU per process per scan | peak RSS"
                  " (MiB) | RSS anon / file (MiB) | series | body (KiB) | plain p50 / p99 (ms) | gzip p50 / p99 (ms) |"
                  " gzip body (KiB) | CPU per scrape plain / gzip (ms) | peak RSS after scrapes"
                  " (MiB) |")
-        o.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        o.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         base = find(recs, pre + "joulestat-node", procs[0]) if procs else None
         for n in procs:
             node = find(recs, pre + "joulestat-node", n)
@@ -263,9 +271,12 @@ def main():
             if n != procs[0] and cpu is not None and base and base.get("cpu_s_per_s") is not None:
                 per_proc = (cpu - base["cpu_s_per_s"]) / (n - procs[0]) * 1e6
             sim = node.get("sim_cpu_s_per_s") if node else None
-            o.append("| %d | %s | %s | %s | %s | %s / %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s |" % (
+            th = [node.get(k) if node else None for k in ("sampler_cpu_s_per_s", "exec_watch_cpu_s_per_s")]
+            o.append("| %d | %s | %s | %s / %s | %s | %s | %s / %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s |" % (
                 n, fmt(cpu * 100 if cpu is not None else None, "%.3f"),
                 fmt(sim * 100 if isinstance(sim, float) else None, "%.3f"),
+                fmt(th[0] * 100 if isinstance(th[0], float) else None, "%.2f"),
+                fmt(th[1] * 100 if isinstance(th[1], float) else None, "%.2f"),
                 fmt(per_proc, "%.1f") if per_proc is not None else "(base)",
                 fmt(node["hwm_kib"] / MIB if node else None),
                 fmt(node["anon_kib"] / MIB if node and "anon_kib" in node else None),
@@ -284,6 +295,10 @@ def main():
                  " system call, of which about one per call falls outside the measured interval;"
                  " its back-to-back cost, a lower bound); on a real node the NVIDIA library's own"
                  " cost takes its place.")
+        o.append("\n“Sampler thread / exec watcher”: the CPU time of the thread that samples, scans"
+                 " and splits (simulated NVML included), and of the one that reads each program"
+                 " the node starts (`src/proc/exec_watch.c`; it follows the machine's whole exec"
+                 " rate, here other users' builds and tests too), from /proc ticks (10 ms).")
         o.append("\nRSS anon / file: at the end of the sampling period; file-backed pages are the"
                  " shared libraries' (clean, shared with other processes, but counted in RSS).")
         o.append("\n“µs CPU per process per scan” is the growth over the smallest node: (CPU/s at N −"

@@ -167,6 +167,14 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
         else
             return bad(name, arg, "expected auto, on or off");
         return 0;
+    case OPT_PROCESS_BPF:
+        if (strcmp(arg, "auto") == 0)
+            cfg->process_bpf_off = false;
+        else if (strcmp(arg, "off") == 0)
+            cfg->process_bpf_off = true;
+        else
+            return bad(name, arg, "expected auto or off");
+        return 0;
     case OPT_NVML_LIBRARY:
         cfg->nvml_library = arg;
         return 0;

@@ -57,6 +57,7 @@ struct config {
     bool gpu_enabled;         /* --no-gpu turns the GPU source off */
 
     enum procfs_keep_fds procfs_keep_fds; /* --procfs-keep-fds */
+    bool process_bpf_off;                 /* --process-bpf=off */
 
     double gpu_idle_power_watts;      /* --gpu-idle-power; < 0: learned */
     enum idle_policy gpu_idle_policy; /* --gpu-idle-policy */

@@ -89,6 +89,10 @@ const struct option_doc option_docs[] = {
     {OPT_PROCFS_KEEP_FDS, "procfs-keep-fds", NULL, required_argument, "M", P,
      "auto, on or off: keep each <pid>/stat open between scans (default auto: on a real "
      "procfs only; on: also on trees whose files are rewritten in place)."},
+    {OPT_PROCESS_BPF, "process-bpf", NULL, required_argument, "M", P,
+     "auto or off: read every process's CPU time in one read of an eBPF task iterator "
+     "(default auto: where the kernel and the build allow it, on the kernel's procfs; "
+     "off: list /proc and read each process's files)."},
 
     {OPT_SCENARIO, "scenario", NULL, required_argument, "FILE", C, "replay: the scenario to play."},
     {OPT_DURATION, "duration", NULL, required_argument, "D", C,

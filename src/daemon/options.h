@@ -35,6 +35,7 @@ enum option_id {
     OPT_SYSFS,
     OPT_DEVFS,
     OPT_PROCFS_KEEP_FDS,
+    OPT_PROCESS_BPF,
     OPT_NVML_LIBRARY,
     OPT_NO_GPU,
     OPT_GPU_IDLE_POWER,

@@ -21,9 +21,11 @@
 #define MAX_ROUNDS 8
 #define ROUND_TIMEOUT_NS 2000000000LL
 
-uint64_t privileges_steady_state(const struct config *cfg) {
+uint64_t privileges_steady_state(const struct config *cfg, bool task_iter) {
     uint64_t keep = 1ULL << PRIV_CAP_SYS_PTRACE;
 
+    if (task_iter)
+        keep |= 1ULL << PRIV_CAP_BPF;
     if (cfg->web_config_file)
         keep |= 1ULL << PRIV_CAP_DAC_READ_SEARCH;
     return keep;

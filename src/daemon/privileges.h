@@ -9,6 +9,7 @@
 /* Capability numbers (linux/capability.h) of those the steady state may keep. */
 #define PRIV_CAP_DAC_READ_SEARCH 2
 #define PRIV_CAP_SYS_PTRACE 19
+#define PRIV_CAP_BPF 39
 
 /*
  * The capabilities `serve` still needs once every source is open, as a bit mask of
@@ -16,11 +17,14 @@
  *   - CAP_SYS_PTRACE: other users' /proc/<pid>/environ, read for processes that start later
  *     (SLURM job ids of SLUID-only cgroups and of nodes without Slurm cgroups);
  *   - CAP_DAC_READ_SEARCH, only with --web.config.file: the certificate and key a reload
- *     reads may be readable by root only.
+ *     reads may be readable by root only;
+ *   - CAP_BPF, only while the process scan reads the eBPF task iterator (task_iter): before
+ *     Linux 6.5 every bpf() command, BPF_ITER_CREATE included, needs it where unprivileged
+ *     BPF is off; the system-call filter allows that one command alone.
  * Everything the sources open at start (powercap energy_uj, /dev/cpu/N/msr, perf events,
  * the NVIDIA device nodes) stays open, so CAP_SYS_RAWIO, CAP_PERFMON and the rest go.
  */
-uint64_t privileges_steady_state(const struct config *cfg);
+uint64_t privileges_steady_state(const struct config *cfg, bool task_iter);
 
 /*
  * In every thread of the process: drops every capability outside `keep` from the

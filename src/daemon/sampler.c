@@ -58,6 +58,7 @@ struct sampler {
     struct exec_watch *exec_watch; /* who short-lived processes were; NULL when off */
     struct identity_resolver resolver;
     struct complaint procfs_complaint;
+    bool procfs_bpf; /* the scanner reads the task iterator (until it fails) */
     struct rapl *rapl;
     struct cpu_accounting *cpu_accounting;
     struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
@@ -114,6 +115,22 @@ static void open_gpu(struct sampler *s, uint64_t now_ns) {
     source_ok(s, SOURCE_NVML);
 }
 
+/* One line on how processes are read: at start, and when the iterator stops working. */
+static void log_scan_method(struct sampler *s) {
+    const char *reason;
+    int error;
+
+    s->procfs_bpf = procfs_uses_bpf(s->procfs, &reason, &error);
+    if (s->procfs_bpf)
+        log_info("process scan: eBPF task iterator (one read for every process)");
+    else if (error == 0)
+        log_info("process scan: listing '%s' (eBPF task iterator: %s)", s->cfg->procfs,
+                 reason ? reason : "not tried");
+    else
+        log_info_errno(error, "process scan: listing '%s'; eBPF task iterator not used: %s (%m)",
+                       s->cfg->procfs, reason ? reason : "failed");
+}
+
 /* The process table; retried at every scan while it fails (a fake procfs filled later, a
  * /proc mounted late). Only -ENOMEM is returned. */
 static int open_procfs(struct sampler *s, uint64_t now_ns) {
@@ -126,6 +143,9 @@ static int open_procfs(struct sampler *s, uint64_t now_ns) {
         opts.max_kept_fds = PROCFS_KEEP_FDS_ANYWHERE;
     else if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_OFF)
         opts.max_kept_fds = PROCFS_KEEP_NO_FDS;
+    /* The iterator outlives the sampler's start only in serve, which loads it before
+     * dropping its capabilities; the one-shot commands list /proc. */
+    opts.try_bpf = !s->cfg->process_bpf_off && s->cfg->command == COMMAND_SERVE;
     r = procfs_scanner_new(s->proc_fd, &opts, &s->procfs);
     if (r == -ENOMEM)
         return r;
@@ -143,6 +163,7 @@ static int open_procfs(struct sampler *s, uint64_t now_ns) {
     s->resolver = (struct identity_resolver){.scanner = s->procfs, .watch = s->exec_watch};
     sampler_set_resolver(s, identity_resolve_watched, &s->resolver);
     procfs_set_unchanged(s->procfs, cpu_groups_unchanged_fn, &s->cpu_groups);
+    log_scan_method(s);
     return 0;
 }
 
@@ -418,6 +439,8 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
         n_rows = procfs_scan(s->procfs, &rows);
         if (n_rows == -ENOMEM)
             return n_rows;
+        if (s->procfs_bpf && !procfs_uses_bpf(s->procfs, NULL, NULL))
+            log_scan_method(s); /* the iterator failed: /proc from now on, said once */
         if (n_rows < 0) {
             if (complain_should_log(&s->procfs_complaint, t->mono_ns))
                 log_warning_errno(n_rows, "procfs: scan failed: %m, retrying at the next scan");
@@ -610,6 +633,7 @@ int sampler_start(struct sampler *s) {
 
     if (r != 0)
         return -r;
+    (void)pthread_setname_np(s->thread, "js-sampler"); /* its CPU time apart in top, bench */
     s->thread_started = true;
     return 0;
 }
@@ -620,6 +644,10 @@ void sampler_stop(struct sampler *s) {
     stopper_stop(&s->stopper);
     (void)pthread_join(s->thread, NULL);
     s->thread_started = false;
+}
+
+bool sampler_uses_bpf(const struct sampler *s) {
+    return s->procfs_bpf;
 }
 
 bool sampler_healthy(struct sampler *s) {

@@ -61,5 +61,9 @@ void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userda
 struct kube_labels_options;
 void sampler_kube_options(const struct config *cfg, struct kube_labels_options *ret);
 
+/* True while the process scan reads the eBPF task iterator. Not thread-safe: before the
+ * sampler thread starts. */
+bool sampler_uses_bpf(const struct sampler *s);
+
 /* True when the last tick is recent (for /healthz). */
 bool sampler_healthy(struct sampler *s);

@@ -123,11 +123,14 @@ static void reload_web_config(const struct config *cfg, const char *why,
 
 /* The names of the capabilities a mask holds, for the log line. */
 static void cap_names(uint64_t caps, char *buf, size_t size) {
-    (void)snprintf(
-        buf, size, "%s%s%s", caps & (1ULL << PRIV_CAP_SYS_PTRACE) ? "CAP_SYS_PTRACE " : "",
-        caps & (1ULL << PRIV_CAP_DAC_READ_SEARCH) ? "CAP_DAC_READ_SEARCH " : "",
-        caps & ~((1ULL << PRIV_CAP_SYS_PTRACE) | (1ULL << PRIV_CAP_DAC_READ_SEARCH)) ? "(others) "
-                                                                                     : "");
+    (void)snprintf(buf, size, "%s%s%s%s",
+                   caps & (1ULL << PRIV_CAP_SYS_PTRACE) ? "CAP_SYS_PTRACE " : "",
+                   caps & (1ULL << PRIV_CAP_DAC_READ_SEARCH) ? "CAP_DAC_READ_SEARCH " : "",
+                   caps & (1ULL << PRIV_CAP_BPF) ? "CAP_BPF " : "",
+                   caps & ~((1ULL << PRIV_CAP_SYS_PTRACE) | (1ULL << PRIV_CAP_DAC_READ_SEARCH) |
+                            (1ULL << PRIV_CAP_BPF))
+                       ? "(others) "
+                       : "");
     if (!buf[0])
         (void)snprintf(buf, size, "none ");
     buf[strlen(buf) - 1] = '\0';
@@ -138,13 +141,13 @@ static void cap_names(uint64_t caps, char *buf, size_t size) {
  * A step that fails is logged as a warning and serving goes on: the node's energy
  * accounting matters more than the second line of defence (the unit and the DaemonSet
  * sandbox the process from outside as well). */
-static void lock_down(const struct config *cfg) {
+static void lock_down(const struct config *cfg, bool task_iter) {
     char names[96];
     uint64_t kept = 0;
     int r;
 
     if (cfg->drop_capabilities) {
-        r = privileges_drop(privileges_steady_state(cfg), &kept);
+        r = privileges_drop(privileges_steady_state(cfg, task_iter), &kept);
         if (r < 0)
             log_warning_errno(r, "cannot drop capabilities: %m; serving with those held");
         else {
@@ -225,7 +228,7 @@ int serve_run(const struct config *cfg) {
     /* One tick before serving, so the first scrape already has every family. */
     first = sampler_now();
     (void)sampler_tick(sampler, &first);
-    lock_down(cfg);
+    lock_down(cfg, sampler_uses_bpf(sampler));
 
     r = http_server_start_on(&o, TAKE_FD(listen_fd), slot, &server);
     if (r < 0) {

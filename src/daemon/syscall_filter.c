@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <linux/bpf.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -277,6 +278,11 @@ static int add_rules(scmp_filter_ctx ctx) {
         if ((r = allow_if(ctx, "prctl", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctls[i]))) < 0)
             return r;
     r = allow_if(ctx, "tgkill", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+    if (r < 0)
+        return r;
+    /* The process scan makes a new iterator from its kept link each scan (task_iter.h):
+     * no other bpf() command, so nothing can be loaded or attached any more. */
+    r = allow_if(ctx, "bpf", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)BPF_ITER_CREATE));
     if (r < 0)
         return r;
     return allow_if(ctx, "ioctl", SCMP_A1(SCMP_CMP_NE, (scmp_datum_t)TIOCSTI));

@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,14 +25,22 @@
 #include "identity_read.h"
 #include "log.h"
 #include "macro.h"
+#include "procfs_identity.h"
 
 #define STAT_MAX_SIZE 4096u
 /* Room for a burst of events (a make -j spawning compilers) before the kernel drops some. */
 #define SOCKET_BUFFER_BYTES (4u * 1024u * 1024u)
+/* How long the events of a burst queue before they are read (watch_thread()). */
+#define EXEC_WATCH_BATCH_MS 10
 
+/* A record as kept: its identity pooled (the programs of one container or job share
+ * one copy), so a node starting hundreds of programs a second keeps ~100 bytes for each
+ * instead of a whole identity. */
 struct kept {
-    struct exec_record rec;
+    uint64_t starttime;
     uint64_t exited_ns; /* monotonic; 0 while it runs */
+    const struct workload_identity *identity;
+    char comm[PROC_COMM_MAX];
 };
 
 struct exec_watch {
@@ -39,12 +50,49 @@ struct exec_watch {
     pthread_t thread;
     bool started;
 
-    pthread_mutex_t lock;          /* guards what follows */
-    struct hashmap by_pid;         /* pid + 1 -> struct kept */
+    pthread_mutex_t lock;  /* guards what follows */
+    struct hashmap by_pid; /* pid + 1 -> struct kept */
+    struct identity_pool identities;
     uint32_t ring[EXEC_WATCH_MAX]; /* pids in the order they were added: the oldest go first */
     size_t ring_head, ring_len;
     struct exec_watch_stats stats;
 };
+
+/* Where the kernel puts a process event's fields in the datagram. */
+#define EVENT_AT (NLMSG_LENGTH(0) + offsetof(struct cn_msg, data))
+#define EVENT_WHAT (EVENT_AT + offsetof(struct proc_event, what))
+#define EVENT_PID (EVENT_AT + offsetof(struct proc_event, event_data.exec.process_pid))
+#define EVENT_TGID (EVENT_AT + offsetof(struct proc_event, event_data.exec.process_tgid))
+_Static_assert(offsetof(struct proc_event, event_data.exec.process_pid) ==
+                       offsetof(struct proc_event, event_data.exit.process_pid) &&
+                   offsetof(struct proc_event, event_data.exec.process_tgid) ==
+                       offsetof(struct proc_event, event_data.exit.process_tgid),
+               "exec and exit events name the process at the same place");
+
+/*
+ * The connector sends every fork, exec, exit, rename and id change of every thread; only
+ * a process's exec and exit are used. A socket filter drops the others in the kernel, so a
+ * node busy starting programs (a build: a fork and an exec and several thread exits for
+ * each compiler run) wakes this thread for those two alone. Classic BPF loads words in
+ * network order, hence the htonl()s; pid and tgid are compared in the same order.
+ */
+static void attach_filter(int sock) {
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EVENT_WHAT),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXIT), 0, 5),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EVENT_TGID),
+        BPF_STMT(BPF_MISC | BPF_TAX, 0),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, EVENT_PID),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+        BPF_STMT(BPF_RET | BPF_K, 0),
+    };
+    struct sock_fprog prog = {.len = ARRAY_SIZE(code), .filter = code};
+
+    /* Without it every event still arrives, and on_message() picks the same ones. */
+    (void)setsockopt(sock, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
 
 static int subscribe(int sock) {
     /* a netlink header, then a connector header, then the operation */
@@ -61,6 +109,7 @@ static int subscribe(int sock) {
     cn->id.val = CN_VAL_PROC;
     cn->len = sizeof(op);
     memcpy(cn->data, &op, sizeof(op));
+    attach_filter(sock);
     if (bind(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0)
         return -errno;
     (void)setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
@@ -80,6 +129,7 @@ static void evict(struct exec_watch *w, uint64_t now_ns, bool need_room) {
             break;
         if (k) {
             (void)hashmap_remove(&w->by_pid, (uint64_t)pid + 1);
+            identity_pool_put(&w->identities, k->identity);
             free(k);
         }
         w->ring_head = (w->ring_head + 1) % EXEC_WATCH_MAX;
@@ -90,19 +140,25 @@ static void evict(struct exec_watch *w, uint64_t now_ns, bool need_room) {
 /* Keeps rec for pid, replacing an older record of the pid. Under the lock. */
 static void keep(struct exec_watch *w, uint32_t pid, const struct exec_record *rec) {
     struct kept *k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
+    const struct workload_identity *id;
 
-    if (k) { /* a new program in the same process, or a reused pid */
-        k->rec = *rec;
-        k->exited_ns = 0;
+    if (identity_pool_get(&w->identities, &rec->identity, &id) < 0)
+        return; /* out of memory: this process is identified by scanning */
+    if (k) {    /* a new program in the same process, or a reused pid */
+        identity_pool_put(&w->identities, k->identity);
+        *k = (struct kept){.starttime = rec->starttime, .identity = id};
+        memcpy(k->comm, rec->comm, sizeof(k->comm));
         return;
     }
     evict(w, clock_monotonic_ns(), true);
     k = malloc(sizeof(*k));
     if (!k || hashmap_put(&w->by_pid, (uint64_t)pid + 1, k) < 0) {
         free(k);
+        identity_pool_put(&w->identities, id);
         return; /* out of memory: this process is identified by scanning */
     }
-    *k = (struct kept){.rec = *rec};
+    *k = (struct kept){.starttime = rec->starttime, .identity = id};
+    memcpy(k->comm, rec->comm, sizeof(k->comm));
     w->ring[(w->ring_head + w->ring_len) % EXEC_WATCH_MAX] = pid;
     w->ring_len++;
 }
@@ -143,7 +199,6 @@ static void on_exit_event(struct exec_watch *w, uint32_t pid) {
     pthread_mutex_lock(&w->lock);
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
     if (k && !k->exited_ns) {
-        k->rec.exited = true;
         k->exited_ns = clock_monotonic_ns();
         w->stats.exits++;
     }
@@ -169,9 +224,41 @@ static void on_message(struct exec_watch *w, char *buf, size_t n) {
         else if (ev.what == PROC_EVENT_EXIT &&
                  ev.event_data.exit.process_pid == ev.event_data.exit.process_tgid)
             on_exit_event(w, (uint32_t)ev.event_data.exit.process_tgid);
+        else { /* only where the socket filter could not be attached */
+            pthread_mutex_lock(&w->lock);
+            w->stats.ignored++;
+            pthread_mutex_unlock(&w->lock);
+        }
     }
 }
 
+/* Receives what is queued: 0, or -1 when the socket failed. */
+static int drain(struct exec_watch *w, char *buf, size_t size) {
+    for (;;) {
+        ssize_t n = recv(w->sock, buf, size, MSG_DONTWAIT);
+
+        if (n < 0 && errno == ENOBUFS) { /* the kernel dropped events: say how often */
+            pthread_mutex_lock(&w->lock);
+            w->stats.overflows++;
+            pthread_mutex_unlock(&w->lock);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        if (n <= 0)
+            return -1;
+        on_message(w, buf, (size_t)n);
+    }
+}
+
+/*
+ * Wakes for the first event of a burst, then lets the rest queue for EXEC_WATCH_BATCH_MS
+ * before reading them all: a node starting hundreds of programs a second (a build, a test
+ * suite) would otherwise cost a wake-up per event. A program's files are read that much
+ * later at most, far less than any GPU job lives.
+ */
 static void *watch_thread(void *userdata) {
     struct exec_watch *w = userdata;
     char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
@@ -179,24 +266,16 @@ static void *watch_thread(void *userdata) {
     for (;;) {
         struct pollfd fds[2] = {{.fd = w->sock, .events = POLLIN},
                                 {.fd = w->wake[0], .events = POLLIN}};
-        ssize_t n;
 
         if (poll(fds, 2, -1) < 0 && errno != EINTR)
             break;
         if (fds[1].revents)
             break;
-        n = recv(w->sock, buf, sizeof(buf), MSG_DONTWAIT);
-        if (n < 0 && errno == ENOBUFS) { /* the kernel dropped events: say how often */
-            pthread_mutex_lock(&w->lock);
-            w->stats.overflows++;
-            pthread_mutex_unlock(&w->lock);
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            continue;
-        if (n <= 0)
+        /* the burst's other events queue meanwhile; only a stop ends the wait early */
+        if (poll(fds + 1, 1, EXEC_WATCH_BATCH_MS) > 0)
             break;
-        on_message(w, buf, (size_t)n);
+        if (drain(w, buf, sizeof(buf)) < 0)
+            break;
     }
     return NULL;
 }
@@ -216,6 +295,7 @@ int exec_watch_start(int procfs_fd, struct exec_watch **ret) {
     w->procfs_fd = procfs_fd;
     pthread_mutex_init(&w->lock, NULL);
     hashmap_init(&w->by_pid);
+    identity_pool_init(&w->identities);
     w->sock = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
     r = w->sock < 0 ? -errno : subscribe(w->sock);
     if (r >= 0 && pipe2(w->wake, O_CLOEXEC) < 0)
@@ -223,6 +303,8 @@ int exec_watch_start(int procfs_fd, struct exec_watch **ret) {
     if (r >= 0) {
         r = -pthread_create(&w->thread, NULL, watch_thread, w);
         w->started = r == 0;
+        if (w->started)
+            (void)pthread_setname_np(w->thread, "js-exec-watch");
     }
     if (r < 0) {
         exec_watch_stop(w);
@@ -241,9 +323,12 @@ struct exec_watch *exec_watch_stop(struct exec_watch *w) {
         (void)!write(w->wake[1], "x", 1);
         pthread_join(w->thread, NULL);
     }
-    for (size_t i = 0; hashmap_next(&w->by_pid, &i, NULL, &v);)
+    for (size_t i = 0; hashmap_next(&w->by_pid, &i, NULL, &v);) {
+        identity_pool_put(&w->identities, ((struct kept *)v)->identity);
         free(v);
+    }
     hashmap_done(&w->by_pid);
+    identity_pool_done(&w->identities); /* after the last put */
     pthread_mutex_destroy(&w->lock);
     closep(&w->sock);
     closep(&w->wake[0]);
@@ -259,7 +344,9 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
     pthread_mutex_lock(&w->lock);
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
     if (k) {
-        *ret = k->rec;
+        *ret = (struct exec_record){
+            .starttime = k->starttime, .identity = *k->identity, .exited = k->exited_ns != 0};
+        memcpy(ret->comm, k->comm, sizeof(ret->comm));
         r = 0;
     }
     pthread_mutex_unlock(&w->lock);

@@ -36,6 +36,7 @@ struct exec_watch_stats {
     uint64_t missed;    /* of which it was gone before they could be read */
     uint64_t exits;     /* exits of known processes */
     uint64_t overflows; /* times the socket's buffer overflowed (events lost) */
+    uint64_t ignored;   /* events received but not used (forks, threads): 0 with the filter */
 };
 
 struct exec_watch;

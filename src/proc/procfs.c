@@ -101,6 +101,16 @@ int procfs_scanner_new(int procfs_fd, const struct procfs_options *opts,
     s->dir = fdopendir(list);
     if (!s->dir)
         return -errno;
+    if (!real_procfs)
+        s->bpf_reason = "not the kernel's procfs";
+    else if (!opts || !opts->try_bpf)
+        s->bpf_reason = "turned off";
+    else {
+        r = task_iter_open(root, &s->iter, &s->bpf_reason);
+        if (r == -ENOMEM)
+            return r;
+        s->bpf_error = r;
+    }
     (void)TAKE_FD(list); /* owned by the DIR now */
     s->root_fd = TAKE_FD(root);
     hashmap_init(&s->cache);
@@ -133,6 +143,7 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
     for (size_t i = 0; i < s->n_graveyard; i++)
         entry_free(s, s->graveyard[i]);
     identity_pool_done(&s->identities); /* after the last entry_free() */
+    task_iter_free(s->iter);
     free(s->graveyard);
     free(s->rows);
     if (s->dir)
@@ -146,6 +157,14 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
 void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged, void *userdata) {
     s->unchanged = unchanged;
     s->unchanged_userdata = userdata;
+}
+
+bool procfs_uses_bpf(const struct procfs_scanner *s, const char **ret_reason, int *ret_error) {
+    if (ret_reason)
+        *ret_reason = s->iter ? NULL : s->bpf_reason;
+    if (ret_error)
+        *ret_error = s->iter ? 0 : s->bpf_error;
+    return s->iter != NULL;
 }
 
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret) {
@@ -177,7 +196,7 @@ static int parse_stat(struct procfs_scanner *s, int n, uint32_t pid, struct proc
 
 /* Opens and reads <pid>/stat through the pid directory fd. Returns the open stat fd (the
  * caller may keep it) or -errno (-ESRCH: gone, -EINVAL: malformed). */
-static int open_read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
+int procfs_open_read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
                           struct proc_pid_stat *ret) {
     _cleanup_(closep) int fd = -1;
     int n, r;
@@ -214,7 +233,7 @@ static int read_identity(struct procfs_scanner *s, int pid_fd, struct workload_i
 
 /* Finds (pid, starttime) in the cache or creates its entry, reading the identity once.
  * Returns 0 with *ret_entry, -ESRCH (gone), -ENOMEM. */
-static int get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid_stat *st,
+int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid_stat *st,
                      struct cache_entry **ret_entry) {
     struct workload_identity id = {0};
     struct cache_entry *e;
@@ -258,7 +277,7 @@ static double start_time_seconds(const struct procfs_scanner *s, uint64_t startt
     return (double)s->btime + (double)starttime / (double)s->clk_tck;
 }
 
-static void fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
+void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
                      struct procfs_process *row) {
     *row = (struct procfs_process){
         .pid = e->pid,
@@ -275,7 +294,7 @@ static void fill_row(const struct procfs_scanner *s, const struct cache_entry *e
 
 /* Opens <procfs>/<pid> without following links: the fd pins this process, so stat and
  * cgroup read through it belong to the same (pid, starttime). */
-static int open_pid_dir(struct procfs_scanner *s, uint32_t pid) {
+int procfs_open_pid_dir(struct procfs_scanner *s, uint32_t pid) {
     char name[16];
     int fd;
 
@@ -299,7 +318,7 @@ static bool scan_sched_only(struct procfs_scanner *s, uint32_t pid, ino_t dir_in
     procfs_cpu_from_sched(s, e, ns);
     e->seen_scan = e->read_scan = s->scan_no;
     row = &s->rows[s->n_rows++];
-    fill_row(s, e, row);
+    procfs_fill_row(s, e, row);
     row->cpu_ticks_delta = e->cpu_ticks >= prev ? e->cpu_ticks - prev : 0;
     return true;
 }
@@ -318,7 +337,7 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     e = procfs_kept_unchanged(s, pid, dir_ino);
     if (e) {
         e->seen_scan = s->scan_no;
-        fill_row(s, e, &s->rows[s->n_rows++]); /* flags 0, cpu_ticks_delta 0 */
+        procfs_fill_row(s, e, &s->rows[s->n_rows++]); /* flags 0, cpu_ticks_delta 0 */
         s->stats.stat_skips++;
         return 0;
     }
@@ -331,13 +350,13 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
             return stat_fd == -ENOMEM ? stat_fd : 0; /* gone or refused */
     }
     if (!e) {
-        pid_fd = open_pid_dir(s, pid);
+        pid_fd = procfs_open_pid_dir(s, pid);
         if (pid_fd < 0)
             return 0; /* gone, or not a real pid directory (e.g. a symlink) */
-        stat_fd = open_read_stat(s, pid_fd, pid, &st);
+        stat_fd = procfs_open_read_stat(s, pid_fd, pid, &st);
         if (stat_fd < 0)
             return 0;
-        r = get_entry(s, pid_fd, &st, &e);
+        r = procfs_get_entry(s, pid_fd, &st, &e);
         if (r == -ENOMEM)
             return r;
         if (r < 0)
@@ -352,7 +371,7 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     entry_update(e, &st);
     e->seen_scan = e->read_scan = s->scan_no;
 
-    fill_row(s, e, &s->rows[s->n_rows]);
+    procfs_fill_row(s, e, &s->rows[s->n_rows]);
     if (is_new) {
         s->rows[s->n_rows].flags = PROCFS_PROCESS_NEW;
         /* It started since the previous scan: all its CPU time is in this window. */
@@ -409,7 +428,7 @@ static int sweep(struct procfs_scanner *s) {
         (void)hashmap_remove(&s->cache, key_of(e->pid, e->starttime));
         if (e->seen_scan == 0)
             continue;
-        fill_row(s, e, &s->rows[s->n_rows]);
+        procfs_fill_row(s, e, &s->rows[s->n_rows]);
         s->rows[s->n_rows].flags = PROCFS_PROCESS_EXITED;
         s->n_rows++;
     }
@@ -427,6 +446,18 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
     s->scan_no++;
     s->stats.scans++;
 
+    if (s->iter) {
+        r = procfs_scan_bpf(s);
+        if (r == -ENOMEM)
+            return r;
+        if (r == 0)
+            goto sweep;
+        /* Refused (a filter, a lost capability) or broken: /proc from now on. */
+        s->iter = task_iter_free(s->iter);
+        s->bpf_reason = "reading the task iterator failed";
+        s->bpf_error = r;
+        s->n_rows = 0;
+    }
     rewinddir(s->dir);
     for (;;) {
         uint32_t pid;
@@ -445,6 +476,7 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
             return r;
     }
 
+sweep:
     r = sweep(s);
     if (r < 0)
         return r;
@@ -460,13 +492,13 @@ int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *
 
     if (pid == 0 || pid >= PROC_PID_LIMIT)
         return -EINVAL;
-    pid_fd = open_pid_dir(s, pid);
+    pid_fd = procfs_open_pid_dir(s, pid);
     if (pid_fd < 0)
         return pid_fd;
-    stat_fd = open_read_stat(s, pid_fd, pid, &st);
+    stat_fd = procfs_open_read_stat(s, pid_fd, pid, &st);
     if (stat_fd < 0)
         return stat_fd;
-    r = get_entry(s, pid_fd, &st, &e);
+    r = procfs_get_entry(s, pid_fd, &st, &e);
     if (r < 0)
         return r;
     if (e->seen_scan == 0)

@@ -91,6 +91,10 @@ struct procfs_options {
      * a kept fd is then read as on procfs, without the fstat() that notices a file
      * replaced by rename (a replaced pid directory is still noticed). */
     size_t max_kept_fds;
+    /* Try the eBPF task iterator (task_iter.h) on the kernel's own procfs: every scan then
+     * reads all processes in one read, and <pid> files only for new ones. Off: every scan
+     * lists the root and reads each process's files. */
+    bool try_bpf;
 };
 #define PROCFS_KEEP_NO_FDS SIZE_MAX
 #define PROCFS_KEEP_FDS_ANYWHERE (SIZE_MAX - 1)
@@ -165,6 +169,15 @@ void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchange
 
 /* Unix time of a process's start, from field 22 of its stat (ticks since boot). */
 double procfs_start_time_seconds(const struct procfs_scanner *s, uint64_t starttime);
+
+/*
+ * How scans read processes: true when through the eBPF task iterator (one read for every
+ * process; <pid> files only for a process's identity when it is new), false when by
+ * listing the procfs root, with *ret_reason (when not NULL) saying why the iterator is
+ * not used, and *ret_error its -errno (0 when it was not tried). A scan whose read of the
+ * iterator fails drops it for good and reads /proc from then on.
+ */
+bool procfs_uses_bpf(const struct procfs_scanner *s, const char **ret_reason, int *ret_error);
 
 /* Counters since creation (a copy). */
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret);

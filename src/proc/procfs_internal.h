@@ -12,6 +12,7 @@
 #include "hashmap.h"
 #include "procfs.h"
 #include "procfs_identity.h"
+#include "task_iter.h"
 
 /* stat is ~52 numbers of at most 20 digits plus a comm of at most 64 bytes. */
 #define STAT_BUF_SIZE 2048
@@ -65,6 +66,11 @@ struct procfs_scanner {
      * (scheduler statistics off): CPU time from stat only. */
     bool no_schedstat;
     uint64_t tick_ns; /* nanoseconds per clock tick */
+    /* The eBPF task iterator when it replaces the listing and the per-process reads
+     * (procfs_bpf.c), else NULL with bpf_reason saying why. */
+    struct task_iter *iter;
+    const char *bpf_reason;
+    int bpf_error;
     procfs_unchanged_fn unchanged;
     void *unchanged_userdata;
 
@@ -105,6 +111,20 @@ struct cache_entry *procfs_kept_read(struct procfs_scanner *s, uint32_t pid, ino
  * (the fd is dropped when it no longer shows the same process). */
 struct cache_entry *procfs_kept_sched_read(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino,
                                            uint64_t *ret_ns);
+
+/* procfs.c, shared with procfs_bpf.c. */
+int procfs_open_pid_dir(struct procfs_scanner *s, uint32_t pid);
+/* Reads <pid>/stat through the pid directory: the stat fd, or -errno (-ESRCH: gone). */
+int procfs_open_read_stat(struct procfs_scanner *s, int pid_fd, uint32_t pid,
+                          struct proc_pid_stat *ret);
+/* The cache entry of (st->pid, st->starttime), made with its identity read when new.
+ * pid_fd may be -1 for a kernel thread. 0, -ESRCH, -ENOMEM. */
+int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid_stat *st,
+                     struct cache_entry **ret_entry);
+void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
+                     struct procfs_process *row);
+/* procfs_bpf.c: one scan's live rows from the task iterator. 0 or -errno. */
+int procfs_scan_bpf(struct procfs_scanner *s);
 
 /* procfs_cpu.c: a process's CPU time from stat, and from schedstat between stat reads. */
 

@@ -166,10 +166,14 @@ static void test_capabilities_dropped_in_every_thread(void **state) {
 static void test_steady_state_set(void **state) {
     struct config cfg = {0};
 
-    assert_int_equal(privileges_steady_state(&cfg), 1ULL << PRIV_CAP_SYS_PTRACE);
+    assert_int_equal(privileges_steady_state(&cfg, false), 1ULL << PRIV_CAP_SYS_PTRACE);
     cfg.web_config_file = "web.yml";
-    assert_int_equal(privileges_steady_state(&cfg),
+    assert_int_equal(privileges_steady_state(&cfg, false),
                      (1ULL << PRIV_CAP_SYS_PTRACE) | (1ULL << PRIV_CAP_DAC_READ_SEARCH));
+    /* CAP_BPF only while the process scan reads the task iterator. */
+    assert_int_equal(privileges_steady_state(&cfg, true), (1ULL << PRIV_CAP_SYS_PTRACE) |
+                                                              (1ULL << PRIV_CAP_DAC_READ_SEARCH) |
+                                                              (1ULL << PRIV_CAP_BPF));
 }
 
 int main(void) {

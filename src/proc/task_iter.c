@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+#include "task_iter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "macro.h"
+
+/* TASK_REPORT states, EXIT_* and TASK_IDLE as include/linux/sched.h numbers them. */
+#define TASK_REPORT_MASK 0x7fu
+#define TASK_STATE_IDLE 0x402u
+
+char task_iter_state_letter(uint32_t run_state, uint32_t exit_state) {
+    static const char letters[] = "RSDTtXZP";
+    uint32_t st = (run_state | exit_state) & TASK_REPORT_MASK;
+    unsigned bit = 0;
+
+    if (run_state == TASK_STATE_IDLE && exit_state == 0)
+        return 'I';
+    while (st) { /* fls(): the highest bit names the state */
+        bit++;
+        st >>= 1;
+    }
+    return bit < sizeof(letters) - 1 ? letters[bit] : '?';
+}
+
+#ifdef JOULESTAT_HAVE_BPF
+
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <stddef.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include "dl_symbols.h"
+#include "task_iter_record.h"
+/* Only the program's bytes are taken from the skeleton: libbpf itself is loaded with
+ * dlopen() in the child that loads the program (load_in_child()), so this process never
+ * maps it. */
+#include "task_iter.skel.h"
+
+/* How long loading may take before the scan lists /proc instead. */
+#define LOAD_TIMEOUT_S 20
+/* Bytes read at a time: a multiple of the record size, a few of the kernel's seq pages. */
+#define READ_BUF_RECORDS 1024
+
+struct thread_time {
+    uint32_t tgid;
+    uint64_t ns;
+};
+
+struct task_iter {
+    int link_fd;
+    struct task_iter_process *rows;
+    size_t n_rows, cap_rows;
+    struct thread_time *threads;
+    size_t n_threads, cap_threads;
+    struct task_iter_record *buf;
+};
+
+struct libbpf_api {
+    void *dl;
+    __typeof__(&libbpf_set_print) set_print;
+    __typeof__(&bpf_object__open_mem) open_mem;
+    __typeof__(&bpf_object__load) load;
+    __typeof__(&bpf_object__find_program_by_name) find_program;
+    __typeof__(&bpf_program__attach_iter) attach_iter;
+    __typeof__(&bpf_link__fd) link_fd;
+};
+
+#define SYMBOL(field, sym)                                                                         \
+    {                                                                                              \
+        offsetof(struct libbpf_api, field), true, {                                                \
+#sym                                                                                   \
+        }                                                                                          \
+    }
+static const struct dl_symbol libbpf_symbols[] = {
+    SYMBOL(set_print, libbpf_set_print),
+    SYMBOL(open_mem, bpf_object__open_mem),
+    SYMBOL(load, bpf_object__load),
+    SYMBOL(find_program, bpf_object__find_program_by_name),
+    SYMBOL(attach_iter, bpf_program__attach_iter),
+    SYMBOL(link_fd, bpf_link__fd),
+};
+
+/* libbpf's messages would go to stderr on every failed load: the caller logs one line. */
+static int quiet(enum libbpf_print_level level _unused_, const char *fmt _unused_,
+                 va_list ap _unused_) {
+    return 0;
+}
+
+static int send_fd(int sock, int fd, int err) {
+    char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+    struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+    if (fd >= 0) {
+        struct cmsghdr *c;
+
+        msg.msg_control = cbuf;
+        msg.msg_controllen = sizeof(cbuf);
+        c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    return sendmsg(sock, &msg, 0) < 0 ? -errno : 0;
+}
+
+static int recv_fd(int sock, int *ret_fd) {
+    char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+    int err = -EIO, fd = -1;
+    struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    struct cmsghdr *c;
+    ssize_t n;
+
+    do
+        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    if (n != (ssize_t)sizeof(err))
+        return -EIO;
+    c = CMSG_FIRSTHDR(&msg);
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    if (err < 0) {
+        if (fd >= 0)
+            (void)close(fd);
+        return err;
+    }
+    if (fd < 0)
+        return -EIO;
+    *ret_fd = fd;
+    return 0;
+}
+
+/* In the child: the attached iterator's link fd, or -errno (-ELIBACC: no libbpf). The
+ * child exits right after, so nothing is freed. */
+static int load_here(void) {
+    static const char *const sonames[] = {"libbpf.so.1", "libbpf.so.0"};
+    struct libbpf_api api = {0};
+    struct bpf_object *obj;
+    struct bpf_program *prog;
+    struct bpf_link *link;
+    const void *elf;
+    size_t elf_size;
+    int r;
+
+    api.dl = dl_open("libbpf", NULL, sonames, ARRAY_SIZE(sonames), &r);
+    if (!api.dl ||
+        dl_resolve(api.dl, "libbpf", libbpf_symbols, ARRAY_SIZE(libbpf_symbols), &api) < 0)
+        return -ELIBACC;
+    (void)api.set_print(quiet);
+    elf = task_iter_bpf__elf_bytes(&elf_size);
+    obj = api.open_mem(elf, elf_size, NULL);
+    if (!obj)
+        return errno > 0 ? -errno : -EINVAL;
+    r = api.load(obj);
+    if (r < 0)
+        return r;
+    prog = api.find_program(obj, "joulestat_tasks");
+    if (!prog)
+        return -ENOENT;
+    link = api.attach_iter(prog, NULL);
+    if (!link)
+        return errno > 0 ? -errno : -EINVAL;
+    return api.link_fd(link);
+}
+
+/*
+ * Loads and attaches the program in a child process and receives the link's fd: CO-RE
+ * parses the kernel's whole BTF (megabytes of it), which would otherwise stay in this
+ * process's peak resident memory for its life, and libbpf would stay mapped. The link
+ * keeps the program once the child is gone.
+ */
+static int load_in_child(int *ret_link_fd) {
+    int sv[2], r, status;
+    pid_t pid;
+
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return -errno;
+    pid = fork();
+    if (pid < 0) {
+        r = -errno;
+        (void)close(sv[0]);
+        (void)close(sv[1]);
+        return r;
+    }
+    if (pid == 0) {
+        int fd = load_here();
+
+        (void)close(sv[0]);
+        (void)send_fd(sv[1], fd, fd < 0 ? fd : 0);
+        _exit(0);
+    }
+    (void)close(sv[1]);
+    /* A child stuck (a lock another thread held at fork()) must not hold up the start. */
+    (void)setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){.tv_sec = LOAD_TIMEOUT_S},
+                     sizeof(struct timeval));
+    r = recv_fd(sv[0], ret_link_fd);
+    (void)close(sv[0]);
+    if (r == -EAGAIN) {
+        (void)kill(pid, SIGKILL);
+        r = -ETIMEDOUT;
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return r;
+}
+
+static int by_pid(const void *a, const void *b) {
+    uint32_t x = ((const struct task_iter_process *)a)->pid;
+    uint32_t y = ((const struct task_iter_process *)b)->pid;
+
+    return (x > y) - (x < y);
+}
+
+static int add_record(struct task_iter *ti, const struct task_iter_record *rec) {
+    struct task_iter_process *p;
+    int r;
+
+    if (rec->tid != rec->tgid) {
+        r = grow_array(&ti->threads, &ti->cap_threads, ti->n_threads + 1, sizeof(*ti->threads));
+        if (r < 0)
+            return r;
+        ti->threads[ti->n_threads++] = (struct thread_time){rec->tgid, rec->runtime_ns};
+        return 0;
+    }
+    r = grow_array(&ti->rows, &ti->cap_rows, ti->n_rows + 1, sizeof(*ti->rows));
+    if (r < 0)
+        return r;
+    p = &ti->rows[ti->n_rows++];
+    *p = (struct task_iter_process){
+        .pid = rec->tgid,
+        .ppid = rec->ppid,
+        .flags = rec->flags,
+        .threads = rec->threads,
+        .start_boottime_ns = rec->start_boottime_ns,
+        .cpu_ns = rec->runtime_ns,
+        .cgroup_id = rec->cgroup_id,
+        .state = task_iter_state_letter(rec->run_state, rec->exit_state),
+    };
+    memcpy(p->comm, rec->comm, sizeof(p->comm));
+    p->comm[sizeof(p->comm) - 1] = '\0';
+    return 0;
+}
+
+/* Adds each live thread's time to its process. A thread whose leader the pass did not
+ * see (it exited meanwhile) is dropped: its time moves into the leader's exited-threads
+ * sum, which the next pass reads. */
+static void sum_threads(struct task_iter *ti) {
+    bool sorted = true;
+
+    for (size_t i = 1; i < ti->n_rows && sorted; i++)
+        sorted = ti->rows[i - 1].pid < ti->rows[i].pid;
+    if (!sorted) /* the iterator walks pids in order: only after a change of that */
+        qsort(ti->rows, ti->n_rows, sizeof(*ti->rows), by_pid);
+    for (size_t i = 0; i < ti->n_threads; i++) {
+        struct task_iter_process key = {.pid = ti->threads[i].tgid}, *p;
+
+        p = bsearch(&key, ti->rows, ti->n_rows, sizeof(*ti->rows), by_pid);
+        if (p)
+            p->cpu_ns += ti->threads[i].ns;
+    }
+}
+
+int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_rows) {
+    union bpf_attr attr = {.iter_create = {.link_fd = (__u32)ti->link_fd}};
+    _cleanup_(closep) int fd = -1;
+    size_t have = 0;
+    int r;
+
+    fd = (int)syscall(SYS_bpf, BPF_ITER_CREATE, &attr, sizeof(attr));
+    if (fd < 0)
+        return -errno;
+    ti->n_rows = ti->n_threads = 0;
+    for (;;) {
+        char *base = (char *)ti->buf;
+        size_t cap = READ_BUF_RECORDS * sizeof(*ti->buf), used;
+        ssize_t n = read(fd, base + have, cap - have);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        have += (size_t)n;
+        used = have - have % sizeof(*ti->buf);
+        for (size_t off = 0; off < used; off += sizeof(*ti->buf)) {
+            r = add_record(ti, (const struct task_iter_record *)(const void *)(base + off));
+            if (r < 0)
+                return r;
+        }
+        memmove(base, base + used, have - used);
+        have -= used;
+    }
+    sum_threads(ti);
+    *ret_rows = ti->rows;
+    return (int)ti->n_rows;
+}
+
+struct task_iter *task_iter_free(struct task_iter *ti) {
+    if (!ti)
+        return NULL;
+    if (ti->link_fd >= 0)
+        (void)close(ti->link_fd);
+    free(ti->rows);
+    free(ti->threads);
+    free(ti->buf);
+    free(ti);
+    return NULL;
+}
+
+/* The iterator's view of this process against <procfs>/self/stat: another pid namespace
+ * (its pids are the initial namespace's) or another clock would not match. */
+static int check_self(struct task_iter *ti, int procfs_fd, const char **ret_reason) {
+    const struct task_iter_process *rows, *me;
+    struct task_iter_process key = {.pid = (uint32_t)getpid()};
+    struct proc_pid_stat st;
+    char buf[2048];
+    long tck = sysconf(_SC_CLK_TCK);
+    int n, r;
+
+    n = read_file_into_at(procfs_fd, "self/stat", buf, sizeof(buf));
+    if (n < 0 || proc_pid_stat_parse(buf, (size_t)n, &st) < 0) {
+        *ret_reason = "cannot read this process's stat under the procfs root";
+        return n < 0 ? n : -EINVAL;
+    }
+    r = task_iter_read(ti, &rows);
+    if (r < 0) {
+        *ret_reason = "reading the iterator failed";
+        return r;
+    }
+    me = bsearch(&key, rows, (size_t)r, sizeof(*rows), by_pid);
+    if (!me || st.pid != key.pid || tck <= 0 ||
+        me->start_boottime_ns / (1000000000u / (uint64_t)tck) != st.starttime) {
+        *ret_reason = "the iterator's pids are not those of the procfs root (another pid "
+                      "namespace)";
+        return -EXDEV;
+    }
+    return 0;
+}
+
+int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reason) {
+    _cleanup_(freep) struct task_iter *ti = NULL;
+    int r;
+
+    if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
+        *ret_reason = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
+        return -errno;
+    }
+    ti = calloc(1, sizeof(*ti));
+    if (!ti)
+        return -ENOMEM;
+    ti->link_fd = -1;
+    ti->buf = malloc(READ_BUF_RECORDS * sizeof(*ti->buf));
+    if (!ti->buf)
+        return -ENOMEM;
+    r = load_in_child(&ti->link_fd);
+    if (r < 0) {
+        ti = task_iter_free(TAKE_PTR(ti));
+        *ret_reason = r == -EPERM || r == -EACCES
+                          ? "not allowed to load BPF programs (needs CAP_BPF and CAP_PERFMON, "
+                            "or CAP_SYS_ADMIN)"
+                      : r == -ELIBACC   ? "libbpf.so.1 cannot be loaded (Debian: libbpf1)"
+                      : r == -ETIMEDOUT ? "loading it did not finish in time"
+                                        : "the kernel refused the task iterator";
+        return r;
+    }
+    r = check_self(ti, procfs_fd, ret_reason);
+    if (r < 0) {
+        ti = task_iter_free(TAKE_PTR(ti));
+        return r;
+    }
+    *ret = TAKE_PTR(ti);
+    return 0;
+}
+
+#else /* !JOULESTAT_HAVE_BPF */
+
+int task_iter_open(int procfs_fd _unused_, struct task_iter **ret _unused_,
+                   const char **ret_reason) {
+    *ret_reason = "this build has no eBPF support (libbpf, clang or bpftool missing)";
+    return -EOPNOTSUPP;
+}
+
+struct task_iter *task_iter_free(struct task_iter *ti _unused_) {
+    return NULL;
+}
+
+int task_iter_read(struct task_iter *ti _unused_,
+                   const struct task_iter_process **ret_rows _unused_) {
+    return -EOPNOTSUPP;
+}
+
+#endif

@@ -64,7 +64,9 @@ SLURM jobs, exported as Prometheus counters.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS libcurl4)
+# libcurl4 for the API server's pod names; libbpf1 for the eBPF task iterator: both are
+# dlopen()ed and optional.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libbpf1")
 set(CPACK_STRIP_FILES ON)
 # The options file is the administrator's: dpkg keeps their edits on upgrade.
 file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/deb/conffiles CONTENT "${_defaults_file}\n")

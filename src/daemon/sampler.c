@@ -295,20 +295,24 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
             return r;
         }
     }
-    if (cfg->gpu_enabled)
-        open_gpu(s, clock_monotonic_ns());
+    /* The scanner first: loading the task iterator forks, which is safe only while this
+     * is the one thread (the exec watch and the NVML library start threads of their own). */
     if (s->proc_fd < 0)
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
     else {
-        if (cfg->command == COMMAND_SERVE)
-            start_exec_watch(s);
         r = open_procfs(s, clock_monotonic_ns());
         if (r < 0) {
             sampler_free(s);
             return r;
         }
+        if (cfg->command == COMMAND_SERVE) {
+            start_exec_watch(s);
+            s->resolver.watch = s->exec_watch;
+        }
     }
+    if (cfg->gpu_enabled)
+        open_gpu(s, clock_monotonic_ns());
 
     /* powercap and perf need only sysfs; the MSR interface needs --path.dev too and says so. */
     if (s->sys_fd >= 0)

@@ -296,6 +296,38 @@ static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger
     return 0;
 }
 
+/* Whether another group inside the same workload of kind parent as group g (another step
+ * of g's job) is still running. */
+static bool parent_goes_on(const struct cpu_groups *groups, size_t g, enum workload_kind parent) {
+    const char *id = workload_id(parent, &groups->v[g].id);
+
+    for (size_t i = 0; i < groups->n; i++) {
+        const struct cpu_group *o = &groups->v[i];
+
+        if (i != g && !o->ended && (o->n_live > 0 || o->cgroup) &&
+            strcmp(workload_id(parent, &o->id), id) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Workloads whose cgroup went in this window have all their CPU time now (a process the
+ * scans still count, slurmstepd on its way out, is no longer in the cgroup): the group's
+ * own (a job step), and the one it is part of (its job) once no other part is left. */
+static void mark_ended(const struct cpu_groups *groups, struct ledger *ledger) {
+    for (size_t g = 0; g < groups->n; g++) {
+        const struct cpu_group *grp = &groups->v[g];
+        enum workload_kind k = workload_kind_innermost(&grp->id), parent;
+
+        if (!grp->ended || k == WORKLOAD_KIND_NONE)
+            continue;
+        ledger_cpu_workload_ended(ledger, k, &grp->id);
+        parent = workload_kinds[k].parent;
+        if (parent != WORKLOAD_KIND_NONE && !parent_goes_on(groups, g, parent))
+            ledger_cpu_workload_ended(ledger, parent, &grp->id);
+    }
+}
+
 int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
                         const struct procfs_process *processes, size_t n_processes,
                         const char *stat_text, size_t stat_len, const struct rapl_reading *readings,
@@ -366,10 +398,6 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (r < 0)
             return r;
     }
-    /* Jobs whose cgroup went in this window have all their CPU time now (a process the
-     * scans still count, slurmstepd on its way out, is no longer in the job's cgroup). */
-    for (size_t g = 0; g < groups->n; g++)
-        if (groups->v[g].ended)
-            ledger_cpu_workload_ended(ledger, &groups->v[g].id);
+    mark_ended(groups, ledger);
     return 0;
 }

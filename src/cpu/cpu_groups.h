@@ -46,9 +46,9 @@ struct cpu_group {
     bool cgroup_valid;
 
     /* SLURM jobs followed by the watch (cpu_groups_slurm.c). */
-    bool watched;     /* its cgroup is a job directory the watch knows */
-    bool ended;       /* its cgroup went away in this window: its last time is in */
-    size_t watch_job; /* index in the jobs taken for this read; SIZE_MAX: none */
+    bool watched;      /* its cgroup is a job directory the watch knows */
+    bool ended;        /* its cgroup went away in this window: its last time is in */
+    size_t watch_step; /* index in the jobs taken for this read; SIZE_MAX: none */
     uint64_t tail_weight;
 };
 
@@ -62,7 +62,7 @@ struct cpu_groups {
     /* The SLURM job watch (borrowed; NULL: none), the jobs taken from it at this read,
      * and the slurm root's usage at the previous read. */
     struct slurm_watch *watch;
-    struct slurm_watch_job *taken;
+    struct slurm_watch_step *taken;
     size_t n_taken, taken_cap;
     bool root_have, root_prev_have;
     uint64_t root_usage_us, root_prev_us;

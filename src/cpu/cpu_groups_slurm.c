@@ -28,7 +28,7 @@ void cpu_groups_set_watch(struct cpu_groups *g, struct slurm_watch *w) {
 
 /* The group of a job the watch reports, made when missing. */
 static void adopt(struct cpu_groups *g, size_t index) {
-    const struct slurm_watch_job *j = &g->taken[index];
+    const struct slurm_watch_step *j = &g->taken[index];
     struct workload_identity w;
     struct cpu_group *grp;
     uint64_t key;
@@ -55,7 +55,7 @@ static void adopt(struct cpu_groups *g, size_t index) {
     }
     grp = &g->v[i];
     grp->watched = true;
-    grp->watch_job = index;
+    grp->watch_step = index;
 }
 
 void cpu_groups_slurm_take(struct cpu_groups *g) {
@@ -75,7 +75,7 @@ void cpu_groups_slurm_take(struct cpu_groups *g) {
 }
 
 void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp) {
-    const struct slurm_watch_job *j = &g->taken[grp->watch_job];
+    const struct slurm_watch_step *j = &g->taken[grp->watch_step];
 
     if (grp->have_usage && j->have_usage && j->usage_us >= grp->last_usage_us) {
         grp->cgroup_delta_us = j->usage_us - grp->last_usage_us;

@@ -24,9 +24,16 @@ static int read_error(struct identity_read_counts *c, int r) {
     return 0;
 }
 
+/* A job's process: its environment says whether the job is an element of an array (the
+ * path has the element's own job id only). */
+static bool wants_array(const struct workload_identity *id) {
+    return id->kind == IDENTITY_SLURM_JOB && id->slurm.role == SLURM_ROLE_JOB;
+}
+
 /* The job id from the environment: where the cgroup needs it (SLUID job directories), or
- * where no Slurm cgroup exists at all (proctrack/linuxproc). EACCES (another user's
- * environment needs CAP_SYS_PTRACE) just leaves the process without a job. */
+ * where no Slurm cgroup exists at all (proctrack/linuxproc); and a job's array. EACCES
+ * (another user's environment needs CAP_SYS_PTRACE) just leaves the process without a
+ * job, or without its array. */
 static int read_environ(int pid_fd, struct workload_identity *id, struct identity_read_counts *c) {
     _cleanup_(freep) char *env = NULL;
     size_t len;
@@ -47,8 +54,9 @@ static int read_environ(int pid_fd, struct workload_identity *id, struct identit
     c->environ_reads++;
     if (id->slurm.needs_environ)
         (void)workload_identity_apply_environ(id, env, len); /* no id: job stays SLUID-only */
-    else
+    else if (workload_identity_wants_slurm_environ(id))
         (void)workload_identity_apply_slurm_environ(id, env, len); /* no job variable: none */
+    (void)workload_identity_apply_array_environ(id, env, len);     /* no array: none */
     return 0;
 }
 
@@ -74,7 +82,7 @@ int identity_read_at(int pid_fd, struct workload_identity *ret, struct identity_
         c->parse_errors++;
         id = (struct workload_identity){0};
     }
-    if (id.slurm.needs_environ || workload_identity_wants_slurm_environ(&id)) {
+    if (id.slurm.needs_environ || workload_identity_wants_slurm_environ(&id) || wants_array(&id)) {
         r = read_environ(pid_fd, &id, c);
         if (r == -ENOMEM || (r == -ESRCH && id.slurm.needs_environ))
             return r;

@@ -102,7 +102,7 @@ all_ended() {
     local m j
     m=$(curl -sf "$url_watch") || return 1
     for j in "${jobs[@]}"; do
-        grep -q "^joulestat_slurm_job_active{job_id=\"$j\"} 0" <<<"$m" || return 1
+        grep -Eq "^joulestat_slurm_job_active\{job_id=\"$j\"[,}].* 0$" <<<"$m" || return 1
     done
 }
 slurm_wait 30 all_ended || fail "joulestat did not book every job's end"

@@ -287,8 +287,10 @@ static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger
         const struct cpu_group *grp = &c->groups->v[g];
         int r;
 
-        if (grp->n_live == 0 && !grp->cgroup)
-            continue; /* ended in this scan: pruned below */
+        /* Gone in this scan (pruned below), unless the SLURM watch saw it end: a step
+         * that ran has its series, even with 0 J. */
+        if (grp->n_live == 0 && !grp->cgroup && !grp->ended)
+            continue;
         r = ledger_add_cpu_energy(ledger, &grp->id, 0, now_ns);
         if (r < 0)
             return r;

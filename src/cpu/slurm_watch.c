@@ -16,6 +16,7 @@
 
 #include "cgroup_cpu.h"
 #include "cgroup_path.h"
+#include "environ.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
@@ -39,10 +40,11 @@ struct watch_dir {
 struct step {
     struct slurm_watch_step pub;
     struct cgroup_cpu *cg;
+    unsigned array_tries; /* left; 0: known, or not an array job, or given up */
 };
 
 struct slurm_watch {
-    int sys_fd;
+    int sys_fd, proc_fd;
     bool v2;
     const char *mount; /* relative to sys_fd: "fs/cgroup" or "fs/cgroup/cpuacct" */
     int ino_fd, stop_fd;
@@ -182,6 +184,54 @@ static void step_ended(struct slurm_watch *w, struct step *j) {
 
 static void step_events(struct slurm_watch *w, const struct watch_dir *d);
 
+/* The first pid in <mount><path>/<file>, or 0. */
+static uint32_t first_pid(const struct slurm_watch *w, const char *path, const char *file) {
+    char rel[SLURM_WATCH_PATH_MAX + 64], buf[64];
+    unsigned long long pid;
+
+    (void)snprintf(rel, sizeof(rel), "%s%s/%s", w->mount, path, file);
+    if (read_file_into_at(w->sys_fd, rel, buf, sizeof(buf)) < 0 || buf[0] < '1' || buf[0] > '9')
+        return 0;
+    pid = strtoull(buf, NULL, 10);
+    return pid <= UINT32_MAX ? (uint32_t)pid : 0;
+}
+
+/* The step's array from a task's environment (SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
+ * with the job's own SLURM_JOB_ID): a task is in task_<n> (v1), user/task_<n> (v2). */
+static void step_array(struct slurm_watch *w, struct step *s) {
+    static const char *const places[] = {"task_0/cgroup.procs", "user/task_0/cgroup.procs",
+                                         "cgroup.procs"};
+    struct workload_identity id;
+    uint32_t pid = 0;
+    char rel[32];
+    _cleanup_(freep) char *env = NULL;
+    size_t len;
+    int r;
+
+    if (s->array_tries == 0 || s->pub.gone)
+        return;
+    s->array_tries--;
+    for (size_t i = 0; i < ARRAY_SIZE(places) && !pid; i++)
+        pid = first_pid(w, s->pub.path, places[i]);
+    (void)snprintf(rel, sizeof(rel), "%u/environ", pid);
+    if (!pid || read_virtual_file_at(w->proc_fd, rel, 256u * 1024u, &env, &len) < 0 ||
+        cgroup_path_parse(s->pub.path, strlen(s->pub.path), &id) < 0)
+        return; /* no task yet, or gone: the next poll tries again */
+    if (id.slurm.needs_environ)
+        (void)workload_identity_apply_environ(&id, env, len);
+    r = workload_identity_apply_array_environ(&id, env, len);
+    if (r == -ENOENT || r == -EALREADY) {
+        s->array_tries = 0; /* a task of the job, in no array */
+        return;
+    }
+    if (r < 0)
+        return; /* not the job's task (a pid reused): try again */
+    s->pub.array_valid = true;
+    s->pub.array_job_id = id.slurm.array_job_id;
+    s->pub.array_task_id = id.slurm.array_task_id;
+    s->array_tries = 0;
+}
+
 static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
     struct step *j;
     int r;
@@ -192,7 +242,8 @@ static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
     if (r < 0)
         return r;
     j = &w->steps[w->n_steps];
-    *j = (struct step){.pub.fresh = fresh};
+    *j = (struct step){.pub.fresh = fresh,
+                       .array_tries = w->proc_fd >= 0 ? SLURM_WATCH_ARRAY_TRIES : 0};
     (void)snprintf(j->pub.path, sizeof(j->pub.path), "%s", path);
     r = cgroup_cpu_open(w->sys_fd, path, &j->cg);
     if (r < 0) {
@@ -388,6 +439,7 @@ static void *watch_thread(void *userdata) {
         struct pollfd fds[2] = {{.fd = w->ino_fd, .events = POLLIN},
                                 {.fd = w->stop_fd, .events = POLLIN}};
         int n = poll(fds, 2, timeout);
+        bool arrays = false; /* a step whose array is still looked for: poll on v2 too */
 
         if (n < 0 && errno != EINTR)
             return NULL;
@@ -404,10 +456,13 @@ static void *watch_thread(void *userdata) {
                 step_read(j);
             if (j->pub.gone)
                 step_ended(w, j);
+            step_array(w, j);
+            if (j->array_tries > 0)
+                arrays = true;
         }
         /* Polls only while there are steps to read that no event announces (v1); on v2
          * the rates come with the reads at each event. */
-        timeout = w->n_steps > 0 && !w->v2 ? SLURM_WATCH_POLL_MS : -1;
+        timeout = (w->n_steps > 0 && !w->v2) || arrays ? SLURM_WATCH_POLL_MS : -1;
         (void)pthread_mutex_unlock(&w->lock);
     }
 }
@@ -435,7 +490,7 @@ struct slurm_watch *slurm_watch_free(struct slurm_watch *w) {
     return NULL;
 }
 
-int slurm_watch_start(int sys_fd, struct slurm_watch **ret) {
+int slurm_watch_start(int sys_fd, int proc_fd, struct slurm_watch **ret) {
     _cleanup_(closep) int top_fd = -1;
     struct slurm_watch *w;
     const char *top;
@@ -444,7 +499,7 @@ int slurm_watch_start(int sys_fd, struct slurm_watch **ret) {
     w = calloc(1, sizeof(*w));
     if (!w)
         return -ENOMEM;
-    *w = (struct slurm_watch){.sys_fd = sys_fd, .ino_fd = -1, .stop_fd = -1};
+    *w = (struct slurm_watch){.sys_fd = sys_fd, .proc_fd = proc_fd, .ino_fd = -1, .stop_fd = -1};
     (void)pthread_mutex_init(&w->lock, NULL);
     /* A unified hierarchy at fs/cgroup is v2; else the v1 cpuacct mount. */
     if (faccessat(sys_fd, "fs/cgroup/cgroup.controllers", F_OK, 0) == 0) {

@@ -30,6 +30,7 @@
 
 #define SLURM_WATCH_PATH_MAX 512
 #define SLURM_WATCH_POLL_MS 100
+#define SLURM_WATCH_ARRAY_TRIES 10
 
 /* One job step's directory ("<job dir>/step_<s>"). */
 struct slurm_watch_step {
@@ -40,16 +41,21 @@ struct slurm_watch_step {
     uint64_t rate_us;  /* growth between the last two reads (a weight for tails) */
     bool ended;        /* populated 0 seen, or the directory is gone */
     bool gone;         /* the directory was removed (or cannot be read any more) */
+    /* An array job's element: from the environment of a task of the step, read while the
+     * step is young (SLURM_WATCH_ARRAY_TRIES polls), so that a job no scan sees has it. */
+    bool array_valid;
+    uint32_t array_job_id, array_task_id;
 };
 
 struct slurm_watch;
 
 /*
- * Starts watching under the sysfs root sys_fd (borrowed; it must stay open). Returns 0,
+ * Starts watching under the sysfs root sys_fd, reading tasks' environments under the procfs
+ * root proc_fd (-1: none; both borrowed, they must stay open). Returns 0,
  * -ENOENT when no cgroup hierarchy to watch is there, or -errno (inotify, thread).
  * *ret only on success.
  */
-int slurm_watch_start(int sys_fd, struct slurm_watch **ret);
+int slurm_watch_start(int sys_fd, int proc_fd, struct slurm_watch **ret);
 /* Stops the thread and frees everything; NULL is fine. Returns NULL. */
 struct slurm_watch *slurm_watch_free(struct slurm_watch *w);
 

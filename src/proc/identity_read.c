@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "environ.h"
 #include "fileio.h"
@@ -30,6 +31,15 @@ static bool wants_array(const struct workload_identity *id) {
     return id->kind == IDENTITY_SLURM_JOB && id->slurm.role == SLURM_ROLE_JOB;
 }
 
+/* slurmstepd, outside the job's cgroups on cgroup v1, may carry the job's SLURM_JOB_ID:
+ * it is Slurm's, not the job's work (its time is in no step's cgroup). */
+static bool is_slurmstepd(int pid_fd) {
+    char comm[32];
+
+    return read_file_into_at(pid_fd, "comm", comm, sizeof(comm)) >= 0 &&
+           strcmp(comm, "slurmstepd\n") == 0;
+}
+
 /* The job id from the environment: where the cgroup needs it (SLUID job directories), or
  * where no Slurm cgroup exists at all (proctrack/linuxproc); and a job's array. EACCES
  * (another user's environment needs CAP_SYS_PTRACE) just leaves the process without a
@@ -54,8 +64,13 @@ static int read_environ(int pid_fd, struct workload_identity *id, struct identit
     c->environ_reads++;
     if (id->slurm.needs_environ)
         (void)workload_identity_apply_environ(id, env, len); /* no id: job stays SLUID-only */
-    else if (workload_identity_wants_slurm_environ(id))
-        (void)workload_identity_apply_slurm_environ(id, env, len); /* no job variable: none */
+    else if (workload_identity_wants_slurm_environ(id)) {
+        struct workload_identity before = *id;
+
+        /* no job variable: none */
+        if (workload_identity_apply_slurm_environ(id, env, len) >= 0 && is_slurmstepd(pid_fd))
+            *id = before;
+    }
     (void)workload_identity_apply_array_environ(id, env, len);     /* no array: none */
     return 0;
 }

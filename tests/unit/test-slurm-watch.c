@@ -124,7 +124,7 @@ static void test_v1_job_to_its_end(void **state) {
     struct cpu_group *grp;
 
     env_open(&e, false);
-    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
     cpu_groups_init(&g, -1, e.sys_fd);
     cpu_groups_set_watch(&g, w);
 
@@ -189,7 +189,7 @@ static void test_v1_two_steps_end_together(void **state) {
 
     env_open(&e, false);
     make_cgroup(&e, V1_ROOT, "cpuacct.usage", "0\n");
-    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
     cpu_groups_init(&g, -1, e.sys_fd);
     cpu_groups_set_watch(&g, w);
     ASSERT_OK(test_write_file(e.root, V1_UID "/cpuacct.usage", "0\n"));
@@ -245,7 +245,7 @@ static void test_v2_populated_0(void **state) {
     char path[700];
 
     env_open(&e, true);
-    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
     make_cgroup(&e, scope, "cpu.stat", "usage_usec 100\n");
     make_cgroup(&e, job, "cpu.stat", "usage_usec 0\n");
     ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
@@ -304,7 +304,7 @@ static void test_nothing_to_watch(void **state) {
     ASSERT_OK(test_write_file(root, "sys/class/x", "1\n"));
     (void)snprintf(path, sizeof(path), "%s/sys", root);
     fd = open_root(path);
-    ASSERT_ERRNO(slurm_watch_start(fd, &w), ENOENT);
+    ASSERT_ERRNO(slurm_watch_start(fd, -1, &w), ENOENT);
     assert_null(w);
     (void)close(fd);
     test_rm_rf(root);

@@ -31,8 +31,9 @@ static bool wants_array(const struct workload_identity *id) {
     return id->kind == IDENTITY_SLURM_JOB && id->slurm.role == SLURM_ROLE_JOB;
 }
 
-/* slurmstepd, outside the job's cgroups on cgroup v1, may carry the job's SLURM_JOB_ID:
- * it is Slurm's, not the job's work (its time is in no step's cgroup). */
+/* slurmstepd on cgroup v1 is in the job's freezer directory (job level, no step) but in no
+ * cpuacct one, and the step daemon of an srun step carries the job's SLURM_JOB_ID: it is
+ * Slurm's, not the job's work (its time is in no step's cgroup). */
 static bool is_slurmstepd(int pid_fd) {
     char comm[32];
 
@@ -71,7 +72,7 @@ static int read_environ(int pid_fd, struct workload_identity *id, struct identit
         if (workload_identity_apply_slurm_environ(id, env, len) >= 0 && is_slurmstepd(pid_fd))
             *id = before;
     }
-    (void)workload_identity_apply_array_environ(id, env, len);     /* no array: none */
+    (void)workload_identity_apply_array_environ(id, env, len); /* no array: none */
     return 0;
 }
 
@@ -96,6 +97,11 @@ int identity_read_at(int pid_fd, struct workload_identity *ret, struct identity_
     if (cgroup_file_parse(text, len, &id) < 0) {
         c->parse_errors++;
         id = (struct workload_identity){0};
+    }
+    if (id.kind == IDENTITY_SLURM_JOB && id.slurm.role == SLURM_ROLE_JOB && !id.slurm.step[0] &&
+        is_slurmstepd(pid_fd)) {
+        id.slurm = (struct slurm_identity){.role = SLURM_ROLE_INFRA};
+        id.kind = IDENTITY_NONE;
     }
     if (id.slurm.needs_environ || workload_identity_wants_slurm_environ(&id) || wants_array(&id)) {
         r = read_environ(pid_fd, &id, c);

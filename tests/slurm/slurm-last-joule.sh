@@ -105,7 +105,7 @@ for secs in 2 8; do
     jobs+=("$j")
 done
 # The long job: its batch step, two srun steps and the extern step (PrologFlags=contain).
-steps="bash $tmp/burn.sh 2; srun -n1 bash $tmp/burn.sh $((long - 6)); srun -n1 bash $tmp/burn.sh 2"
+steps="bash $tmp/burn.sh 2; srun -n1 bash $tmp/burn.sh $((long - 8)); srun -n1 bash $tmp/burn.sh 4"
 j=$(sbatch --parsable -J "burn$long" -o /dev/null --wrap "$steps; bash $tmp/finish.sh") ||
     fail "sbatch failed"
 jobs+=("$j")

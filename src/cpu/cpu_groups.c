@@ -136,6 +136,10 @@ void cpu_groups_read(struct cpu_groups *g) {
         if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
             continue; /* our shortage, not the cgroup's: the next read takes the delta */
         if (r < 0 && grp->watch_step != SIZE_MAX) {
+            /* Removed after the watch's copy was taken: its last read (and the root's
+             * share of it) comes with the next copy, which says it is gone. */
+            if (!g->taken[grp->watch_step].gone)
+                continue;
             cpu_groups_slurm_final(g, grp); /* gone: its last read is the watch's */
             continue;
         }

@@ -51,6 +51,7 @@ struct cpu_group {
     bool ended;        /* its cgroup went away in this window: its last time is in */
     size_t watch_step; /* index in the steps taken for this read; SIZE_MAX: none */
     uint64_t tail_weight;
+    bool tail_exact; /* ended with its whole final usage known: no share of the root's rest */
 };
 
 struct cpu_groups {

@@ -8,10 +8,12 @@
  *   created while watched starts from 0, so its time before the first scan is its own;
  * - a step whose cgroup is gone when the scan reads it gets its delta up to the watch's
  *   last read (at "populated 0" on cgroup v2, the last poll on v1);
- * - what the steps used after that last read is still in the slurm root's usage (the
- *   kernel charges CPU time to every ancestor, and a removed child's stays there): the
- *   root's growth minus every step's delta of the window goes to the steps that ended in
- *   it, in proportion to the growth of their last poll.
+ * - on v1 the watch takes a removed step's final usage from its job directory (which
+ *   keeps a removed child's time) less its siblings', when it can (slurm_watch.c);
+ * - what the other steps used after their last read is still in the slurm root's usage
+ *   (the kernel charges CPU time to every ancestor, and a removed child's stays there):
+ *   the root's growth minus every step's delta of the window goes to the steps that ended
+ *   in it without an exact final, in proportion to the growth of their last poll.
  * All of it only sets the groups' cgroup deltas: the split that uses them conserves the
  * energy whatever they are.
  */
@@ -97,6 +99,7 @@ void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp) {
     }
     grp->ended = true;
     grp->tail_weight = j->rate_us;
+    grp->tail_exact = j->final_exact;
     grp->cgroup = cgroup_cpu_free(grp->cgroup);
     grp->have_usage = grp->usage_from_scan = false;
     grp->unchanged_reads = 0;
@@ -113,15 +116,22 @@ void cpu_groups_slurm_tails(struct cpu_groups *g) {
 
         if (!grp->watched)
             continue;
-        if (!grp->cgroup_valid && (grp->cgroup || grp->ended))
-            return; /* a step without a delta (a baseline read): the root cannot be split */
+        if (!grp->cgroup_valid && (grp->cgroup || grp->ended)) {
+            /* a step without a delta (a baseline read): the root cannot be split */
+            (void)log_debug("slurm: step %s.%s has no delta: the root's rest is not split",
+                            grp->id.slurm_job, grp->id.slurm_step);
+            return;
+        }
         known += grp->cgroup_delta_us;
-        if (grp->ended) {
+        if (grp->ended && !grp->tail_exact) {
             n_ended++;
             weights += grp->tail_weight;
         }
     }
     rest = g->root_usage_us - g->root_prev_us;
+    if (n_ended > 0 && rest <= known)
+        (void)log_debug("slurm: root grew %llu us, its steps %llu us: no rest for %zu ended",
+                        (unsigned long long)rest, (unsigned long long)known, n_ended);
     if (n_ended == 0 || rest <= known)
         return;
     rest -= known;
@@ -129,7 +139,7 @@ void cpu_groups_slurm_tails(struct cpu_groups *g) {
         struct cpu_group *grp = &g->v[i];
         uint64_t part;
 
-        if (!grp->watched || !grp->ended)
+        if (!grp->watched || !grp->ended || grp->tail_exact)
             continue;
         part = weights ? (uint64_t)((unsigned __int128)rest * grp->tail_weight / weights)
                        : rest / n_ended;

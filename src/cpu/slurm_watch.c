@@ -16,10 +16,10 @@
 
 #include "cgroup_cpu.h"
 #include "cgroup_path.h"
-#include "environ.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "slurm_step_array.h"
 
 /* What a watched directory is, from the mount down. */
 enum level {
@@ -35,12 +35,19 @@ struct watch_dir {
     enum level level;
     bool fresh; /* created while its parent was watched */
     char path[SLURM_WATCH_PATH_MAX];
+    /* v1 job directories: their usage, and the final usages of their removed steps. While
+     * exact (created while watched, every removed step's final known), a step removed
+     * now used the job's usage less its siblings' (step_final()). */
+    struct cgroup_cpu *cg;
+    uint64_t removed_us;
+    bool exact;
 };
 
 struct step {
     struct slurm_watch_step pub;
     struct cgroup_cpu *cg;
     unsigned array_tries; /* left; 0: known, or not an array job, or given up */
+    bool finalized;       /* step_final() ran */
 };
 
 struct slurm_watch {
@@ -176,60 +183,73 @@ static void step_read(struct step *j) {
     j->pub.have_usage = true;
 }
 
+/* The job directory a step's path lies in, or NULL. */
+static struct watch_dir *job_of(struct slurm_watch *w, const char *step_path) {
+    const char *slash = strrchr(step_path, '/');
+    size_t n = slash ? (size_t)(slash - step_path) : 0;
+
+    for (size_t i = 0; n && i < w->n_dirs; i++)
+        if (w->dirs[i].level == LEVEL_JOB && strlen(w->dirs[i].path) == n &&
+            memcmp(w->dirs[i].path, step_path, n) == 0)
+            return &w->dirs[i];
+    return NULL;
+}
+
+/* v1: the final usage of a step whose directory is gone, exactly: the kernel keeps a
+ * removed child's time in its parent, so it is the job directory's usage now less its live
+ * siblings' (read now) and its removed siblings' finals. Else the step's last poll stays,
+ * and the caller's tails estimate the rest. */
+static void step_final(struct slurm_watch *w, struct step *s) {
+    struct watch_dir *job = job_of(w, s->pub.path);
+    uint64_t u, sum;
+
+    s->finalized = true;
+    if (w->v2 || !job || !job->exact)
+        return;
+    job->exact = false; /* unless all is known below */
+    if (cgroup_cpu_read(job->cg, &u) < 0)
+        return;
+    sum = job->removed_us;
+    for (size_t i = 0; i < w->n_steps; i++) {
+        struct step *t = &w->steps[i];
+
+        if (t == s || job_of(w, t->pub.path) != job || (t->pub.gone && t->finalized))
+            continue;
+        if (!t->pub.gone)
+            step_read(t);
+        if (t->pub.gone)
+            return; /* removed too, its final not known: the two cannot be told apart */
+        sum += t->pub.usage_us;
+    }
+    /* Never below its last poll, but the reads above are microseconds apart: a final 1 ms
+     * short of the last poll is that poll; more is a job directory that does not add up. */
+    if (u < sum || (s->pub.have_usage && u - sum + 1000 < s->pub.usage_us))
+        return;
+    if (!s->pub.have_usage || u - sum > s->pub.usage_us)
+        s->pub.usage_us = u - sum;
+    s->pub.have_usage = true;
+    s->pub.final_exact = true;
+    job->removed_us += s->pub.usage_us;
+    job->exact = true;
+}
+
 static void step_ended(struct slurm_watch *w, struct step *j) {
     if (!j->pub.ended)
         atomic_fetch_add(&w->ended, 1);
     j->pub.ended = true;
+    if (j->pub.gone && !j->finalized)
+        step_final(w, j);
 }
 
 static void step_events(struct slurm_watch *w, const struct watch_dir *d);
 
-/* The first pid in <mount><path>/<file>, or 0. */
-static uint32_t first_pid(const struct slurm_watch *w, const char *path, const char *file) {
-    char rel[SLURM_WATCH_PATH_MAX + 64], buf[64];
-    unsigned long long pid;
-
-    (void)snprintf(rel, sizeof(rel), "%s%s/%s", w->mount, path, file);
-    if (read_file_into_at(w->sys_fd, rel, buf, sizeof(buf)) < 0 || buf[0] < '1' || buf[0] > '9')
-        return 0;
-    pid = strtoull(buf, NULL, 10);
-    return pid <= UINT32_MAX ? (uint32_t)pid : 0;
-}
-
-/* The step's array from a task's environment (SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
- * with the job's own SLURM_JOB_ID): a task is in task_<n> (v1), user/task_<n> (v2). */
+/* The step's array, tried at each poll while the step is young (slurm_step_array.c). */
 static void step_array(struct slurm_watch *w, struct step *s) {
-    static const char *const places[] = {"task_0/cgroup.procs", "user/task_0/cgroup.procs",
-                                         "cgroup.procs"};
-    struct workload_identity id;
-    uint32_t pid = 0;
-    char rel[32];
-    _cleanup_(freep) char *env = NULL;
-    size_t len;
-    int r;
-
     if (s->array_tries == 0 || s->pub.gone)
         return;
     s->array_tries--;
-    for (size_t i = 0; i < ARRAY_SIZE(places) && !pid; i++)
-        pid = first_pid(w, s->pub.path, places[i]);
-    (void)snprintf(rel, sizeof(rel), "%u/environ", pid);
-    if (!pid || read_virtual_file_at(w->proc_fd, rel, 256u * 1024u, &env, &len) < 0 ||
-        cgroup_path_parse(s->pub.path, strlen(s->pub.path), &id) < 0)
-        return; /* no task yet, or gone: the next poll tries again */
-    if (id.slurm.needs_environ)
-        (void)workload_identity_apply_environ(&id, env, len);
-    r = workload_identity_apply_array_environ(&id, env, len);
-    if (r == -ENOENT || r == -EALREADY) {
-        s->array_tries = 0; /* a task of the job, in no array */
-        return;
-    }
-    if (r < 0)
-        return; /* not the job's task (a pid reused): try again */
-    s->pub.array_valid = true;
-    s->pub.array_job_id = id.slurm.array_job_id;
-    s->pub.array_task_id = id.slurm.array_task_id;
-    s->array_tries = 0;
+    if (slurm_step_array(w->sys_fd, w->proc_fd, w->mount, &s->pub) >= 0)
+        s->array_tries = 0;
 }
 
 static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
@@ -325,6 +345,9 @@ static int add_dir(struct slurm_watch *w, const char *path, enum level level, bo
         return r;
     w->dirs[w->n_dirs] = (struct watch_dir){.wd = wd, .level = level, .fresh = fresh};
     (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
+    /* A v1 job directory made while watched: all its steps' time is known from 0. */
+    if (level == LEVEL_JOB && !w->v2 && fresh)
+        w->dirs[w->n_dirs].exact = cgroup_cpu_open(w->sys_fd, path, &w->dirs[w->n_dirs].cg) >= 0;
     w->n_dirs++;
     if (level == LEVEL_ROOT)
         open_slurm_root(w, path);
@@ -341,6 +364,7 @@ static void drop_dir(struct slurm_watch *w, int wd) {
             w->root = cgroup_cpu_free(w->root);
             w->root_path[0] = '\0';
         }
+        w->dirs[i].cg = cgroup_cpu_free(w->dirs[i].cg);
         w->dirs[i] = w->dirs[--w->n_dirs];
         return;
     }
@@ -484,6 +508,8 @@ struct slurm_watch *slurm_watch_free(struct slurm_watch *w) {
     if (w->stop_fd >= 0)
         (void)close(w->stop_fd);
     (void)pthread_mutex_destroy(&w->lock);
+    for (size_t i = 0; i < w->n_dirs; i++)
+        w->dirs[i].cg = cgroup_cpu_free(w->dirs[i].cg);
     free(w->steps);
     free(w->dirs);
     free(w);

@@ -41,6 +41,9 @@ struct slurm_watch_step {
     uint64_t rate_us;  /* growth between the last two reads (a weight for tails) */
     bool ended;        /* populated 0 seen, or the directory is gone */
     bool gone;         /* the directory was removed (or cannot be read any more) */
+    /* usage_us is the step's whole final usage, taken from its job directory when it was
+     * removed (cgroup v1): none of its time is left for the caller's tails. */
+    bool final_exact;
     /* An array job's element: from the environment of a task of the step, read while the
      * step is young (SLURM_WATCH_ARRAY_TRIES polls), so that a job no scan sees has it. */
     bool array_valid;

@@ -93,14 +93,19 @@ static void wait_for(struct slurm_watch *w, const char *path, uint64_t usage_us,
     }
 }
 
-/* Waits (5 s at most) until the watch has seen a job end. */
-static void wait_ended(struct slurm_watch *w) {
+/* Waits (5 s at most) until the watch has seen n steps end. */
+static void wait_ended_n(struct slurm_watch *w, unsigned n) {
     uint64_t deadline = clock_monotonic_ns() + 5 * NSEC_PER_SEC;
+    unsigned seen = 0;
 
-    while (slurm_watch_ended_since(w) == 0) {
+    while ((seen += slurm_watch_ended_since(w)) < n) {
         assert_true(clock_monotonic_ns() < deadline);
         (void)nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
     }
+}
+
+static void wait_ended(struct slurm_watch *w) {
+    wait_ended_n(w, 1);
 }
 
 static struct cpu_group *step_of(struct cpu_groups *g, uint32_t job, const char *step) {
@@ -133,6 +138,7 @@ static void test_v1_job_to_its_end(void **state) {
     ASSERT_OK(test_write_file(e.root, V1_UID "/cpuacct.usage", "0\n"));
     make_cgroup(&e, V1_UID "/job_7", "cpuacct.usage", "0\n");
     make_cgroup(&e, V1_UID "/job_7/step_batch", "cpuacct.usage", "500000000\n"); /* 0.5 s */
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/cpuacct.usage", "500000000\n"));
     wait_for(w, "/slurm_node1/uid_0/job_7/step_batch", 500000, false);
 
     /* The first read: a group no process scan made, from 0 since it was created watched. */
@@ -143,32 +149,40 @@ static void test_v1_job_to_its_end(void **state) {
     assert_int_equal(grp->cgroup_delta_us, 500000);
     cpu_groups_finish(&g);
 
-    /* It runs 0.3 s more, read by the watch; then 0.1 s nobody reads, and it is gone. The
-     * root (every job's time, removed ones too) grew by the whole 0.4 s. */
+    /* It runs 0.3 s more, read by the watch; then 0.1 s nobody reads, and it is gone. Its
+     * job directory keeps its time (the kernel keeps a removed child's in its parent), and
+     * the root (every step's) grew by the whole 0.4 s. */
     ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/step_batch/cpuacct.usage", "800000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/cpuacct.usage", "800000000\n"));
     wait_for(w, "/slurm_node1/uid_0/job_7/step_batch", 800000, false);
     ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "10400000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/cpuacct.usage", "900000000\n"));
+    (void)slurm_watch_ended_since(w);
     remove_cgroup(&e, V1_UID "/job_7/step_batch", "cpuacct.usage");
+    wait_ended(w);
     remove_cgroup(&e, V1_UID "/job_7", "cpuacct.usage");
 
     cpu_groups_prepare(&g);
     grp = group_of(&g, 7);
     assert_non_null(grp);
     assert_true(grp->ended && grp->cgroup_valid);
+    assert_true(grp->tail_exact); /* its final from the job directory */
     assert_null(grp->cgroup);
-    assert_int_equal(grp->cgroup_delta_us, 400000); /* its last read + the root's rest */
+    assert_int_equal(grp->cgroup_delta_us, 400000); /* its last read + its unread 0.1 s */
     cpu_groups_finish(&g);
     assert_null(group_of(&g, 7)); /* pruned once booked */
 
     /* A job shorter than a scan: created, read, gone between two scans. */
     make_cgroup(&e, V1_UID "/job_8", "cpuacct.usage", "0\n");
     make_cgroup(&e, V1_UID "/job_8/step_batch", "cpuacct.usage", "200000000\n");
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_8/cpuacct.usage", "200000000\n"));
     wait_for(w, "/slurm_node1/uid_0/job_8/step_batch", 200000, false);
     ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "10650000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_8/cpuacct.usage", "250000000\n"));
     (void)slurm_watch_ended_since(w);
     remove_cgroup(&e, V1_UID "/job_8/step_batch", "cpuacct.usage");
-    remove_cgroup(&e, V1_UID "/job_8", "cpuacct.usage");
     wait_ended(w);
+    remove_cgroup(&e, V1_UID "/job_8", "cpuacct.usage");
     cpu_groups_prepare(&g);
     grp = group_of(&g, 8);
     assert_non_null(grp);
@@ -209,21 +223,31 @@ static void test_v1_two_steps_end_together(void **state) {
     assert_int_equal(b->cgroup_delta_us, 100000);
     cpu_groups_finish(&g);
 
-    /* Both end in the same window: 1 ms of the root's growth is nobody's read; it is split
-     * between them, to the microsecond. */
+    /* Both end in the same window, with a job directory that cannot be read (so no final
+     * is exact): 1 ms of the root's growth is nobody's read; it is split between them, to
+     * the microsecond. */
     ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "301000000\n"));
+    {
+        char path[700];
+
+        (void)snprintf(path, sizeof(path), "%s/" V1_UID "/job_1/cpuacct.usage", e.root);
+        assert_int_equal(unlink(path), 0);
+    }
     ASSERT_OK(test_write_file(e.root, V1_UID "/job_1/step_batch/cpuacct.usage", "130000000\n"));
     ASSERT_OK(test_write_file(e.root, V1_UID "/job_1/step_0/cpuacct.usage", "170000000\n"));
     wait_for(w, "/slurm_node1/uid_0/job_1/step_batch", 130000, false);
     wait_for(w, "/slurm_node1/uid_0/job_1/step_0", 170000, false);
+    (void)slurm_watch_ended_since(w);
     remove_cgroup(&e, V1_UID "/job_1/step_batch", "cpuacct.usage");
     remove_cgroup(&e, V1_UID "/job_1/step_0", "cpuacct.usage");
+    wait_ended_n(w, 2);
     cpu_groups_prepare(&g);
     a = step_of(&g, 1, "batch");
     b = step_of(&g, 1, "0");
     assert_non_null(a);
     assert_non_null(b);
     assert_true(a->ended && b->ended);
+    assert_false(a->tail_exact || b->tail_exact);
     assert_true(a->cgroup_delta_us >= 30000 && b->cgroup_delta_us >= 70000);
     assert_int_equal(a->cgroup_delta_us + b->cgroup_delta_us, 101000);
     cpu_groups_finish(&g);

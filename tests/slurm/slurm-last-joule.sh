@@ -17,7 +17,7 @@
 # workloads' plus the unattributed parts to the microjoule. A second joulestat with
 # --slurm-watch=false runs beside it, and its figures are printed for comparison.
 #
-# Usage: slurm-last-joule.sh BUILD_DIR SOURCE_DIR [LONG_SECONDS]   (default 20, at least 10)
+# Usage: slurm-last-joule.sh BUILD_DIR SOURCE_DIR [LONG_SECONDS]   (default 20, at least 12)
 # Exits 77 (CTest skip) with the reason when the SLURM daemons cannot start here.
 set -euo pipefail
 
@@ -105,7 +105,7 @@ for secs in 2 8; do
     jobs+=("$j")
 done
 # The long job: its batch step, two srun steps and the extern step (PrologFlags=contain).
-steps="bash $tmp/burn.sh 2; srun -n1 bash $tmp/burn.sh $((long - 8)); srun -n1 bash $tmp/burn.sh 4"
+steps="bash $tmp/burn.sh 3; srun -n1 bash $tmp/burn.sh $((long - 10)); srun -n1 bash $tmp/burn.sh 5"
 j=$(sbatch --parsable -J "burn$long" -o /dev/null --wrap "$steps; bash $tmp/finish.sh") ||
     fail "sbatch failed"
 jobs+=("$j")

@@ -16,6 +16,7 @@
 
 #include "cgroup_cpu.h"
 #include "cgroup_path.h"
+#include "clock.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
@@ -46,8 +47,9 @@ struct watch_dir {
 struct step {
     struct slurm_watch_step pub;
     struct cgroup_cpu *cg;
-    unsigned array_tries; /* left; 0: known, or not an array job, or given up */
-    bool finalized;       /* step_final() ran */
+    unsigned array_tries;          /* left; 0: known, or not an array job, or given up */
+    uint64_t read_ns, interval_ns; /* the last read, and the time since the one before */
+    bool finalized;                /* step_final() ran */
 };
 
 struct slurm_watch {
@@ -177,10 +179,23 @@ static void step_read(struct step *j) {
         j->cg = cgroup_cpu_free(j->cg);
         return;
     }
-    if (j->pub.have_usage && u >= j->pub.usage_us)
+    if (j->pub.have_usage && u >= j->pub.usage_us) {
         j->pub.rate_us = u - j->pub.usage_us;
+        j->interval_ns = clock_monotonic_ns() - j->read_ns;
+    }
+    j->read_ns = clock_monotonic_ns();
     j->pub.usage_us = u;
     j->pub.have_usage = true;
+}
+
+/* A step found gone: its weight for the tails becomes the time it probably used since its
+ * last read, its last rate over the time from that read to now (a step removed just after
+ * its read left little; one removed just before the next, a whole poll's worth). */
+static void step_tail_weight(struct step *j) {
+    uint64_t since = clock_monotonic_ns() - j->read_ns;
+
+    if (j->interval_ns > 0 && j->read_ns > 0)
+        j->pub.rate_us = (uint64_t)((unsigned __int128)j->pub.rate_us * since / j->interval_ns);
 }
 
 /* The job directory a step's path lies in, or NULL. */
@@ -237,8 +252,10 @@ static void step_ended(struct slurm_watch *w, struct step *j) {
     if (!j->pub.ended)
         atomic_fetch_add(&w->ended, 1);
     j->pub.ended = true;
-    if (j->pub.gone && !j->finalized)
+    if (j->pub.gone && !j->finalized) {
+        step_tail_weight(j);
         step_final(w, j);
+    }
 }
 
 static void step_events(struct slurm_watch *w, const struct watch_dir *d);

@@ -38,9 +38,11 @@ struct slurm_watch_step {
     bool fresh;                      /* created while watched: usage started at 0 */
     bool have_usage;
     uint64_t usage_us; /* the latest read; the last one once the step ended */
-    uint64_t rate_us;  /* growth between the last two reads (a weight for tails) */
-    bool ended;        /* populated 0 seen, or the directory is gone */
-    bool gone;         /* the directory was removed (or cannot be read any more) */
+    /* A weight for tails: the growth between the last two reads; once gone, that rate over
+     * the time from the last read to the removal seen. */
+    uint64_t rate_us;
+    bool ended; /* populated 0 seen, or the directory is gone */
+    bool gone;  /* the directory was removed (or cannot be read any more) */
     /* usage_us is the step's whole final usage, taken from its job directory when it was
      * removed (cgroup v1): none of its time is left for the caller's tails. */
     bool final_exact;

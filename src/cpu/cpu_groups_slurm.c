@@ -13,7 +13,7 @@
  * - what the other steps used after their last read is still in the slurm root's usage
  *   (the kernel charges CPU time to every ancestor, and a removed child's stays there):
  *   the root's growth minus every step's delta of the window goes to the steps that ended
- *   in it without an exact final, in proportion to the growth of their last poll.
+ *   in it without an exact final, in proportion to their estimated unread time (slurm_watch.h).
  * All of it only sets the groups' cgroup deltas: the split that uses them conserves the
  * energy whatever they are.
  */

@@ -306,8 +306,11 @@ static bool parent_goes_on(const struct cpu_groups *groups, size_t g, enum workl
     for (size_t i = 0; i < groups->n; i++) {
         const struct cpu_group *o = &groups->v[i];
 
-        if (i != g && !o->ended && (o->n_live > 0 || o->cgroup) &&
-            strcmp(workload_id(parent, &o->id), id) == 0)
+        /* A followed step lives while its cgroup does (its processes are counted out
+         * only at the scan after they exit); another group while it has processes. */
+        bool alive = o->watched ? o->cgroup != NULL : (o->n_live > 0 || o->cgroup);
+
+        if (i != g && !o->ended && alive && strcmp(workload_id(parent, &o->id), id) == 0)
             return true;
     }
     return false;

@@ -287,13 +287,50 @@ static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger
         const struct cpu_group *grp = &c->groups->v[g];
         int r;
 
-        if (grp->n_live == 0 && !grp->cgroup)
-            continue; /* ended in this scan: pruned below */
+        /* Gone in this scan (pruned below), unless the SLURM watch saw it end: a step
+         * that ran has its series, even with 0 J. */
+        if (grp->n_live == 0 && !grp->cgroup && !grp->ended)
+            continue;
         r = ledger_add_cpu_energy(ledger, &grp->id, 0, now_ns);
         if (r < 0)
             return r;
     }
     return 0;
+}
+
+/* Whether another group inside the same workload of kind parent as group g (another step
+ * of g's job) is still running. */
+static bool parent_goes_on(const struct cpu_groups *groups, size_t g, enum workload_kind parent) {
+    const char *id = workload_id(parent, &groups->v[g].id);
+
+    for (size_t i = 0; i < groups->n; i++) {
+        const struct cpu_group *o = &groups->v[i];
+
+        /* A followed step lives while its cgroup does (its processes are counted out
+         * only at the scan after they exit); another group while it has processes. */
+        bool alive = o->watched ? o->cgroup != NULL : (o->n_live > 0 || o->cgroup);
+
+        if (i != g && !o->ended && alive && strcmp(workload_id(parent, &o->id), id) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Workloads whose cgroup went in this window have all their CPU time now (a process the
+ * scans still count, slurmstepd on its way out, is no longer in the cgroup): the group's
+ * own (a job step), and the one it is part of (its job) once no other part is left. */
+static void mark_ended(const struct cpu_groups *groups, struct ledger *ledger) {
+    for (size_t g = 0; g < groups->n; g++) {
+        const struct cpu_group *grp = &groups->v[g];
+        enum workload_kind k = workload_kind_innermost(&grp->id), parent;
+
+        if (!grp->ended || k == WORKLOAD_KIND_NONE)
+            continue;
+        ledger_cpu_workload_ended(ledger, k, &grp->id);
+        parent = workload_kinds[k].parent;
+        if (parent != WORKLOAD_KIND_NONE && !parent_goes_on(groups, g, parent))
+            ledger_cpu_workload_ended(ledger, parent, &grp->id);
+    }
 }
 
 int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
@@ -366,10 +403,6 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (r < 0)
             return r;
     }
-    /* Jobs whose cgroup went in this window have all their CPU time now (a process the
-     * scans still count, slurmstepd on its way out, is no longer in the job's cgroup). */
-    for (size_t g = 0; g < groups->n; g++)
-        if (groups->v[g].ended)
-            ledger_cpu_workload_ended(ledger, &groups->v[g].id);
+    mark_ended(groups, ledger);
     return 0;
 }

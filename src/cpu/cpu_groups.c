@@ -74,7 +74,7 @@ int cpu_groups_add(struct cpu_groups *g, uint64_t key, const struct workload_ide
     if (r < 0)
         return r;
     grp = &g->v[g->n];
-    *grp = (struct cpu_group){.key = key, .watch_job = SIZE_MAX};
+    *grp = (struct cpu_group){.key = key, .watch_step = SIZE_MAX};
     identity_to_labels(w, NULL, &grp->id);
     *ret_index = g->n++;
     return 0;
@@ -99,6 +99,10 @@ int cpu_groups_get(struct cpu_groups *g, uint64_t key, uint32_t pid,
     if (w->slurm.job_id_valid && w->slurm.sluid[0] &&
         strcmp(grp->id.slurm_job, w->slurm.sluid) == 0)
         identity_to_labels(w, NULL, &grp->id);
+    /* A job the watch found by its directory learns its array from a process's
+     * environment. */
+    if (w->slurm.array_valid && !grp->id.array_job_id[0])
+        identity_to_labels(w, NULL, &grp->id);
     if (retry && !grp->cgroup)
         open_cgroup(g, grp, pid, w);
     *ret_index = i;
@@ -111,7 +115,7 @@ void cpu_groups_begin(struct cpu_groups *g) {
         g->v[i].cgroup_delta_us = 0;
         g->v[i].cgroup_valid = false;
         g->v[i].ended = false;
-        g->v[i].watch_job = SIZE_MAX;
+        g->v[i].watch_step = SIZE_MAX;
     }
 }
 
@@ -124,14 +128,18 @@ void cpu_groups_read(struct cpu_groups *g) {
         int r;
 
         if (!grp->cgroup) {
-            if (grp->watch_job != SIZE_MAX)
+            if (grp->watch_step != SIZE_MAX)
                 cpu_groups_slurm_final(g, grp); /* ended before any read of ours */
             continue;
         }
         r = cgroup_cpu_read(grp->cgroup, &usage);
         if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
             continue; /* our shortage, not the cgroup's: the next read takes the delta */
-        if (r < 0 && grp->watch_job != SIZE_MAX) {
+        if (r < 0 && grp->watch_step != SIZE_MAX) {
+            /* Removed after the watch's copy was taken: its last read (and the root's
+             * share of it) comes with the next copy, which says it is gone. */
+            if (!g->taken[grp->watch_step].gone)
+                continue;
             cpu_groups_slurm_final(g, grp); /* gone: its last read is the watch's */
             continue;
         }

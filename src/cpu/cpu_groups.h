@@ -12,8 +12,9 @@
 #include "snapshot.h"
 
 /*
- * The workloads the CPU split knows (one per container, pod-level process set, or SLURM
- * job), kept across scans with the workload cgroup's CPU-time reader:
+ * The workloads the CPU split knows (one per container, pod-level process set, SLURM job
+ * step, or SLURM job whose processes name no step), kept across scans with the workload cgroup's
+ * CPU-time reader:
  *
  * - created when the first process of the workload is seen; its cgroup directory is found
  *   from that process's <procfs>/<pid>/cgroup (cgroup_workload_dir()) and opened under
@@ -45,11 +46,12 @@ struct cpu_group {
     uint64_t cgroup_delta_us;
     bool cgroup_valid;
 
-    /* SLURM jobs followed by the watch (cpu_groups_slurm.c). */
-    bool watched;     /* its cgroup is a job directory the watch knows */
-    bool ended;       /* its cgroup went away in this window: its last time is in */
-    size_t watch_job; /* index in the jobs taken for this read; SIZE_MAX: none */
+    /* SLURM job steps followed by the watch (cpu_groups_slurm.c). */
+    bool watched;      /* its cgroup is a step directory the watch knows */
+    bool ended;        /* its cgroup went away in this window: its last time is in */
+    size_t watch_step; /* index in the steps taken for this read; SIZE_MAX: none */
     uint64_t tail_weight;
+    bool tail_exact; /* ended with its whole final usage known: no share of the root's rest */
 };
 
 struct cpu_groups {
@@ -59,10 +61,10 @@ struct cpu_groups {
     struct cpu_group *v;
     size_t n, cap;
 
-    /* The SLURM job watch (borrowed; NULL: none), the jobs taken from it at this read,
+    /* The SLURM job watch (borrowed; NULL: none), the steps taken from it at this read,
      * and the slurm root's usage at the previous read. */
     struct slurm_watch *watch;
-    struct slurm_watch_job *taken;
+    struct slurm_watch_step *taken;
     size_t n_taken, taken_cap;
     bool root_have, root_prev_have;
     uint64_t root_usage_us, root_prev_us;
@@ -71,7 +73,7 @@ struct cpu_groups {
 void cpu_groups_init(struct cpu_groups *g, int proc_fd, int sys_fd);
 void cpu_groups_done(struct cpu_groups *g);
 
-/* Follows SLURM job cgroups through w (borrowed, may be NULL): groups for jobs no scan
+/* Follows SLURM job steps' cgroups through w (borrowed, may be NULL): groups for steps no scan
  * saw, their CPU time to the end (cpu_groups_slurm.c). */
 void cpu_groups_set_watch(struct cpu_groups *g, struct slurm_watch *w);
 
@@ -79,10 +81,10 @@ void cpu_groups_set_watch(struct cpu_groups *g, struct slurm_watch *w);
 int cpu_groups_add(struct cpu_groups *g, uint64_t key, const struct workload_identity *w,
                    size_t *ret_index);
 
-/* The SLURM part of cpu_groups_read(): before the reads, takes the watch's jobs and makes
- * groups for new ones; cpu_groups_slurm_final() books a job whose cgroup is gone from the
+/* The SLURM part of cpu_groups_read(): before the reads, takes the watch's steps and makes
+ * groups for new ones; cpu_groups_slurm_final() books a step whose cgroup is gone from the
  * watch's last read; after the reads, cpu_groups_slurm_tails() gives the slurm root's
- * growth that no group's read explains to the jobs that ended in this window. */
+ * growth that no group's read explains to the steps that ended in this window. */
 void cpu_groups_slurm_take(struct cpu_groups *g);
 void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp);
 void cpu_groups_slurm_tails(struct cpu_groups *g);

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SLURM jobs in the CPU groups, to their last microsecond (docs/SLURM.md):
+ * SLURM job steps in the CPU groups, to their last microsecond (docs/SLURM.md). A job's
+ * time is its steps' (one group each; the job's series is their sum):
  *
- * - every job directory the watch knows gets a group, whether or not a scan saw one of
- *   its processes: a job that lives between two scans is read all the same, and one
+ * - every step directory the watch knows gets a group, whether or not a scan saw one of
+ *   its processes: a step that lives between two scans is read all the same, and one
  *   created while watched starts from 0, so its time before the first scan is its own;
- * - a job whose cgroup is gone when the scan reads it gets its delta up to the watch's
+ * - a step whose cgroup is gone when the scan reads it gets its delta up to the watch's
  *   last read (at "populated 0" on cgroup v2, the last poll on v1);
- * - what the jobs used after that last read is still in the slurm root's usage (the
- *   kernel charges CPU time to every ancestor, and a removed child's stays there): the
- *   root's growth minus every job's delta of the window goes to the jobs that ended in
- *   it, in proportion to the growth of their last poll.
+ * - on v1 the watch takes a removed step's final usage from its job directory (which
+ *   keeps a removed child's time) less its siblings', when it can (slurm_watch.c);
+ * - what the other steps used after their last read is still in the slurm root's usage
+ *   (the kernel charges CPU time to every ancestor, and a removed child's stays there):
+ *   the root's growth minus every step's delta of the window goes to the steps that ended
+ *   in it without an exact final, in proportion to their estimated unread time (slurm_watch.h).
  * All of it only sets the groups' cgroup deltas: the split that uses them conserves the
  * energy whatever they are.
  */
@@ -26,9 +29,9 @@ void cpu_groups_set_watch(struct cpu_groups *g, struct slurm_watch *w) {
     g->root_have = false;
 }
 
-/* The group of a job the watch reports, made when missing. */
+/* The group of a step the watch reports, made when missing. */
 static void adopt(struct cpu_groups *g, size_t index) {
-    const struct slurm_watch_job *j = &g->taken[index];
+    const struct slurm_watch_step *j = &g->taken[index];
     struct workload_identity w;
     struct cpu_group *grp;
     uint64_t key;
@@ -36,6 +39,9 @@ static void adopt(struct cpu_groups *g, size_t index) {
 
     if (cgroup_path_parse(j->path, strlen(j->path), &w) < 0 || w.kind != IDENTITY_SLURM_JOB)
         return;
+    w.slurm.array_valid = j->array_valid;
+    w.slurm.array_job_id = j->array_job_id;
+    w.slurm.array_task_id = j->array_task_id;
     key = workload_group_key(&w);
     if (!key)
         return;
@@ -55,7 +61,15 @@ static void adopt(struct cpu_groups *g, size_t index) {
     }
     grp = &g->v[i];
     grp->watched = true;
-    grp->watch_job = index;
+    grp->watch_step = index;
+    if (j->array_valid && !grp->id.array_job_id[0]) {
+        struct snap_identity labels;
+
+        /* Only the array: a SLUID job's numeric id, from a process, stays. */
+        identity_to_labels(&w, NULL, &labels);
+        memcpy(grp->id.array_job_id, labels.array_job_id, sizeof(labels.array_job_id));
+        memcpy(grp->id.array_task_id, labels.array_task_id, sizeof(labels.array_task_id));
+    }
 }
 
 void cpu_groups_slurm_take(struct cpu_groups *g) {
@@ -75,7 +89,7 @@ void cpu_groups_slurm_take(struct cpu_groups *g) {
 }
 
 void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp) {
-    const struct slurm_watch_job *j = &g->taken[grp->watch_job];
+    const struct slurm_watch_step *j = &g->taken[grp->watch_step];
 
     if (grp->have_usage && j->have_usage && j->usage_us >= grp->last_usage_us) {
         grp->cgroup_delta_us = j->usage_us - grp->last_usage_us;
@@ -85,6 +99,7 @@ void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp) {
     }
     grp->ended = true;
     grp->tail_weight = j->rate_us;
+    grp->tail_exact = j->final_exact;
     grp->cgroup = cgroup_cpu_free(grp->cgroup);
     grp->have_usage = grp->usage_from_scan = false;
     grp->unchanged_reads = 0;
@@ -101,15 +116,22 @@ void cpu_groups_slurm_tails(struct cpu_groups *g) {
 
         if (!grp->watched)
             continue;
-        if (!grp->cgroup_valid && (grp->cgroup || grp->ended))
-            return; /* a job without a delta (a baseline read): the root cannot be split */
+        if (!grp->cgroup_valid && (grp->cgroup || grp->ended)) {
+            /* a step without a delta (a baseline read): the root cannot be split */
+            (void)log_debug("slurm: step %s.%s has no delta: the root's rest is not split",
+                            grp->id.slurm_job, grp->id.slurm_step);
+            return;
+        }
         known += grp->cgroup_delta_us;
-        if (grp->ended) {
+        if (grp->ended && !grp->tail_exact) {
             n_ended++;
             weights += grp->tail_weight;
         }
     }
     rest = g->root_usage_us - g->root_prev_us;
+    if (n_ended > 0 && rest <= known)
+        (void)log_debug("slurm: root grew %llu us, its steps %llu us: no rest for %zu ended",
+                        (unsigned long long)rest, (unsigned long long)known, n_ended);
     if (n_ended == 0 || rest <= known)
         return;
     rest -= known;
@@ -117,7 +139,7 @@ void cpu_groups_slurm_tails(struct cpu_groups *g) {
         struct cpu_group *grp = &g->v[i];
         uint64_t part;
 
-        if (!grp->watched || !grp->ended)
+        if (!grp->watched || !grp->ended || grp->tail_exact)
             continue;
         part = weights ? (uint64_t)((unsigned __int128)rest * grp->tail_weight / weights)
                        : rest / n_ended;
@@ -127,5 +149,6 @@ void cpu_groups_slurm_tails(struct cpu_groups *g) {
     }
     if (last != SIZE_MAX)
         g->v[last].cgroup_delta_us += rest - given; /* the rounding, so all of it is given */
-    (void)log_debug("slurm: %llu us of ended jobs after their last read", (unsigned long long)rest);
+    (void)log_debug("slurm: %llu us of ended steps after their last read",
+                    (unsigned long long)rest);
 }

@@ -15,16 +15,20 @@
 #include <unistd.h>
 
 #include "cgroup_cpu.h"
+#include "cgroup_path.h"
+#include "clock.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "slurm_step_array.h"
 
 /* What a watched directory is, from the mount down. */
 enum level {
     LEVEL_TOP,  /* v1: the cpuacct mount; v2: system.slice */
     LEVEL_ROOT, /* v1: slurm[_<node>]; v2: [<node>_]slurmstepd.scope */
     LEVEL_UID,  /* v1 only: uid_<n> */
-    LEVEL_JOB,  /* v2: the job's cgroup.events; v1 jobs are not watched themselves */
+    LEVEL_JOB,  /* job_<n> (or a SLUID on v2): watched for its steps */
+    LEVEL_STEP, /* step_<s>: v2: the step's cgroup.events; v1 steps are not watched */
 };
 
 struct watch_dir {
@@ -32,15 +36,24 @@ struct watch_dir {
     enum level level;
     bool fresh; /* created while its parent was watched */
     char path[SLURM_WATCH_PATH_MAX];
+    /* v1 job directories: their usage, and the final usages of their removed steps. While
+     * exact (created while watched, every removed step's final known), a step removed
+     * now used the job's usage less its siblings' (step_final()). */
+    struct cgroup_cpu *cg;
+    uint64_t removed_us;
+    bool exact;
 };
 
-struct job {
-    struct slurm_watch_job pub;
+struct step {
+    struct slurm_watch_step pub;
     struct cgroup_cpu *cg;
+    unsigned array_tries;          /* left; 0: known, or not an array job, or given up */
+    uint64_t read_ns, interval_ns; /* the last read, and the time since the one before */
+    bool finalized;                /* step_final() ran */
 };
 
 struct slurm_watch {
-    int sys_fd;
+    int sys_fd, proc_fd;
     bool v2;
     const char *mount; /* relative to sys_fd: "fs/cgroup" or "fs/cgroup/cpuacct" */
     int ino_fd, stop_fd;
@@ -51,8 +64,8 @@ struct slurm_watch {
     pthread_mutex_t lock; /* the fields below */
     struct watch_dir *dirs;
     size_t n_dirs, cap_dirs;
-    struct job *jobs;
-    size_t n_jobs, cap_jobs;
+    struct step *steps;
+    size_t n_steps, cap_steps;
     struct cgroup_cpu *root;
     char root_path[SLURM_WATCH_PATH_MAX];
 };
@@ -86,6 +99,23 @@ static bool is_sluid(const char *s) {
     return true;
 }
 
+/* "step_" + a step name: decimal, batch, extern, interactive, TBD, maybe "+<het>". */
+static bool is_step(const char *name) {
+    size_t n;
+
+    if (!has_prefix(name, "step_"))
+        return false;
+    name += 5;
+    n = strlen(name);
+    if (n == 0 || n > SLURM_STEP_MAX)
+        return false;
+    for (; *name; name++)
+        if (!((*name >= '0' && *name <= '9') || (*name >= 'a' && *name <= 'z') ||
+              (*name >= 'A' && *name <= 'Z') || *name == '+'))
+            return false;
+    return true;
+}
+
 /* The level a child named name of a directory at level parent has, or -1: not followed. */
 static int child_level(const struct slurm_watch *w, enum level parent, const char *name) {
     switch (parent) {
@@ -100,6 +130,8 @@ static int child_level(const struct slurm_watch *w, enum level parent, const cha
         return has_prefix(name, "uid_") && all_digits(name + 4) ? LEVEL_UID : -1;
     case LEVEL_UID:
         return has_prefix(name, "job_") && all_digits(name + 4) ? LEVEL_JOB : -1;
+    case LEVEL_JOB:
+        return is_step(name) ? LEVEL_STEP : -1;
     default:
         return -1;
     }
@@ -112,10 +144,10 @@ static struct watch_dir *dir_by_wd(struct slurm_watch *w, int wd) {
     return NULL;
 }
 
-static struct job *job_by_path(struct slurm_watch *w, const char *path) {
-    for (size_t i = 0; i < w->n_jobs; i++)
-        if (strcmp(w->jobs[i].pub.path, path) == 0)
-            return &w->jobs[i];
+static struct step *step_by_path(struct slurm_watch *w, const char *path) {
+    for (size_t i = 0; i < w->n_steps; i++)
+        if (strcmp(w->steps[i].pub.path, path) == 0)
+            return &w->steps[i];
     return NULL;
 }
 
@@ -132,8 +164,8 @@ static int add_inotify(struct slurm_watch *w, const char *path, const char *file
     return wd < 0 ? -errno : wd;
 }
 
-/* Reads a job's usage; a job that cannot be read any more is gone (its last read kept). */
-static void job_read(struct job *j) {
+/* Reads a step's usage; one that cannot be read any more is gone (its last read kept). */
+static void step_read(struct step *j) {
     uint64_t u;
     int r;
 
@@ -143,45 +175,122 @@ static void job_read(struct job *j) {
     if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
         return;
     if (r < 0) {
-        j->pub.gone = true; /* the caller calls job_ended(), which counts it */
+        j->pub.gone = true; /* the caller calls step_ended(), which counts it */
         j->cg = cgroup_cpu_free(j->cg);
         return;
     }
-    if (j->pub.have_usage && u >= j->pub.usage_us)
+    if (j->pub.have_usage && u >= j->pub.usage_us) {
         j->pub.rate_us = u - j->pub.usage_us;
+        j->interval_ns = clock_monotonic_ns() - j->read_ns;
+    }
+    j->read_ns = clock_monotonic_ns();
     j->pub.usage_us = u;
     j->pub.have_usage = true;
 }
 
-static void job_ended(struct slurm_watch *w, struct job *j) {
+/* A step found gone: its weight for the tails becomes the time it probably used since its
+ * last read, its last rate over the time from that read to now (a step removed just after
+ * its read left little; one removed just before the next, a whole poll's worth). */
+static void step_tail_weight(struct step *j) {
+    uint64_t since = clock_monotonic_ns() - j->read_ns;
+
+    if (j->interval_ns > 0 && j->read_ns > 0)
+        j->pub.rate_us = (uint64_t)((unsigned __int128)j->pub.rate_us * since / j->interval_ns);
+}
+
+/* The job directory a step's path lies in, or NULL. */
+static struct watch_dir *job_of(struct slurm_watch *w, const char *step_path) {
+    const char *slash = strrchr(step_path, '/');
+    size_t n = slash ? (size_t)(slash - step_path) : 0;
+
+    for (size_t i = 0; n && i < w->n_dirs; i++)
+        if (w->dirs[i].level == LEVEL_JOB && strlen(w->dirs[i].path) == n &&
+            memcmp(w->dirs[i].path, step_path, n) == 0)
+            return &w->dirs[i];
+    return NULL;
+}
+
+/* v1: the final usage of a step whose directory is gone, exactly: the kernel keeps a
+ * removed child's time in its parent, so it is the job directory's usage now less its live
+ * siblings' (read now) and its removed siblings' finals. Else the step's last poll stays,
+ * and the caller's tails estimate the rest. */
+static void step_final(struct slurm_watch *w, struct step *s) {
+    struct watch_dir *job = job_of(w, s->pub.path);
+    uint64_t u, sum;
+
+    s->finalized = true;
+    if (w->v2 || !job || !job->exact)
+        return;
+    job->exact = false; /* unless all is known below */
+    if (cgroup_cpu_read(job->cg, &u) < 0)
+        return;
+    sum = job->removed_us;
+    for (size_t i = 0; i < w->n_steps; i++) {
+        struct step *t = &w->steps[i];
+
+        if (t == s || job_of(w, t->pub.path) != job || (t->pub.gone && t->finalized))
+            continue;
+        if (!t->pub.gone)
+            step_read(t);
+        if (t->pub.gone)
+            return; /* removed too, its final not known: the two cannot be told apart */
+        sum += t->pub.usage_us;
+    }
+    /* Never below its last poll, but the reads above are microseconds apart: a final 1 ms
+     * short of the last poll is that poll; more is a job directory that does not add up. */
+    if (u < sum || (s->pub.have_usage && u - sum + 1000 < s->pub.usage_us))
+        return;
+    if (!s->pub.have_usage || u - sum > s->pub.usage_us)
+        s->pub.usage_us = u - sum;
+    s->pub.have_usage = true;
+    s->pub.final_exact = true;
+    job->removed_us += s->pub.usage_us;
+    job->exact = true;
+}
+
+static void step_ended(struct slurm_watch *w, struct step *j) {
     if (!j->pub.ended)
         atomic_fetch_add(&w->ended, 1);
     j->pub.ended = true;
+    if (j->pub.gone && !j->finalized) {
+        step_tail_weight(j);
+        step_final(w, j);
+    }
 }
 
-static void job_events(struct slurm_watch *w, const struct watch_dir *d);
+static void step_events(struct slurm_watch *w, const struct watch_dir *d);
 
-static int add_job(struct slurm_watch *w, const char *path, bool fresh) {
-    struct job *j;
+/* The step's array, tried at each poll while the step is young (slurm_step_array.c). */
+static void step_array(struct slurm_watch *w, struct step *s) {
+    if (s->array_tries == 0 || s->pub.gone)
+        return;
+    s->array_tries--;
+    if (slurm_step_array(w->sys_fd, w->proc_fd, w->mount, &s->pub) >= 0)
+        s->array_tries = 0;
+}
+
+static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
+    struct step *j;
     int r;
 
-    if (job_by_path(w, path))
+    if (step_by_path(w, path))
         return 0;
-    r = grow_array(&w->jobs, &w->cap_jobs, w->n_jobs + 1, sizeof(*w->jobs));
+    r = grow_array(&w->steps, &w->cap_steps, w->n_steps + 1, sizeof(*w->steps));
     if (r < 0)
         return r;
-    j = &w->jobs[w->n_jobs];
-    *j = (struct job){.pub.fresh = fresh};
+    j = &w->steps[w->n_steps];
+    *j = (struct step){.pub.fresh = fresh,
+                       .array_tries = w->proc_fd >= 0 ? SLURM_WATCH_ARRAY_TRIES : 0};
     (void)snprintf(j->pub.path, sizeof(j->pub.path), "%s", path);
     r = cgroup_cpu_open(w->sys_fd, path, &j->cg);
     if (r < 0) {
-        (void)log_debug_errno(r, "slurm: job cgroup %s: %m", path);
+        (void)log_debug_errno(r, "slurm: step cgroup %s: %m", path);
         return 0; /* removed already: nothing of it to read */
     }
-    w->n_jobs++;
-    job_read(j);
+    w->n_steps++;
+    step_read(j);
     if (j->pub.gone)
-        job_ended(w, j);
+        step_ended(w, j);
     if (w->v2) {
         r = add_inotify(w, path, "cgroup.events", IN_MODIFY);
         if (r >= 0) {
@@ -189,13 +298,13 @@ static int add_job(struct slurm_watch *w, const char *path, bool fresh) {
 
             if (g < 0)
                 return g;
-            w->dirs[w->n_dirs] = (struct watch_dir){.wd = r, .level = LEVEL_JOB};
+            w->dirs[w->n_dirs] = (struct watch_dir){.wd = r, .level = LEVEL_STEP};
             (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
             w->n_dirs++;
-            /* A job that ran may have emptied before its watch was there (a directory
+            /* A step that ran may have emptied before its watch was there (a directory
              * just made is empty too, but has used nothing yet). */
             if (j->pub.usage_us > 0)
-                job_events(w, &w->dirs[w->n_dirs - 1]);
+                step_events(w, &w->dirs[w->n_dirs - 1]);
         }
     }
     return 0;
@@ -222,8 +331,8 @@ static void list_dir(struct slurm_watch *w, const char *path, enum level level, 
         if (lv < 0 ||
             snprintf(child, sizeof(child), "%s/%s", path, de->d_name) >= (int)sizeof(child))
             continue;
-        if (lv == LEVEL_JOB)
-            (void)add_job(w, child, fresh);
+        if (lv == LEVEL_STEP)
+            (void)add_step(w, child, fresh);
         else
             (void)add_dir(w, child, lv, fresh);
     }
@@ -253,6 +362,9 @@ static int add_dir(struct slurm_watch *w, const char *path, enum level level, bo
         return r;
     w->dirs[w->n_dirs] = (struct watch_dir){.wd = wd, .level = level, .fresh = fresh};
     (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
+    /* A v1 job directory made while watched: all its steps' time is known from 0. */
+    if (level == LEVEL_JOB && !w->v2 && fresh)
+        w->dirs[w->n_dirs].exact = cgroup_cpu_open(w->sys_fd, path, &w->dirs[w->n_dirs].cg) >= 0;
     w->n_dirs++;
     if (level == LEVEL_ROOT)
         open_slurm_root(w, path);
@@ -269,15 +381,16 @@ static void drop_dir(struct slurm_watch *w, int wd) {
             w->root = cgroup_cpu_free(w->root);
             w->root_path[0] = '\0';
         }
+        w->dirs[i].cg = cgroup_cpu_free(w->dirs[i].cg);
         w->dirs[i] = w->dirs[--w->n_dirs];
         return;
     }
 }
 
-/* cgroup.events changed: at "populated 0" the job's usage is final; read it now. */
-static void job_events(struct slurm_watch *w, const struct watch_dir *d) {
+/* cgroup.events changed: at "populated 0" the step's usage is final; read it now. */
+static void step_events(struct slurm_watch *w, const struct watch_dir *d) {
     char rel[SLURM_WATCH_PATH_MAX + 64], buf[256];
-    struct job *j = job_by_path(w, d->path);
+    struct step *j = step_by_path(w, d->path);
 
     if (!j)
         return;
@@ -288,8 +401,8 @@ static void job_events(struct slurm_watch *w, const struct watch_dir *d) {
         j->pub.ended = false; /* populated again */
         return;
     }
-    job_read(j);
-    job_ended(w, j);
+    step_read(j);
+    step_ended(w, j);
 }
 
 static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) {
@@ -304,8 +417,8 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
     d = dir_by_wd(w, ev->wd);
     if (!d)
         return;
-    if (d->level == LEVEL_JOB) {
-        job_events(w, d);
+    if (d->level == LEVEL_STEP) {
+        step_events(w, d);
         return;
     }
     if (!(ev->mask & IN_ISDIR) || ev->len == 0)
@@ -315,18 +428,18 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
         return;
     if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
         /* (d may move as the arrays grow: child holds what is needed of it.) */
-        if (lv == LEVEL_JOB)
-            (void)add_job(w, child, true);
+        if (lv == LEVEL_STEP)
+            (void)add_step(w, child, true);
         else
             (void)add_dir(w, child, lv, true);
-    } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_JOB) {
-        struct job *j = job_by_path(w, child);
+    } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_STEP) {
+        struct step *j = step_by_path(w, child);
 
         if (j && !j->pub.gone) {
-            job_read(j); /* fails: the directory is gone; keeps the last usage */
+            step_read(j); /* fails: the directory is gone; keeps the last usage */
             j->pub.gone = true;
             j->cg = cgroup_cpu_free(j->cg);
-            job_ended(w, j);
+            step_ended(w, j);
         }
     }
 }
@@ -345,7 +458,7 @@ static void drain_events(struct slurm_watch *w) {
             if (ev->mask & IN_Q_OVERFLOW) {
                 /* Events were lost: list every watched directory again. */
                 for (size_t i = 0; i < w->n_dirs; i++)
-                    if (w->dirs[i].level != LEVEL_JOB) {
+                    if (w->dirs[i].level != LEVEL_STEP) {
                         char path[SLURM_WATCH_PATH_MAX];
 
                         memcpy(path, w->dirs[i].path, sizeof(path));
@@ -367,6 +480,7 @@ static void *watch_thread(void *userdata) {
         struct pollfd fds[2] = {{.fd = w->ino_fd, .events = POLLIN},
                                 {.fd = w->stop_fd, .events = POLLIN}};
         int n = poll(fds, 2, timeout);
+        bool arrays = false; /* a step whose array is still looked for: poll on v2 too */
 
         if (n < 0 && errno != EINTR)
             return NULL;
@@ -375,18 +489,21 @@ static void *watch_thread(void *userdata) {
         (void)pthread_mutex_lock(&w->lock);
         if (n > 0 && fds[0].revents)
             drain_events(w);
-        for (size_t i = 0; i < w->n_jobs; i++) {
-            struct job *j = &w->jobs[i];
+        for (size_t i = 0; i < w->n_steps; i++) {
+            struct step *j = &w->steps[i];
 
-            /* v2 jobs are read at populated 0; the rest at every round (v1). */
+            /* v2 steps are read at populated 0; the rest at every round (v1). */
             if (!j->pub.ended || !w->v2)
-                job_read(j);
+                step_read(j);
             if (j->pub.gone)
-                job_ended(w, j);
+                step_ended(w, j);
+            step_array(w, j);
+            if (j->array_tries > 0)
+                arrays = true;
         }
-        /* Polls only while there are jobs to read that no event announces (v1); on v2
+        /* Polls only while there are steps to read that no event announces (v1); on v2
          * the rates come with the reads at each event. */
-        timeout = w->n_jobs > 0 && !w->v2 ? SLURM_WATCH_POLL_MS : -1;
+        timeout = (w->n_steps > 0 && !w->v2) || arrays ? SLURM_WATCH_POLL_MS : -1;
         (void)pthread_mutex_unlock(&w->lock);
     }
 }
@@ -400,21 +517,23 @@ struct slurm_watch *slurm_watch_free(struct slurm_watch *w) {
         (void)!write(w->stop_fd, &one, sizeof(one));
         (void)pthread_join(w->thread, NULL);
     }
-    for (size_t i = 0; i < w->n_jobs; i++)
-        w->jobs[i].cg = cgroup_cpu_free(w->jobs[i].cg);
+    for (size_t i = 0; i < w->n_steps; i++)
+        w->steps[i].cg = cgroup_cpu_free(w->steps[i].cg);
     w->root = cgroup_cpu_free(w->root);
     if (w->ino_fd >= 0)
         (void)close(w->ino_fd);
     if (w->stop_fd >= 0)
         (void)close(w->stop_fd);
     (void)pthread_mutex_destroy(&w->lock);
-    free(w->jobs);
+    for (size_t i = 0; i < w->n_dirs; i++)
+        w->dirs[i].cg = cgroup_cpu_free(w->dirs[i].cg);
+    free(w->steps);
     free(w->dirs);
     free(w);
     return NULL;
 }
 
-int slurm_watch_start(int sys_fd, struct slurm_watch **ret) {
+int slurm_watch_start(int sys_fd, int proc_fd, struct slurm_watch **ret) {
     _cleanup_(closep) int top_fd = -1;
     struct slurm_watch *w;
     const char *top;
@@ -423,7 +542,7 @@ int slurm_watch_start(int sys_fd, struct slurm_watch **ret) {
     w = calloc(1, sizeof(*w));
     if (!w)
         return -ENOMEM;
-    *w = (struct slurm_watch){.sys_fd = sys_fd, .ino_fd = -1, .stop_fd = -1};
+    *w = (struct slurm_watch){.sys_fd = sys_fd, .proc_fd = proc_fd, .ino_fd = -1, .stop_fd = -1};
     (void)pthread_mutex_init(&w->lock, NULL);
     /* A unified hierarchy at fs/cgroup is v2; else the v1 cpuacct mount. */
     if (faccessat(sys_fd, "fs/cgroup/cgroup.controllers", F_OK, 0) == 0) {
@@ -455,26 +574,26 @@ int slurm_watch_start(int sys_fd, struct slurm_watch **ret) {
     return 0;
 }
 
-int slurm_watch_take(struct slurm_watch *w, struct slurm_watch_job **buf, size_t *cap,
+int slurm_watch_take(struct slurm_watch *w, struct slurm_watch_step **buf, size_t *cap,
                      bool *ret_root_valid, uint64_t *ret_root_usage_us) {
     size_t n = 0;
     int r;
 
     (void)pthread_mutex_lock(&w->lock);
-    r = grow_array(buf, cap, MAX(w->n_jobs, (size_t)1), sizeof(**buf));
+    r = grow_array(buf, cap, MAX(w->n_steps, (size_t)1), sizeof(**buf));
     if (r < 0) {
         (void)pthread_mutex_unlock(&w->lock);
         return r;
     }
     *ret_root_valid = w->root && cgroup_cpu_read(w->root, ret_root_usage_us) >= 0;
-    for (size_t i = 0; i < w->n_jobs; i++) {
-        (*buf)[n++] = w->jobs[i].pub;
+    for (size_t i = 0; i < w->n_steps; i++) {
+        (*buf)[n++] = w->steps[i].pub;
     }
-    /* Gone jobs were reported once: drop them. */
-    for (size_t i = 0; i < w->n_jobs;) {
-        if (w->jobs[i].pub.gone) {
-            w->jobs[i].cg = cgroup_cpu_free(w->jobs[i].cg);
-            w->jobs[i] = w->jobs[--w->n_jobs];
+    /* Gone steps were reported once: drop them. */
+    for (size_t i = 0; i < w->n_steps;) {
+        if (w->steps[i].pub.gone) {
+            w->steps[i].cg = cgroup_cpu_free(w->steps[i].cg);
+            w->steps[i] = w->steps[--w->n_steps];
         } else
             i++;
     }

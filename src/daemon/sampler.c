@@ -275,7 +275,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     /* Borrows proc_fd and sys_fd: done before they are closed. */
     cpu_groups_init(&s->cpu_groups, s->proc_fd, s->sys_fd);
     if (cfg->command == COMMAND_SERVE && cfg->slurm_watch && s->sys_fd >= 0) {
-        r = slurm_watch_start(s->sys_fd, &s->slurm_watch);
+        r = slurm_watch_start(s->sys_fd, s->proc_fd, &s->slurm_watch);
         if (r < 0)
             (void)log_debug_errno(r, "slurm: no job cgroups to watch: %m");
         else

@@ -66,7 +66,8 @@ static const struct family cpu_unseen_energy = {
 /* Every workload label (each kind's), in the order of enum label_field. */
 static void cpu_workload_labels(struct strbuf *sb, const struct snap_identity *id) {
     for (enum label_field f = LABEL_PROCESS_NAME + 1; f < _LABEL_FIELD_MAX; f++)
-        put_label(sb, false, label_fields[f].label, label_value(id, f), label_fields[f].size);
+        if (label_printed(id, f))
+            put_label(sb, false, label_fields[f].label, label_value(id, f), label_fields[f].size);
 }
 
 static void cpu_process_labels(struct render *r, const struct snap_cpu_process *p) {
@@ -133,7 +134,10 @@ static void workload_labels(struct strbuf *sb, const struct snap_workload *w) {
     for (size_t i = 0; i < info->n_labels; i++) {
         enum label_field f = info->labels[i];
 
-        put_label(sb, i == 0, label_fields[f].label, label_value(w->id, f), label_fields[f].size);
+        /* (A kind's first label is its own or its parent's id: never left out.) */
+        if (label_printed(w->id, f))
+            put_label(sb, i == 0, label_fields[f].label, label_value(w->id, f),
+                      label_fields[f].size);
     }
 }
 

@@ -72,6 +72,11 @@ struct slurm_identity {
     /* No Slurm cgroup at all: the job id (and step) came from SLURM_JOB_ID in the
      * process's environment (proctrack/linuxproc nodes; workload_identity_apply_slurm_environ). */
     bool from_environ;
+    /* An element of an array job: SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID from the
+     * environment of a process whose SLURM_JOB_ID is this job's (the path has the element's
+     * own job id only). */
+    bool array_valid;
+    uint32_t array_job_id, array_task_id;
 };
 
 struct workload_identity {

@@ -10,6 +10,8 @@
 struct needle {
     char text[CONTAINER_ID_LEN + 8];
     bool whole; /* the component must equal text (job dirs), not just contain it */
+    /* A job step's process: the directory is "step_<step>" right below the job's. */
+    char step[SLURM_STEP_MAX + 6];
 };
 
 /* "job_" + decimal job id, without stdio (this library is pure). */
@@ -42,7 +44,25 @@ static bool needle_for(const struct workload_identity *w, struct needle *n) {
         put_job_dir(n->text, w->slurm.job_id);
     else
         return false;
+    if (w->slurm.step[0]) {
+        memcpy(n->step, "step_", 5);
+        memcpy(n->step + 5, w->slurm.step, strnlen(w->slurm.step, SLURM_STEP_MAX));
+    }
     return true;
+}
+
+/* found: the length of the job directory's path; with the step's directory below it, the
+ * length of that one's; 0 when a step's process has no step directory there (the job's
+ * would count every step's time). */
+static size_t step_below(const char *path, size_t len, size_t found, const struct needle *n) {
+    size_t sl = strlen(n->step);
+
+    if (!sl)
+        return found;
+    if (found + 1 + sl <= len && path[found] == '/' && memcmp(path + found + 1, n->step, sl) == 0 &&
+        (found + 1 + sl == len || path[found + 1 + sl] == '/'))
+        return found + 1 + sl;
+    return 0;
 }
 
 static bool component_matches(const char *c, size_t len, const struct needle *n) {
@@ -107,6 +127,8 @@ static size_t scan_lines(const char *text, size_t len, int pass, const struct ne
                       : !has_cpuacct(c1 + 1, (size_t)(c2 - c1 - 1)))
             continue;
         found = match_in_path(c2 + 1, ll - (size_t)(c2 + 1 - line), n);
+        if (found > 0)
+            found = step_below(c2 + 1, ll - (size_t)(c2 + 1 - line), found, n);
         if (found > 0) {
             *ret_path = c2 + 1;
             return found;

@@ -11,7 +11,9 @@
  *   container (with or without a pod)  the component naming the container id
  *                                      ("cri-containerd-<id>.scope", "docker-<id>.scope",
  *                                      "libpod-<id>.scope", cgroupfs "<id>");
- *   SLURM job                          "job_<id>", or the SLUID directory (Slurm >= 26.05).
+ *   SLURM job step                     "job_<id>/step_<s>" (or "<SLUID>/step_<s>"): the
+ *                                      step's directory, the group of a step's processes;
+ *   SLURM job (no step known)          "job_<id>", or the SLUID directory (Slurm >= 26.05).
  * A pod-level process (pod UID, no container id) gets -ENOENT: its pod slice also holds
  * the pod's containers, which are workloads of their own.
  *

@@ -119,3 +119,42 @@ int workload_identity_apply_slurm_environ(struct workload_identity *id, const ch
     }
     return 0;
 }
+
+/* An array index: decimal, "0" allowed, no other leading zero, at most UINT32_MAX. */
+static int parse_index(const char *s, size_t n, uint32_t *ret) {
+    if (n == 1 && s[0] == '0') {
+        *ret = 0;
+        return 0;
+    }
+    return parse_job_id(s, n, ret);
+}
+
+int workload_identity_apply_array_environ(struct workload_identity *id, const char *env,
+                                          size_t len) {
+    const char *value;
+    size_t vlen;
+    uint32_t job, array_job, task;
+    int r;
+
+    if (id->kind != IDENTITY_SLURM_JOB || !id->slurm.job_id_valid)
+        return -EALREADY;
+    r = environ_job_id(env, len, &job);
+    if (r < 0)
+        return r;
+    if (job != id->slurm.job_id)
+        return -EINVAL;
+    if (environ_get(env, len, "SLURM_ARRAY_JOB_ID", &value, &vlen) < 0)
+        return -ENOENT;
+    r = parse_job_id(value, vlen, &array_job);
+    if (r < 0)
+        return r;
+    if (environ_get(env, len, "SLURM_ARRAY_TASK_ID", &value, &vlen) < 0)
+        return -ENOENT;
+    r = parse_index(value, vlen, &task);
+    if (r < 0)
+        return r;
+    id->slurm.array_valid = true;
+    id->slurm.array_job_id = array_job;
+    id->slurm.array_task_id = task;
+    return 0;
+}

@@ -50,3 +50,14 @@ bool workload_identity_wants_slurm_environ(const struct workload_identity *id);
  */
 int workload_identity_apply_slurm_environ(struct workload_identity *id, const char *env,
                                           size_t len);
+
+/*
+ * Adds the array of a Slurm job's process: SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID,
+ * taken only when the blob's SLURM_JOB_ID (or SLURM_JOBID) is the job id id already has
+ * (the path's, or the environment's), so one job's process cannot label another job.
+ * Returns 0 and sets slurm.array_*; -EALREADY when id is no job with a numeric id;
+ * -ENOENT when the process is in no array job; -EINVAL for malformed or mismatched
+ * values. *id is modified only on success.
+ */
+int workload_identity_apply_array_environ(struct workload_identity *id, const char *env,
+                                          size_t len);

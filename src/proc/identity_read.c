@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "environ.h"
 #include "fileio.h"
@@ -24,9 +25,26 @@ static int read_error(struct identity_read_counts *c, int r) {
     return 0;
 }
 
+/* A job's process: its environment says whether the job is an element of an array (the
+ * path has the element's own job id only). */
+static bool wants_array(const struct workload_identity *id) {
+    return id->kind == IDENTITY_SLURM_JOB && id->slurm.role == SLURM_ROLE_JOB;
+}
+
+/* slurmstepd on cgroup v1 is in the job's freezer directory (job level, no step) but in no
+ * cpuacct one, and the step daemon of an srun step carries the job's SLURM_JOB_ID: it is
+ * Slurm's, not the job's work (its time is in no step's cgroup). */
+static bool is_slurmstepd(int pid_fd) {
+    char comm[32];
+
+    return read_file_into_at(pid_fd, "comm", comm, sizeof(comm)) >= 0 &&
+           strcmp(comm, "slurmstepd\n") == 0;
+}
+
 /* The job id from the environment: where the cgroup needs it (SLUID job directories), or
- * where no Slurm cgroup exists at all (proctrack/linuxproc). EACCES (another user's
- * environment needs CAP_SYS_PTRACE) just leaves the process without a job. */
+ * where no Slurm cgroup exists at all (proctrack/linuxproc); and a job's array. EACCES
+ * (another user's environment needs CAP_SYS_PTRACE) just leaves the process without a
+ * job, or without its array. */
 static int read_environ(int pid_fd, struct workload_identity *id, struct identity_read_counts *c) {
     _cleanup_(freep) char *env = NULL;
     size_t len;
@@ -47,8 +65,14 @@ static int read_environ(int pid_fd, struct workload_identity *id, struct identit
     c->environ_reads++;
     if (id->slurm.needs_environ)
         (void)workload_identity_apply_environ(id, env, len); /* no id: job stays SLUID-only */
-    else
-        (void)workload_identity_apply_slurm_environ(id, env, len); /* no job variable: none */
+    else if (workload_identity_wants_slurm_environ(id)) {
+        struct workload_identity before = *id;
+
+        /* no job variable: none */
+        if (workload_identity_apply_slurm_environ(id, env, len) >= 0 && is_slurmstepd(pid_fd))
+            *id = before;
+    }
+    (void)workload_identity_apply_array_environ(id, env, len); /* no array: none */
     return 0;
 }
 
@@ -74,7 +98,12 @@ int identity_read_at(int pid_fd, struct workload_identity *ret, struct identity_
         c->parse_errors++;
         id = (struct workload_identity){0};
     }
-    if (id.slurm.needs_environ || workload_identity_wants_slurm_environ(&id)) {
+    if (id.kind == IDENTITY_SLURM_JOB && id.slurm.role == SLURM_ROLE_JOB && !id.slurm.step[0] &&
+        is_slurmstepd(pid_fd)) {
+        id.slurm = (struct slurm_identity){.role = SLURM_ROLE_INFRA};
+        id.kind = IDENTITY_NONE;
+    }
+    if (id.slurm.needs_environ || workload_identity_wants_slurm_environ(&id) || wants_array(&id)) {
         r = read_environ(pid_fd, &id, c);
         if (r == -ENOMEM || (r == -ESRCH && id.slurm.needs_environ))
             return r;

@@ -21,7 +21,8 @@ struct identity_read_counts {
 /*
  * The workload identity of the process whose /proc/<pid> directory is pid_fd: its cgroup
  * line, and its environment where the job id is only there (Slurm's SLUID directories,
- * nodes without Slurm cgroups). An unreadable or unknown cgroup is IDENTITY_NONE. Returns
+ * nodes without Slurm cgroups) and for every Slurm job's process (its array job, once per
+ * new process). An unreadable or unknown cgroup is IDENTITY_NONE. Returns
  * 0, -ESRCH when the process is gone (nothing is to be kept of it), or -ENOMEM. counts may
  * be NULL.
  */

@@ -26,6 +26,8 @@ static uint64_t identity_hash(const struct workload_identity *w) {
                           ((uint64_t)j->needs_environ << 1) ^ (uint64_t)j->from_environ);
 
     h = hash_u64(h ^ ((uint64_t)j->job_id << 32 | j->uid));
+    h = hash_u64(h ^ ((uint64_t)j->array_valid << 63) ^
+                 ((uint64_t)j->array_job_id << 32 | j->array_task_id));
     h = hash_bytes(w->container_id, strlen(w->container_id), h);
     h = hash_bytes(w->pod_uid, strlen(w->pod_uid), h);
     h = hash_bytes(j->sluid, strlen(j->sluid), h);
@@ -41,9 +43,11 @@ static bool identity_equal(const struct workload_identity *a, const struct workl
            x->role == y->role && x->job_id_valid == y->job_id_valid && x->job_id == y->job_id &&
            x->uid_valid == y->uid_valid && x->uid == y->uid &&
            x->needs_environ == y->needs_environ && x->from_environ == y->from_environ &&
-           strcmp(a->container_id, b->container_id) == 0 && strcmp(a->pod_uid, b->pod_uid) == 0 &&
-           strcmp(x->sluid, y->sluid) == 0 && strcmp(x->step, y->step) == 0 &&
-           strcmp(x->task, y->task) == 0 && strcmp(a->systemd_unit, b->systemd_unit) == 0;
+           x->array_valid == y->array_valid && x->array_job_id == y->array_job_id &&
+           x->array_task_id == y->array_task_id && strcmp(a->container_id, b->container_id) == 0 &&
+           strcmp(a->pod_uid, b->pod_uid) == 0 && strcmp(x->sluid, y->sluid) == 0 &&
+           strcmp(x->step, y->step) == 0 && strcmp(x->task, y->task) == 0 &&
+           strcmp(a->systemd_unit, b->systemd_unit) == 0;
 }
 
 void identity_pool_init(struct identity_pool *p) {

@@ -111,10 +111,6 @@ int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t st
     return 1;
 }
 
-static uint64_t workload_key(enum workload_kind kind, const char *id) {
-    return hash_bytes(id, strlen(id), (uint64_t)kind + 1);
-}
-
 /* Marks a workload seen. Names (pod, namespace, container) may arrive later than the ids:
  * keep them fresh, with a new label set only when they differ. Out of memory, the old
  * names stay until the next booking. */
@@ -128,6 +124,12 @@ static void keep_names(struct snap_identity *fresh, const struct snap_identity *
         memcpy(fresh->namespace_, had->namespace_, sizeof(fresh->namespace_));
     if (!fresh->container[0])
         memcpy(fresh->container, had->container, sizeof(fresh->container));
+    /* A job's array, likewise: known from a process's environment, not from a group the
+     * SLURM watch found by its directory alone. */
+    if (!fresh->array_job_id[0] && strcmp(fresh->slurm_job, had->slurm_job) == 0) {
+        memcpy(fresh->array_job_id, had->array_job_id, sizeof(fresh->array_job_id));
+        memcpy(fresh->array_task_id, had->array_task_id, sizeof(fresh->array_task_id));
+    }
 }
 
 /* The workload's labels from a booking's; only when they differ even so are the names
@@ -160,7 +162,7 @@ static int workload_touch(struct ledger *l, enum workload_kind kind, const struc
         *ret = NULL;
         return 0;
     }
-    key = workload_key(kind, name);
+    key = workload_key(kind, id);
     w = hashmap_get(&l->workloads, key);
     if (!w) {
         struct snap_identity labels;
@@ -252,7 +254,8 @@ int ledger_add_gpu_energy(struct ledger *l, struct ledger_process *p, uint64_t u
         const char *name = workload_id(k, p->id);
         int r;
 
-        if (w && w->kind == k && strcmp(workload_id(k, w->id), name) == 0)
+        if (w && w->kind == k && strcmp(workload_id(k, w->id), name) == 0 &&
+            w->key == workload_key(k, p->id))
             workload_refresh(l, w, k, p->id, now_ns);
         else if (!cached || w || name[0] != '\0') {
             r = workload_touch(l, k, p->id, now_ns, &w);
@@ -303,13 +306,13 @@ int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsi
     return 0;
 }
 
-void ledger_cpu_workload_ended(struct ledger *l, const struct snap_identity *id) {
-    enum workload_kind kind = workload_kind_innermost(id);
+void ledger_cpu_workload_ended(struct ledger *l, enum workload_kind kind,
+                               const struct snap_identity *id) {
     struct ledger_workload *w;
 
-    if (kind == WORKLOAD_KIND_NONE)
+    if (kind >= _WORKLOAD_KIND_MAX || !workload_id(kind, id)[0])
         return;
-    w = hashmap_get(&l->workloads, workload_key(kind, workload_id(kind, id)));
+    w = hashmap_get(&l->workloads, workload_key(kind, id));
     if (w)
         w->ended = true;
 }

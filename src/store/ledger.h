@@ -218,9 +218,10 @@ void ledger_cpu_process_exited(struct ledger *l, uint32_t pid, uint64_t start_ti
                                const struct snap_identity *id, uint64_t now_ns);
 int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsigned domain,
                           uint64_t uj, uint64_t now_ns);
-/* The workload id names most specifically ended (its cgroup is gone, its last CPU time
+/* The workload of kind k that id names ended (its cgroup is gone, its last CPU time
  * booked): it shows as not active from the next snapshot on, until booked again. */
-void ledger_cpu_workload_ended(struct ledger *l, const struct snap_identity *id);
+void ledger_cpu_workload_ended(struct ledger *l, enum workload_kind k,
+                               const struct snap_identity *id);
 
 /* The GPU slot for an index (< LEDGER_MAX_GPUS), or NULL. */
 struct ledger_gpu *ledger_gpu(struct ledger *l, unsigned index);

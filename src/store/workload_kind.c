@@ -6,18 +6,23 @@
 #include "hashmap.h"
 #include "macro.h"
 
-#define FIELD(name, member)                                                                        \
-    { name, offsetof(struct snap_identity, member), sizeof(((struct snap_identity *)0)->member) }
+#define MEMBER_SIZE(member) sizeof(((struct snap_identity *)0)->member)
+/* omit: the label is left out of a series while empty (label_printed()). */
+#define FIELD(name, member, omit)                                                                  \
+    { name, offsetof(struct snap_identity, member), MEMBER_SIZE(member), omit }
 
 const struct label_field_info label_fields[_LABEL_FIELD_MAX] = {
-    [LABEL_PROCESS_NAME] = FIELD("process_name", process_name),
-    [LABEL_POD] = FIELD("pod", pod),
-    [LABEL_NAMESPACE] = FIELD("namespace", namespace_),
-    [LABEL_CONTAINER] = FIELD("container", container),
-    [LABEL_POD_UID] = FIELD("pod_uid", pod_uid),
-    [LABEL_CONTAINER_ID] = FIELD("container_id", container_id),
-    [LABEL_JOB_ID] = FIELD("job_id", slurm_job),
-    [LABEL_UNIT] = FIELD("unit", systemd_unit),
+    [LABEL_PROCESS_NAME] = FIELD("process_name", process_name, false),
+    [LABEL_POD] = FIELD("pod", pod, false),
+    [LABEL_NAMESPACE] = FIELD("namespace", namespace_, false),
+    [LABEL_CONTAINER] = FIELD("container", container, false),
+    [LABEL_POD_UID] = FIELD("pod_uid", pod_uid, false),
+    [LABEL_CONTAINER_ID] = FIELD("container_id", container_id, false),
+    [LABEL_JOB_ID] = FIELD("job_id", slurm_job, false),
+    [LABEL_STEP] = FIELD("step", slurm_step, true),
+    [LABEL_ARRAY_JOB_ID] = FIELD("array_job_id", array_job_id, true),
+    [LABEL_ARRAY_TASK_ID] = FIELD("array_task_id", array_task_id, true),
+    [LABEL_UNIT] = FIELD("unit", systemd_unit, false),
 };
 
 static void recognise_container(const struct workload_identity *w, char *buf, size_t size) {
@@ -28,20 +33,38 @@ static void recognise_pod(const struct workload_identity *w, char *buf, size_t s
     copy_cut(buf, size, w->pod_uid);
 }
 
-/* The job id from the cgroup path or SLURM_JOB_ID, else the SLUID of the job directory. */
-static void recognise_job(const struct workload_identity *w, char *buf, size_t size) {
+static void put_u32(char *buf, size_t size, uint32_t v) {
     char digits[16], *p = digits + sizeof(digits);
-    uint32_t v = w->slurm.job_id;
 
-    if (!w->slurm.job_id_valid) {
-        copy_cut(buf, size, w->slurm.sluid);
-        return;
-    }
     *--p = '\0';
     do
         *--p = (char)('0' + v % 10);
     while ((v /= 10) > 0);
     copy_cut(buf, size, p);
+}
+
+/* The job id from the cgroup path or SLURM_JOB_ID, else the SLUID of the job directory. */
+static void recognise_job(const struct workload_identity *w, char *buf, size_t size) {
+    if (!w->slurm.job_id_valid)
+        copy_cut(buf, size, w->slurm.sluid);
+    else
+        put_u32(buf, size, w->slurm.job_id);
+}
+
+/* An array job's element: the array's job id and the element's index. */
+static void describe_job(const struct workload_identity *w, struct snap_identity *id) {
+    if (!w->slurm.array_valid)
+        return;
+    put_u32(id->array_job_id, sizeof(id->array_job_id), w->slurm.array_job_id);
+    put_u32(id->array_task_id, sizeof(id->array_task_id), w->slurm.array_task_id);
+}
+
+/* The step of a job's process, from its cgroup path (step_<s>) or SLURM_STEP_ID. */
+static void recognise_step(const struct workload_identity *w, char *buf, size_t size) {
+    if (w->kind == IDENTITY_SLURM_JOB && (w->slurm.job_id_valid || w->slurm.sluid[0]))
+        copy_cut(buf, size, w->slurm.step);
+    else
+        copy_cut(buf, size, "");
 }
 
 /* The job's directory names its CPU group: the SLUID where the directory is one (Slurm
@@ -53,6 +76,13 @@ static uint64_t job_group_key(const struct workload_identity *w) {
     if (w->slurm.job_id_valid)
         return hash_u64(((uint64_t)3 << 32) | w->slurm.job_id);
     return 0;
+}
+
+/* A step's group: its job's key mixed with the step's name. */
+static uint64_t step_group_key(const struct workload_identity *w) {
+    uint64_t job = job_group_key(w);
+
+    return job ? hash_bytes(w->slurm.step, strlen(w->slurm.step), job) : 0;
 }
 
 /* A host process outside any container, pod or job, run by a systemd service: the unit
@@ -91,6 +121,21 @@ const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX] = {
             .energy_help = "Energy attributed to the pod by component (gpu, cpu), in joules.",
             .active_help = "1 while the pod has processes, 0 during retention.",
         },
+    [WORKLOAD_STEP] =
+        {
+            .name = "slurm_step",
+            .parent = WORKLOAD_JOB,
+            .id = LABEL_STEP,
+            .id_within_parent = true,
+            .recognise = recognise_step,
+            .group_key = step_group_key,
+            .labels = {LABEL_JOB_ID, LABEL_STEP},
+            .n_labels = 2,
+            .energy_help = "Energy attributed to the SLURM job step by component (gpu, cpu), "
+                           "in joules; a job's steps add up to its "
+                           "joulestat_slurm_job_energy_joules_total.",
+            .active_help = "1 while the step has processes, 0 during retention.",
+        },
     [WORKLOAD_JOB] =
         {
             .name = "slurm_job",
@@ -98,8 +143,9 @@ const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX] = {
             .id = LABEL_JOB_ID,
             .recognise = recognise_job,
             .group_key = job_group_key,
-            .labels = {LABEL_JOB_ID},
-            .n_labels = 1,
+            .describe = describe_job,
+            .labels = {LABEL_JOB_ID, LABEL_ARRAY_JOB_ID, LABEL_ARRAY_TASK_ID},
+            .n_labels = 3,
             .energy_help = "Energy attributed to the SLURM job by component (gpu, cpu), in joules.",
             .active_help = "1 while the job has processes, 0 during retention.",
         },
@@ -130,12 +176,26 @@ void identity_to_labels(const struct workload_identity *w, const char *comm,
         const struct workload_kind_info *info = &workload_kinds[k];
 
         info->recognise(w, label_slot(&id, info->id), label_fields[info->id].size);
+        if (info->describe && label_slot(&id, info->id)[0])
+            info->describe(w, &id);
     }
     *ret = id;
 }
 
 const char *workload_id(enum workload_kind k, const struct snap_identity *labels) {
     return label_value(labels, workload_kinds[k].id);
+}
+
+uint64_t workload_key(enum workload_kind k, const struct snap_identity *labels) {
+    const char *id = workload_id(k, labels);
+    uint64_t seed = (uint64_t)k + 1;
+
+    if (workload_kinds[k].id_within_parent) {
+        const char *parent = workload_id(workload_kinds[k].parent, labels);
+
+        seed = hash_bytes(parent, strlen(parent), seed);
+    }
+    return hash_bytes(id, strlen(id), seed);
 }
 
 enum workload_kind workload_kind_innermost(const struct snap_identity *labels) {

@@ -31,6 +31,9 @@ struct snap_identity {
     char pod_uid[40];                    /* 36 with dashes, 32 hex for static pods */
     char container_id[72];               /* 64 hex */
     char slurm_job[32];                  /* decimal job id or a 14-character SLUID */
+    char slurm_step[SLURM_STEP_MAX + 1]; /* "0", "batch", "extern", "interactive", "1+0" */
+    char array_job_id[12];               /* decimal, an array job's elements only */
+    char array_task_id[12];
     char systemd_unit[SYSTEMD_UNIT_MAX]; /* a service outside any container: "foo.service" */
 };
 
@@ -43,6 +46,9 @@ enum label_field {
     LABEL_POD_UID,
     LABEL_CONTAINER_ID,
     LABEL_JOB_ID,
+    LABEL_STEP,
+    LABEL_ARRAY_JOB_ID,
+    LABEL_ARRAY_TASK_ID,
     LABEL_UNIT,
     _LABEL_FIELD_MAX,
 };
@@ -51,6 +57,9 @@ struct label_field_info {
     const char *label; /* the series label name */
     size_t offset;     /* of the value in struct snap_identity */
     size_t size;
+    /* Left out of a series when empty (labels added later, so the series that existed
+     * before them keep their label sets). */
+    bool omit_empty;
 };
 
 extern const struct label_field_info label_fields[_LABEL_FIELD_MAX];
@@ -59,9 +68,15 @@ static inline const char *label_value(const struct snap_identity *id, enum label
     return (const char *)id + label_fields[f].offset;
 }
 
+/* Whether a series prints field f of id (an omit_empty field only when it is set). */
+static inline bool label_printed(const struct snap_identity *id, enum label_field f) {
+    return !label_fields[f].omit_empty || label_value(id, f)[0] != '\0';
+}
+
 enum workload_kind {
     WORKLOAD_CONTAINER,
     WORKLOAD_POD,
+    WORKLOAD_STEP,
     WORKLOAD_JOB,
     WORKLOAD_SYSTEMD_SERVICE,
     _WORKLOAD_KIND_MAX,
@@ -80,11 +95,17 @@ struct workload_kind_info {
     enum workload_kind parent;
     /* The label that names one workload of the kind ("" when a process is in none). */
     enum label_field id;
+    /* The id names the workload only within its parent (a step "batch" of each job): its
+     * key mixes in the parent's id. */
+    bool id_within_parent;
     /* Recognition: writes the id of the workload of this kind that a process with cgroup
      * and environment identity w belongs to into buf (size bytes, cut to fit), or "". */
     void (*recognise)(const struct workload_identity *w, char *buf, size_t size);
     /* The key of the workload's CPU group; NULL: a hash of the id and the kind. */
     uint64_t (*group_key)(const struct workload_identity *w);
+    /* Fills the label fields of the kind other than its id from w (the array of a job), or
+     * NULL. */
+    void (*describe)(const struct workload_identity *w, struct snap_identity *id);
     /* The labels of the kind's series, in order. */
     enum label_field labels[WORKLOAD_LABELS_MAX];
     size_t n_labels;
@@ -99,6 +120,10 @@ extern const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX];
  * API fills them. */
 void identity_to_labels(const struct workload_identity *w, const char *comm,
                         struct snap_identity *ret);
+
+/* The key of the workload of kind k that labels name (its id, and its parent's id where the
+ * id names it only within its parent). */
+uint64_t workload_key(enum workload_kind k, const struct snap_identity *labels);
 
 /* The id of the workload of kind k that labels name, "" when none. */
 const char *workload_id(enum workload_kind k, const struct snap_identity *labels);

@@ -49,7 +49,8 @@ WORKLOADS = {
     CID_A1: (scope(POD_A, CID_A1), POD_A, ""),
     CID_A2: (scope(POD_A, CID_A2), POD_A, ""),
     CID_C: (scope(POD_C, CID_C), POD_C, ""),
-    "job": (JOB_DIR, "", JOB),
+    # the job's one step: its CPU group (a job is read through its steps' directories)
+    "job": (JOB_DIR + "/step_0", "", JOB),
 }
 # process name -> (pid, comm, flags, starttime, cgroup line, workload or None)
 PROCS = {
@@ -214,7 +215,7 @@ def uj(d):
 def view(series):
     """The numbers the checks need, in uJ."""
     v = {"rapl": {}, "unattr": {}, "proc": {}, "unseen": {}, "active": {}, "pod": {},
-         "job": {}, "container": {}, "service": {}}
+         "job": {}, "step": {}, "container": {}, "service": {}}
     for name, lb, val in series:
         dom = "package" if lb.get("domain", "").startswith("package") else lb.get("domain")
         if name == "joulestat_rapl_energy_joules_total":
@@ -232,6 +233,8 @@ def view(series):
             v["pod"][lb["pod_uid"]] = uj(val)
         elif name == "joulestat_slurm_job_energy_joules_total" and lb["component"] == "cpu":
             v["job"][lb["job_id"]] = uj(val)
+        elif name == "joulestat_slurm_step_energy_joules_total" and lb["component"] == "cpu":
+            v["step"][(lb["job_id"], lb["step"])] = uj(val)
         elif name == "joulestat_container_energy_joules_total" and lb["component"] == "cpu":
             v["container"][lb["container_id"]] = uj(val)
         elif name == "joulestat_systemd_service_energy_joules_total" and lb["component"] == "cpu":
@@ -275,6 +278,8 @@ def identities(v, where):
     for job, val in v["job"].items():
         got = parts(lambda c, p, j: j == job)
         check(val == got, "%s: job %s cpu %d != processes + unseen %d" % (where, job, val, got))
+        steps = sum(x for (j, _), x in v["step"].items() if j == job)
+        check(val == steps, "%s: job %s cpu %d != its steps' %d" % (where, job, val, steps))
     # The service's processes are the only series naming no container, pod or job.
     for unit, val in v["service"].items():
         got = parts(lambda c, p, j: not c and not p and not j)

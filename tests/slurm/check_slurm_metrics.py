@@ -7,8 +7,9 @@
 Every JOB_ID, and no other, must have CPU energy (> 0); each job's CPU energy must equal the
 sum of its processes' series (joulestat_cpu_process_energy_joules_total, package and dram)
 plus its unseen part (joulestat_cpu_unseen_energy_joules_total), exactly in microjoules
-(values are printed with six decimals, so they are parsed as decimals); the zone's energy
-must equal every workload plus the unattributed parts.
+(values are printed with six decimals, so they are parsed as decimals), and its steps'
+series (joulestat_slurm_step_energy_joules_total) where every process names its step; the
+zone's energy must equal every workload plus the unattributed parts.
 """
 import re
 import sys
@@ -66,8 +67,14 @@ def main():
     rapl = sum(micro(v) for n, l, v in samples if n == "joulestat_rapl_energy_joules_total")
     unattributed = sum(micro(v) for n, l, v in samples
                        if n == "joulestat_cpu_unattributed_energy_joules_total")
+    # (a job's steps are in its job's series: counted once)
     workloads = sum(micro(v) for n, l, v in samples
-                    if n.endswith("_energy_joules_total") and l.get("component") == "cpu")
+                    if n.endswith("_energy_joules_total") and l.get("component") == "cpu"
+                    and not n.startswith("joulestat_slurm_step"))
+    steps = {}
+    for n, l, v in samples:
+        if n == "joulestat_slurm_step_energy_joules_total" and l.get("component") == "cpu":
+            steps[l["job_id"]] = steps.get(l["job_id"], 0) + micro(v)
     if rapl <= 0 or rapl % 2000000 != 0:
         failures.append("package energy %d uJ is not a positive multiple of 2 J" % rapl)
     if workloads + unattributed != rapl:
@@ -93,6 +100,11 @@ def main():
               % (job, job_cpu.get(job, 0), mine, ",".join(pids), rest))
         if not pids:
             failures.append("job %s: no process of the job has CPU energy" % job)
+        # Where every process of the job names its step, the steps add up to the job
+        # (without Slurm cgroups a batch script has no step: its energy is the job's).
+        if all(l.get("step") for l, v in procs) and steps.get(job, 0) != job_cpu.get(job, 0):
+            failures.append("job %s: steps %d uJ != job %d uJ"
+                            % (job, steps.get(job, 0), job_cpu.get(job, 0)))
         if mine + rest != job_cpu.get(job, 0):
             failures.append("job %s: %d uJ != processes %d + unseen %d"
                             % (job, job_cpu.get(job, 0), mine, rest))

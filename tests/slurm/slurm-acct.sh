@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Energy in sacct, end to end: MariaDB and slurmdbd beside munged, slurmctld and slurmd (all
 # Debian's, on loopback, in a temporary directory), AccountingStoreFlags=job_comment and
-# deploy/slurm/joulestat-slurm-epilog as the Epilog. Two CPU-burning jobs share the node
-# with joulestat serving at its default intervals on a fake RAPL zone of exactly 20 W.
+# deploy/slurm/joulestat-slurm-epilog as the Epilog. Two CPU-burning jobs (the second in
+# two steps: its batch step, then an srun step) share the node with joulestat serving at
+# its default intervals on a fake RAPL zone of exactly 20 W.
 # Checks: `sacct -j N -o AdminComment` shows each job's energy as joulestat attributed it
-# (final, not partial, and equal to joulestat's figure); the jobs' energies add up to at
-# most the zone's energy (no job gets the whole node's).
+# (final, not partial, and equal to joulestat's figure) and its steps' energies, which add
+# up to it; the jobs' energies add up to at most the zone's energy (no job gets the whole
+# node's).
 #
 # Usage: slurm-acct.sh BUILD_DIR SOURCE_DIR  (make slurm-acct; about a minute)
 # Exits 77 (skip) with the reason when a daemon is missing or cannot start here.
@@ -116,17 +118,18 @@ sleep 1
 # shellcheck disable=SC2016 # expanded by the job's bash
 burn='end=$(( ${EPOCHREALTIME/./} + $1 * 1000000 )); while (( ${EPOCHREALTIME/./} < end )); do :; done'
 jobs=()
-for secs in 3 6; do
-    j=$(sbatch --parsable -J "burn$secs" -o /dev/null --wrap "bash -c '$burn' burn $secs") ||
-        fail "sbatch failed"
-    jobs+=("$j")
-done
+j=$(sbatch --parsable -J burn3 -o /dev/null --wrap "bash -c '$burn' burn 3") || fail "sbatch failed"
+jobs+=("$j")
+# 6 s in two steps: the batch step's 3 s, then an srun step's
+j=$(sbatch --parsable -J burn6 -o /dev/null \
+    --wrap "bash -c '$burn' burn 3; srun -n1 bash -c '$burn' burn 3") || fail "sbatch failed"
+jobs+=("$j")
 has_comment() { [[ $(sacct -n -X -j "$1" -o AdminComment%100 2>/dev/null) == *joulestat* ]]; }
 for j in "${jobs[@]}"; do
     slurm_wait 90 has_comment "$j" || fail "job $j has no joulestat AdminComment in sacct"
 done
 curl -sf "$url" >"$tmp/metrics.prom" || fail "scrape failed"
-sacct -X -j "$(IFS=,; echo "${jobs[*]}")" -o JobID,JobName,Elapsed,TotalCPU,AdminComment%70
+sacct -X -j "$(IFS=,; echo "${jobs[*]}")" -o JobID,JobName,Elapsed,TotalCPU,AdminComment%100
 sacct -n -P -X -j "$(IFS=,; echo "${jobs[*]}")" -o JobID,AdminComment >"$tmp/sacct.txt"
 python3 - "$tmp/sacct.txt" "$tmp/metrics.prom" <<'PY' || fail "sacct does not show joulestat's energy"
 import re, sys
@@ -136,13 +139,16 @@ metrics = open(sys.argv[2]).read()
 rapl = sum(Decimal(v) for v in re.findall(r'^joulestat_rapl_energy_joules_total\{[^}]*\} (\S+)', metrics, re.M))
 bad, total = [], Decimal(0)
 for job, comment in rows.items():
-    m = re.match(r'joulestat energy_j=(\S+) cpu_j=(\S+) gpu_j=(\S+)$', comment)
+    m = re.match(r'joulestat energy_j=(\S+) cpu_j=(\S+) gpu_j=(\S+) steps=(\S+)$', comment)
     if not m:
         bad.append("job %s: AdminComment %r" % (job, comment)); continue
     cpu = Decimal(m.group(2))
+    # Each step's energy, each rounded to 1 mJ: they add up to the job's.
+    steps = dict(x.rsplit(":", 1) for x in m.group(4).split(","))
+    if "batch" not in steps or abs(sum(Decimal(v) for v in steps.values()) - Decimal(m.group(1))) > Decimal("0.001") * len(steps):
+        bad.append("job %s: steps %s do not add up to %s J" % (job, steps, m.group(1)))
     js = re.search(r'^joulestat_slurm_job_energy_joules_total\{job_id="%s",component="cpu"\} (\S+)' % job, metrics, re.M)
-    # The same figure; joulestat may book a little more after the epilog asked (the job's
-    # slurmstepd, counted with the job until it exits).
+    # The same figure (to 0.5 %: the scrape comes after the epilog's).
     if not js or abs(Decimal(js.group(1)) - cpu) > Decimal("0.005") * cpu + Decimal("0.001"):
         bad.append("job %s: sacct %s J, joulestat %s" % (job, cpu, js and js.group(1)))
     if cpu <= 0:

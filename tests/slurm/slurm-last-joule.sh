@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# SLURM jobs to their last joule, on a real one-node cluster (munged, slurmctld, slurmd from
-# Debian's slurm-wlm; proctrack/cgroup, cgroup/v1) shared by jobs of 2 s, 8 s and LONG s
-# (plus a two-element array job of 2 s), each burning CPU until its time is up, all at
-# once on this node's CPUs. joulestat serves at its default intervals (10 s scans, 1 s
-# ticks) from the real /proc and cgroups and a fake RAPL zone whose energy is exactly
-# WATTS x time (fake_rapl_clock.py), so a job's fair CPU energy is WATTS / CPUs x its CPU
-# time. Each job reads its own cgroup's CPU time as its last command: that is its truth.
+# SLURM jobs and their steps to their last joule, on a real one-node cluster (munged,
+# slurmctld, slurmd from Debian's slurm-wlm; proctrack/cgroup, cgroup/v1, PrologFlags=contain)
+# shared by jobs of 2 s, 8 s and LONG s (the last in steps: batch, two srun steps, extern)
+# plus a three-element array job of 2 s, each burning CPU until its time is up, all at once
+# on this node's CPUs. joulestat serves at its default intervals (10 s scans, 1 s ticks)
+# from the real /proc and cgroups and a fake RAPL zone whose energy is exactly WATTS x time
+# (fake_rapl_clock.py), so a fair CPU share is WATTS / CPUs x CPU time. Each srun step reads
+# its own step cgroup's CPU time as its last command, the batch script its step's and the
+# job's: that is the truth.
 #
-# Checks (check_last_joule.py): every job is there, shorter-than-a-scan ones included;
-# each job's CPU energy is within 2 % of WATTS / CPUs x its CPU time; the zone's energy
-# equals the workloads' plus the unattributed parts to the microjoule. A second joulestat
-# with --slurm-watch=false runs beside it, and its figures are printed for comparison.
+# Checks (check_last_joule.py): every job is there, shorter-than-a-scan ones included, with
+# its extern and batch steps; each job's and each step's CPU energy is within 2 % of
+# WATTS / CPUs x its CPU time; a job's steps add up to the job to the microjoule; the
+# array's elements carry array_job_id and array_task_id; the zone's energy equals the
+# workloads' plus the unattributed parts to the microjoule. A second joulestat with
+# --slurm-watch=false runs beside it, and its figures are printed for comparison.
 #
-# Usage: slurm-last-joule.sh BUILD_DIR SOURCE_DIR [LONG_SECONDS]   (default 20)
+# Usage: slurm-last-joule.sh BUILD_DIR SOURCE_DIR [LONG_SECONDS]   (default 20, at least 12)
 # Exits 77 (CTest skip) with the reason when the SLURM daemons cannot start here.
 set -euo pipefail
 
@@ -48,6 +52,7 @@ slurm_wait 10 test -s "$tmp/sys/class/powercap/intel-rapl:0/energy_uj" ||
     fail "the fake RAPL zone did not appear"
 
 slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup
+echo "PrologFlags=contain" >>"$tmp/slurm.conf" # every job gets an extern step
 # Job ids of their own: another test cluster on this host (same node name, so the same
 # cgroup paths) numbers its jobs from 1.
 echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$tmp/slurm.conf"
@@ -75,34 +80,51 @@ start_joulestat nowatch --slurm-watch=false
 }
 sleep 1 # a first scan: the jobs start after joulestat's baseline
 
-# Each job burns CPU for $1 s of wall time, then writes its job cgroup's CPU time (ns).
+# burn.sh SECS: burns CPU for SECS s of wall time; in an srun step it then writes its step
+# cgroup's CPU time (ns) to usage.<job>.<step>. finish.sh, the batch script's last commands:
+# the batch step's and the whole job's (usage.<job>.batch, usage.<job>), and an array
+# element's SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID (array.<job>).
 h=$(hostname -s)
-# shellcheck disable=SC2016 # expanded by the job's bash
-burn='end=$(( ${EPOCHREALTIME/./} + $1 * 1000000 )); while (( ${EPOCHREALTIME/./} < end )); do :; done; '
-burn+="cat /sys/fs/cgroup/cpuacct/slurm_$h/uid_0/job_\$SLURM_JOB_ID/cpuacct.usage >$tmp/usage.\$SLURM_JOB_ID"
+cg=/sys/fs/cgroup/cpuacct/slurm_$h/uid_0
+cat >"$tmp/burn.sh" <<EOF
+end=\$(( \${EPOCHREALTIME/./} + \$1 * 1000000 ))
+while (( \${EPOCHREALTIME/./} < end )); do :; done
+[[ -z \${SLURM_STEP_ID:-} ]] ||
+    cat $cg/job_\$SLURM_JOB_ID/step_\$SLURM_STEP_ID/cpuacct.usage >$tmp/usage.\$SLURM_JOB_ID.\$SLURM_STEP_ID
+EOF
+cat >"$tmp/finish.sh" <<EOF
+cat $cg/job_\$SLURM_JOB_ID/step_batch/cpuacct.usage >$tmp/usage.\$SLURM_JOB_ID.batch
+cat $cg/job_\$SLURM_JOB_ID/cpuacct.usage >$tmp/usage.\$SLURM_JOB_ID
+[[ -z \${SLURM_ARRAY_JOB_ID:-} ]] ||
+    echo "\$SLURM_ARRAY_JOB_ID \$SLURM_ARRAY_TASK_ID" >$tmp/array.\$SLURM_JOB_ID
+EOF
 jobs=()
-for secs in 2 8 "$long"; do
-    j=$(sbatch --parsable -J "burn$secs" -o /dev/null --wrap "bash -c '$burn' burn $secs") ||
-        fail "sbatch failed"
+for secs in 2 8; do
+    j=$(sbatch --parsable -J "burn$secs" -o /dev/null \
+        --wrap "bash $tmp/burn.sh $secs; bash $tmp/finish.sh") || fail "sbatch failed"
     jobs+=("$j")
 done
-array=$(sbatch --parsable -J burn-array --array=0-1 -o /dev/null --wrap "bash -c '$burn' burn 2") ||
-    fail "sbatch --array failed"
+# The long job: its batch step, two srun steps and the extern step (PrologFlags=contain).
+steps="bash $tmp/burn.sh 3; srun -n1 bash $tmp/burn.sh $((long - 10)); srun -n1 bash $tmp/burn.sh 5"
+j=$(sbatch --parsable -J "burn$long" -o /dev/null --wrap "$steps; bash $tmp/finish.sh") ||
+    fail "sbatch failed"
+jobs+=("$j")
+array=$(sbatch --parsable -J burn-array --array=0-2 -o /dev/null \
+    --wrap "bash $tmp/burn.sh 2; bash $tmp/finish.sh") || fail "sbatch --array failed"
 slurm_wait $((long + 60)) slurm_queue_empty || fail "jobs did not finish"
-# The array's elements: their own job ids, found from the usage files they wrote.
-for f in "$tmp"/usage.*; do
-    j=${f##*.}
-    [[ " ${jobs[*]} " == *" $j "* ]] || jobs+=("$j")
+# The array's elements: their own job ids, found from the files they wrote.
+for f in "$tmp"/array.*; do
+    [[ -e $f ]] && jobs+=("${f##*.}")
 done
-((${#jobs[@]} == 5)) || fail "expected 5 jobs (3 + an array of 2), have ${jobs[*]}"
-echo "jobs: ${jobs[*]} (array $array; long job $long s)"
+((${#jobs[@]} == 6)) || fail "expected 6 jobs (3 + an array of 3), have ${jobs[*]}"
+echo "jobs: ${jobs[*]} (array $array; long job $long s: steps batch, 0, 1, extern)"
 
 # The watching joulestat marks a job inactive once its last CPU time is booked.
 all_ended() {
     local m j
     m=$(curl -sf "$url_watch") || return 1
     for j in "${jobs[@]}"; do
-        grep -q "^joulestat_slurm_job_active{job_id=\"$j\"} 0" <<<"$m" || return 1
+        grep -Eq "^joulestat_slurm_job_active\{job_id=\"$j\"[,}].* 0$" <<<"$m" || return 1
     done
 }
 slurm_wait 30 all_ended || fail "joulestat did not book every job's end"
@@ -115,5 +137,5 @@ curl -sf "$url_watch" >"$tmp/watch.prom" || fail "scrape failed"
 curl -sf "$url_nowatch" >"$tmp/nowatch.prom" || fail "scrape failed"
 
 python3 "$src/tests/slurm/check_last_joule.py" "$watts" "$tmp" "$tmp/watch.prom" \
-    "$tmp/nowatch.prom" "${jobs[@]}" || fail "SLURM jobs are not booked to their last joule"
+    "$tmp/nowatch.prom" "$array" "${jobs[@]}" || fail "SLURM jobs are not booked to their last joule"
 echo "PASS: slurm-last-joule (long job $long s)"

@@ -305,6 +305,77 @@ static void test_no_process_metrics(void **state) {
 }
 
 /* The exposition of scan 2 of the first test: the families and their exact lines. */
+/* The step workload of job 77 named step, or NULL. */
+static const struct ledger_workload *step_workload(struct fx *f, const char *step) {
+    void *v;
+
+    for (size_t i = 0; hashmap_next(&f->ledger.workloads, &i, NULL, &v);) {
+        const struct ledger_workload *w = v;
+
+        if (w->kind == WORKLOAD_STEP && strcmp(w->id->slurm_step, step) == 0)
+            return w;
+    }
+    return NULL;
+}
+
+/* One window in which the SLURM watch saw the step of key end (its cgroup gone). */
+static void scan_step_ended(struct fx *f, unsigned n, uint64_t key, uint64_t pkg) {
+    char stat[128];
+    int len = snprintf(stat, sizeof(stat), "cpu  %u 0 0 100 0 0 0 0 0 0\nbtime 1\n", 100 * n);
+    size_t k = cpu_groups_find(&f->groups, key);
+
+    assert_true(k != SIZE_MAX);
+    cpu_groups_prepare(&f->groups);
+    f->groups.v[k].watched = f->groups.v[k].ended = true;
+    f->groups.v[k].cgroup = cgroup_cpu_free(f->groups.v[k].cgroup);
+    f->rapl[0].raw = pkg;
+    f->rapl[1].raw = 0;
+    ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
+    ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, f->rows, f->n_rows, stat, (size_t)len,
+                                  f->rapl, 2, NOW(n), &f->ledger));
+    cpu_groups_finish(&f->groups);
+    ledger_sweep(&f->ledger, NOW(n), NOW(n), 300 * 1000000000ULL);
+    f->n_rows = 0;
+}
+
+/* A job's steps end one by one: each step turns inactive as the watch sees it go, and the
+ * job once no step is left, even while the last steps' processes are still counted alive
+ * (their exit is seen a scan later). */
+static void test_steps_end_with_their_job(void **state) {
+    struct fx *f = *state;
+    struct workload_identity batch = f->id_job, step0 = f->id_job;
+
+    memcpy(batch.slurm.step, "batch", 6);
+    memcpy(step0.slurm.step, "0", 2);
+    ASSERT_OK(
+        test_write_file(f->root, "proc/301/cgroup", "0::/" JOB_DIR "/step_batch/user/task_0\n"));
+    ASSERT_OK(test_write_file(f->root, "proc/302/cgroup", "0::/" JOB_DIR "/step_0/user/task_0\n"));
+    write_usage(f, JOB_DIR "/step_batch", 1000000);
+    write_usage(f, JOB_DIR "/step_0", 1000000);
+    row(f, 301, 1, "bash", &batch, 10, PROCFS_PROCESS_NEW);
+    row(f, 302, 2, "lmp", &step0, 10, PROCFS_PROCESS_NEW);
+    scan(f, 1, 100, 100, 1000000, 0);
+    row(f, 301, 1, "bash", &batch, 50, 0);
+    row(f, 302, 2, "lmp", &step0, 50, 0);
+    scan(f, 2, 200, 200, 2000000, 0);
+    assert_true(step_workload(f, "0")->active && workload(f, WORKLOAD_JOB)->active);
+
+    /* step 0 ends; the batch step goes on: the job with it */
+    row(f, 301, 1, "bash", &batch, 50, 0);
+    scan_step_ended(f, 3, workload_group_key(&step0), 3000000);
+    assert_false(step_workload(f, "0")->active);
+    assert_true(step_workload(f, "batch")->active);
+    assert_true(workload(f, WORKLOAD_JOB)->active);
+
+    /* the batch step ends; step 0's process is still counted (its exit not yet scanned) */
+    scan_step_ended(f, 4, workload_group_key(&batch), 4000000);
+    assert_false(step_workload(f, "batch")->active);
+    assert_false(workload(f, WORKLOAD_JOB)->active);
+    /* and the steps add up to the job */
+    assert_int_equal(step_workload(f, "0")->cpu_uj + step_workload(f, "batch")->cpu_uj,
+                     workload(f, WORKLOAD_JOB)->cpu_uj);
+}
+
 static void test_render(void **state) {
     struct fx *f = *state;
     struct snapshot *snap;
@@ -429,6 +500,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_processes_unseen_clamp_reuse_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_process_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_steps_end_with_their_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_workloads, setup, teardown),
         cmocka_unit_test(test_errors),
     };

@@ -79,21 +79,29 @@ static void test_workload_dir(void **state) {
     /* podman: the scope, not its /container leaf */
     dir_of("0::/machine.slice/libpod-" CID ".scope/container\n", buf, sizeof(buf), 0);
     assert_string_equal(buf, "/machine.slice/libpod-" CID ".scope");
-    /* SLURM v2 task -> job dir; SLUID dir (Slurm 26.05) */
+    /* SLURM v2 task -> its step's dir; SLUID dir (Slurm 26.05) */
     dir_of("0::/system.slice/slurmstepd.scope/job_1320003/step_0/user/task_0\n", buf, sizeof(buf),
            0);
-    assert_string_equal(buf, "/system.slice/slurmstepd.scope/job_1320003");
-    dir_of("0::/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0/user/task_0\n", buf,
+    assert_string_equal(buf, "/system.slice/slurmstepd.scope/job_1320003/step_0");
+    dir_of("0::/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_batch/user/task_0\n", buf,
            sizeof(buf), 0);
-    assert_string_equal(buf, "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00");
+    assert_string_equal(buf, "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_batch");
     /* v1: the cpuacct line's path, not the freezer's */
     dir_of("12:freezer:/slurm/uid_1000/job_4824887\n"
-           "9:cpu,cpuacct:/slurm_x/uid_1000/job_4824887/step_0/task_0\n",
+           "9:cpu,cpuacct:/slurm_x/uid_1000/job_4824887/step_extern/task_0\n",
            buf, sizeof(buf), 0);
-    assert_string_equal(buf, "/slurm_x/uid_1000/job_4824887");
+    assert_string_equal(buf, "/slurm_x/uid_1000/job_4824887/step_extern");
     /* A job id that only prefixes the component does not match ("job_12" vs "job_123"). */
     dir_of("0::/system.slice/slurmstepd.scope/job_123/step_0\n", buf, sizeof(buf), 0);
+    assert_string_equal(buf, "/system.slice/slurmstepd.scope/job_123/step_0");
+    /* A process at the job level (no step): the job's directory. */
+    dir_of("0::/system.slice/slurmstepd.scope/job_123\n", buf, sizeof(buf), 0);
     assert_string_equal(buf, "/system.slice/slurmstepd.scope/job_123");
+    /* A step's process whose cpuacct line stops at the job: no directory of its own (the
+     * job's holds every step's time). */
+    dir_of("12:freezer:/slurm/uid_1000/job_4824887/step_0\n"
+           "9:cpu,cpuacct:/slurm/uid_1000/job_4824887\n",
+           buf, sizeof(buf), -ENOENT);
 }
 
 static void test_workload_dir_errors(void **state) {

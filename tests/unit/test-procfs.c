@@ -366,7 +366,7 @@ static void test_slurm(void **state) {
 
     fixture_setup(&f, "procfs-slurm");
     n = scan(&f, &rows);
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 9);
 
     p = must_find(rows, n, 2001, 0); /* v1 */
     assert_int_equal(p->identity->kind, IDENTITY_SLURM_JOB);
@@ -406,11 +406,26 @@ static void test_slurm(void **state) {
     assert_int_equal(p->identity->kind, IDENTITY_NONE);
     assert_int_equal(p->identity->slurm.role, SLURM_ROLE_INFRA);
 
+    /* v1 slurmstepd: in the job's freezer directory, in no cpuacct one, with the job's
+     * SLURM_JOB_ID: Slurm's, not the job's work. */
+    p = must_find(rows, n, 2008, 0);
+    assert_int_equal(p->identity->kind, IDENTITY_NONE);
+    assert_int_equal(p->identity->slurm.role, SLURM_ROLE_INFRA);
+
+    /* An array element (real environment of sbatch --array=0-1 on slurm-wlm 22.05). */
+    p = must_find(rows, n, 2009, 0);
+    assert_int_equal(p->identity->slurm.job_id, 505492);
+    assert_string_equal(p->identity->slurm.step, "batch");
+    assert_true(p->identity->slurm.array_valid);
+    assert_int_equal(p->identity->slurm.array_job_id, 505491);
+    assert_int_equal(p->identity->slurm.array_task_id, 0);
+
     st = stats(&f);
-    assert_int_equal(st.cgroup_reads, 7);
-    assert_int_equal(st.environ_reads, 3); /* only the SLUID processes */
+    assert_int_equal(st.cgroup_reads, 9);
+    /* the SLUID processes, and 2009 for its array (2001 and 2002 have no environ file) */
+    assert_int_equal(st.environ_reads, 4);
     (void)scan(&f, &rows);
-    assert_int_equal(stats(&f).environ_reads, 3);
+    assert_int_equal(stats(&f).environ_reads, 4);
     fixture_teardown(&f);
 }
 
@@ -422,10 +437,10 @@ static void test_environ_vanished(void **state) {
     fixture_setup(&f, "procfs-slurm");
     rm(&f, "2003/environ"); /* a live process always has environ: ENOENT means it is gone */
     n = scan(&f, &rows);
-    assert_int_equal(n, 6);
+    assert_int_equal(n, 8);
     assert_null(find(rows, n, 2003, 0));
     assert_int_equal(stats(&f).vanished, 1);
-    assert_int_equal(stats(&f).cached, 6);
+    assert_int_equal(stats(&f).cached, 8);
     fixture_teardown(&f);
 }
 

@@ -86,6 +86,44 @@ static void test_apply(void **state) {
     assert_string_equal(id.slurm.step, "0");
 }
 
+/* An array job's element: its array from the environment of a process whose SLURM_JOB_ID
+ * is the job of its cgroup path (real values from an sbatch --array=0-1 element on
+ * slurm-wlm 22.05: SLURM_JOB_ID=505492, SLURM_ARRAY_JOB_ID=505491, SLURM_ARRAY_TASK_ID=0). */
+static void test_array(void **state) {
+    static const char *path = "/slurm_vm/uid_0/job_505492/step_batch/task_0";
+    struct workload_identity id, before;
+
+    ASSERT_OK(cgroup_path_parse(path, strlen(path), &id));
+    ASSERT_OK(workload_identity_apply_array_environ(
+        &id, ENV("SLURM_ARRAY_TASK_ID=0\0SLURM_JOB_ID=505492\0SLURM_ARRAY_JOB_ID=505491\0")));
+    assert_true(id.slurm.array_valid);
+    assert_int_equal(id.slurm.array_job_id, 505491);
+    assert_int_equal(id.slurm.array_task_id, 0);
+
+    /* Not an array job; another job's environment; malformed values: nothing changes. */
+    ASSERT_OK(cgroup_path_parse(path, strlen(path), &id));
+    before = id;
+    ASSERT_ERRNO(workload_identity_apply_array_environ(&id, ENV("SLURM_JOB_ID=505492\0")), ENOENT);
+    ASSERT_ERRNO(workload_identity_apply_array_environ(
+                     &id, ENV("SLURM_JOB_ID=7\0SLURM_ARRAY_JOB_ID=7\0SLURM_ARRAY_TASK_ID=1")),
+                 EINVAL);
+    ASSERT_ERRNO(workload_identity_apply_array_environ(
+                     &id, ENV("SLURM_JOB_ID=505492\0SLURM_ARRAY_JOB_ID=1\0SLURM_ARRAY_TASK_ID=01")),
+                 EINVAL);
+    ASSERT_ERRNO(workload_identity_apply_array_environ(
+                     &id, ENV("SLURM_JOB_ID=505492\0SLURM_ARRAY_JOB_ID=0\0SLURM_ARRAY_TASK_ID=1")),
+                 EINVAL);
+    ASSERT_ERRNO(workload_identity_apply_array_environ(&id, ENV("SLURM_ARRAY_JOB_ID=1\0")), ENOENT);
+    assert_false(id.slurm.array_valid);
+    assert_memory_equal(&id, &before, sizeof(id));
+
+    /* No numeric job id yet (a SLUID directory before environ): not applied. */
+    id = none_in_unit("");
+    ASSERT_ERRNO(workload_identity_apply_array_environ(
+                     &id, ENV("SLURM_JOB_ID=5\0SLURM_ARRAY_JOB_ID=4\0SLURM_ARRAY_TASK_ID=1")),
+                 EALREADY);
+}
+
 static void test_apply_bad_step(void **state) {
     static const char *const steps[] = {"SLURM_STEP_ID=01", "SLURM_STEP_ID=", "SLURM_STEP_ID=x",
                                         "SLURM_STEP_ID=4294967296", "SLURM_STEP_ID=-1"};
@@ -173,8 +211,9 @@ static void test_scanner(void **state) {
     assert_int_equal(find(rows, n, 3006)->identity->kind, IDENTITY_NONE); /* no environ */
     assert_int_equal(find(rows, n, 3007)->identity->kind, IDENTITY_NONE); /* kernel thread */
 
-    p = find(rows, n, 3008); /* the cgroup wins, environ not read */
+    p = find(rows, n, 3008); /* the cgroup wins; environ read for the array only */
     assert_int_equal(p->identity->slurm.job_id, 4824887);
+    assert_false(p->identity->slurm.array_valid); /* its SLURM_JOB_ID is another job's */
     assert_false(p->identity->slurm.from_environ);
 
     p = find(rows, n, 3009); /* slurmd.service on cgroup v2, step too large: dropped */
@@ -186,15 +225,16 @@ static void test_scanner(void **state) {
     assert_int_equal(p->identity->slurm.role, SLURM_ROLE_INFRA);
 
     procfs_get_stats(s, &st);
-    /* 3001, 3002, 3004, 3005, 3009: only processes that may be linuxproc tasks */
-    assert_int_equal(st.environ_reads, 5);
+    /* 3001, 3002, 3004, 3005, 3009: processes that may be linuxproc tasks; 3008: a job's
+     * process, for its array */
+    assert_int_equal(st.environ_reads, 6);
     assert_int_equal(st.read_errors, 0); /* a missing environ (3006) is not an error */
     assert_int_equal(st.cgroup_reads, 9);
 
     /* Read once per process: a second scan reads nothing again. */
     assert_int_equal(procfs_scan(s, &rows), 10);
     procfs_get_stats(s, &st);
-    assert_int_equal(st.environ_reads, 5);
+    assert_int_equal(st.environ_reads, 6);
     assert_int_equal(st.cgroup_reads, 9);
 
     procfs_scanner_free(s);
@@ -240,9 +280,13 @@ static void test_scanner_unreadable(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wants),          cmocka_unit_test(test_apply),
-        cmocka_unit_test(test_apply_bad_step), cmocka_unit_test(test_apply_errors),
-        cmocka_unit_test(test_scanner),        cmocka_unit_test(test_scanner_unreadable),
+        cmocka_unit_test(test_wants),
+        cmocka_unit_test(test_apply),
+        cmocka_unit_test(test_apply_bad_step),
+        cmocka_unit_test(test_apply_errors),
+        cmocka_unit_test(test_array),
+        cmocka_unit_test(test_scanner),
+        cmocka_unit_test(test_scanner_unreadable),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

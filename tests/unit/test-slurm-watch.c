@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SLURM job cgroups followed with inotify (slurm_watch.c) and booked to their end
- * (cpu_groups_slurm.c), on a fake sysfs tree laid out as cgroup v1 (cpuacct) and v2.
+ * SLURM job steps' cgroups followed with inotify (slurm_watch.c) and booked to their end
+ * (cpu_groups_slurm.c), on a fake sysfs tree laid out as cgroup v1 (cpuacct) and v2. A job
+ * is followed through its steps' directories: each step is a CPU group of its own.
  */
 #include "testutil.h"
 
@@ -71,7 +72,7 @@ static void remove_cgroup(struct env *e, const char *dir, const char *file) {
 /* Waits (5 s at most: a loaded machine) until the watch reports path with usage_us. */
 static void wait_for(struct slurm_watch *w, const char *path, uint64_t usage_us, bool gone) {
     uint64_t deadline = clock_monotonic_ns() + 5 * NSEC_PER_SEC;
-    struct slurm_watch_job *jobs = NULL;
+    struct slurm_watch_step *jobs = NULL;
     size_t cap = 0;
 
     for (;;) {
@@ -92,24 +93,33 @@ static void wait_for(struct slurm_watch *w, const char *path, uint64_t usage_us,
     }
 }
 
-/* Waits (5 s at most) until the watch has seen a job end. */
-static void wait_ended(struct slurm_watch *w) {
+/* Waits (5 s at most) until the watch has seen n steps end. */
+static void wait_ended_n(struct slurm_watch *w, unsigned n) {
     uint64_t deadline = clock_monotonic_ns() + 5 * NSEC_PER_SEC;
+    unsigned seen = 0;
 
-    while (slurm_watch_ended_since(w) == 0) {
+    while ((seen += slurm_watch_ended_since(w)) < n) {
         assert_true(clock_monotonic_ns() < deadline);
         (void)nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
     }
 }
 
-static struct cpu_group *group_of(struct cpu_groups *g, uint32_t job) {
+static void wait_ended(struct slurm_watch *w) {
+    wait_ended_n(w, 1);
+}
+
+static struct cpu_group *step_of(struct cpu_groups *g, uint32_t job, const char *step) {
     char id[16];
 
     (void)snprintf(id, sizeof(id), "%u", job);
     for (size_t i = 0; i < g->n; i++)
-        if (strcmp(g->v[i].id.slurm_job, id) == 0)
+        if (strcmp(g->v[i].id.slurm_job, id) == 0 && strcmp(g->v[i].id.slurm_step, step) == 0)
             return &g->v[i];
     return NULL;
+}
+
+static struct cpu_group *group_of(struct cpu_groups *g, uint32_t job) {
+    return step_of(g, job, "batch");
 }
 
 static void test_v1_job_to_its_end(void **state) {
@@ -119,15 +129,17 @@ static void test_v1_job_to_its_end(void **state) {
     struct cpu_group *grp;
 
     env_open(&e, false);
-    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
     cpu_groups_init(&g, -1, e.sys_fd);
     cpu_groups_set_watch(&g, w);
 
     /* slurmd starts: its root; a job starts under a new uid directory. */
     make_cgroup(&e, V1_ROOT, "cpuacct.usage", "10000000000\n");
     ASSERT_OK(test_write_file(e.root, V1_UID "/cpuacct.usage", "0\n"));
-    make_cgroup(&e, V1_UID "/job_7", "cpuacct.usage", "500000000\n"); /* 0.5 s */
-    wait_for(w, "/slurm_node1/uid_0/job_7", 500000, false);
+    make_cgroup(&e, V1_UID "/job_7", "cpuacct.usage", "0\n");
+    make_cgroup(&e, V1_UID "/job_7/step_batch", "cpuacct.usage", "500000000\n"); /* 0.5 s */
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/cpuacct.usage", "500000000\n"));
+    wait_for(w, "/slurm_node1/uid_0/job_7/step_batch", 500000, false);
 
     /* The first read: a group no process scan made, from 0 since it was created watched. */
     cpu_groups_prepare(&g);
@@ -137,29 +149,40 @@ static void test_v1_job_to_its_end(void **state) {
     assert_int_equal(grp->cgroup_delta_us, 500000);
     cpu_groups_finish(&g);
 
-    /* It runs 0.3 s more, read by the watch; then 0.1 s nobody reads, and it is gone. The
-     * root (every job's time, removed ones too) grew by the whole 0.4 s. */
+    /* It runs 0.3 s more, read by the watch; then 0.1 s nobody reads, and it is gone. Its
+     * job directory keeps its time (the kernel keeps a removed child's in its parent), and
+     * the root (every step's) grew by the whole 0.4 s. */
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/step_batch/cpuacct.usage", "800000000\n"));
     ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/cpuacct.usage", "800000000\n"));
-    wait_for(w, "/slurm_node1/uid_0/job_7", 800000, false);
+    wait_for(w, "/slurm_node1/uid_0/job_7/step_batch", 800000, false);
     ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "10400000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_7/cpuacct.usage", "900000000\n"));
+    (void)slurm_watch_ended_since(w);
+    remove_cgroup(&e, V1_UID "/job_7/step_batch", "cpuacct.usage");
+    wait_ended(w);
     remove_cgroup(&e, V1_UID "/job_7", "cpuacct.usage");
 
     cpu_groups_prepare(&g);
     grp = group_of(&g, 7);
     assert_non_null(grp);
     assert_true(grp->ended && grp->cgroup_valid);
+    assert_true(grp->tail_exact); /* its final from the job directory */
     assert_null(grp->cgroup);
-    assert_int_equal(grp->cgroup_delta_us, 400000); /* its last read + the root's rest */
+    assert_int_equal(grp->cgroup_delta_us, 400000); /* its last read + its unread 0.1 s */
     cpu_groups_finish(&g);
     assert_null(group_of(&g, 7)); /* pruned once booked */
 
     /* A job shorter than a scan: created, read, gone between two scans. */
-    make_cgroup(&e, V1_UID "/job_8", "cpuacct.usage", "200000000\n");
-    wait_for(w, "/slurm_node1/uid_0/job_8", 200000, false);
+    make_cgroup(&e, V1_UID "/job_8", "cpuacct.usage", "0\n");
+    make_cgroup(&e, V1_UID "/job_8/step_batch", "cpuacct.usage", "200000000\n");
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_8/cpuacct.usage", "200000000\n"));
+    wait_for(w, "/slurm_node1/uid_0/job_8/step_batch", 200000, false);
     ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "10650000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_8/cpuacct.usage", "250000000\n"));
     (void)slurm_watch_ended_since(w);
-    remove_cgroup(&e, V1_UID "/job_8", "cpuacct.usage");
+    remove_cgroup(&e, V1_UID "/job_8/step_batch", "cpuacct.usage");
     wait_ended(w);
+    remove_cgroup(&e, V1_UID "/job_8", "cpuacct.usage");
     cpu_groups_prepare(&g);
     grp = group_of(&g, 8);
     assert_non_null(grp);
@@ -172,7 +195,7 @@ static void test_v1_job_to_its_end(void **state) {
     env_done(&e);
 }
 
-static void test_v1_two_jobs_end_together(void **state) {
+static void test_v1_two_steps_end_together(void **state) {
     struct env e;
     struct slurm_watch *w = NULL;
     struct cpu_groups g;
@@ -180,33 +203,51 @@ static void test_v1_two_jobs_end_together(void **state) {
 
     env_open(&e, false);
     make_cgroup(&e, V1_ROOT, "cpuacct.usage", "0\n");
-    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
     cpu_groups_init(&g, -1, e.sys_fd);
     cpu_groups_set_watch(&g, w);
     ASSERT_OK(test_write_file(e.root, V1_UID "/cpuacct.usage", "0\n"));
-    make_cgroup(&e, V1_UID "/job_1", "cpuacct.usage", "100000000\n");
-    make_cgroup(&e, V1_UID "/job_2", "cpuacct.usage", "100000000\n");
-    wait_for(w, "/slurm_node1/uid_0/job_1", 100000, false);
-    wait_for(w, "/slurm_node1/uid_0/job_2", 100000, false);
+    make_cgroup(&e, V1_UID "/job_1", "cpuacct.usage", "0\n");
+    make_cgroup(&e, V1_UID "/job_1/step_batch", "cpuacct.usage", "100000000\n");
+    make_cgroup(&e, V1_UID "/job_1/step_0", "cpuacct.usage", "100000000\n");
+    wait_for(w, "/slurm_node1/uid_0/job_1/step_batch", 100000, false);
+    wait_for(w, "/slurm_node1/uid_0/job_1/step_0", 100000, false);
     ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "200000000\n"));
     cpu_groups_prepare(&g);
+    a = step_of(&g, 1, "batch");
+    b = step_of(&g, 1, "0");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(a != b); /* one group per step, each with its own time */
+    assert_int_equal(a->cgroup_delta_us, 100000);
+    assert_int_equal(b->cgroup_delta_us, 100000);
     cpu_groups_finish(&g);
 
-    /* Both end in the same window: 1 ms of the root's growth is nobody's read; it is split
-     * between them, to the microsecond. */
+    /* Both end in the same window, with a job directory that cannot be read (so no final
+     * is exact): 1 ms of the root's growth is nobody's read; it is split between them, to
+     * the microsecond. */
     ASSERT_OK(test_write_file(e.root, V1_ROOT "/cpuacct.usage", "301000000\n"));
-    ASSERT_OK(test_write_file(e.root, V1_UID "/job_1/cpuacct.usage", "130000000\n"));
-    ASSERT_OK(test_write_file(e.root, V1_UID "/job_2/cpuacct.usage", "170000000\n"));
-    wait_for(w, "/slurm_node1/uid_0/job_1", 130000, false);
-    wait_for(w, "/slurm_node1/uid_0/job_2", 170000, false);
-    remove_cgroup(&e, V1_UID "/job_1", "cpuacct.usage");
-    remove_cgroup(&e, V1_UID "/job_2", "cpuacct.usage");
+    {
+        char path[700];
+
+        (void)snprintf(path, sizeof(path), "%s/" V1_UID "/job_1/cpuacct.usage", e.root);
+        assert_int_equal(unlink(path), 0);
+    }
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_1/step_batch/cpuacct.usage", "130000000\n"));
+    ASSERT_OK(test_write_file(e.root, V1_UID "/job_1/step_0/cpuacct.usage", "170000000\n"));
+    wait_for(w, "/slurm_node1/uid_0/job_1/step_batch", 130000, false);
+    wait_for(w, "/slurm_node1/uid_0/job_1/step_0", 170000, false);
+    (void)slurm_watch_ended_since(w);
+    remove_cgroup(&e, V1_UID "/job_1/step_batch", "cpuacct.usage");
+    remove_cgroup(&e, V1_UID "/job_1/step_0", "cpuacct.usage");
+    wait_ended_n(w, 2);
     cpu_groups_prepare(&g);
-    a = group_of(&g, 1);
-    b = group_of(&g, 2);
+    a = step_of(&g, 1, "batch");
+    b = step_of(&g, 1, "0");
     assert_non_null(a);
     assert_non_null(b);
     assert_true(a->ended && b->ended);
+    assert_false(a->tail_exact || b->tail_exact);
     assert_true(a->cgroup_delta_us >= 30000 && b->cgroup_delta_us >= 70000);
     assert_int_equal(a->cgroup_delta_us + b->cgroup_delta_us, 101000);
     cpu_groups_finish(&g);
@@ -219,33 +260,39 @@ static void test_v1_two_jobs_end_together(void **state) {
 static void test_v2_populated_0(void **state) {
     static const char *scope = "sys/fs/cgroup/system.slice/slurmstepd.scope";
     static const char *job = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_42";
+    static const char *step = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_42/step_0";
     static const char *sluid = "sys/fs/cgroup/system.slice/slurmstepd.scope/s5K1KKYAYG5D00";
+    static const char *sluid_step =
+        "sys/fs/cgroup/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0";
     struct env e;
     struct slurm_watch *w = NULL;
     char path[700];
 
     env_open(&e, true);
-    ASSERT_OK(slurm_watch_start(e.sys_fd, &w));
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
     make_cgroup(&e, scope, "cpu.stat", "usage_usec 100\n");
+    make_cgroup(&e, job, "cpu.stat", "usage_usec 0\n");
     ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
-    make_cgroup(&e, job, "cpu.stat", "usage_usec 1000\n");
-    wait_for(w, "/system.slice/slurmstepd.scope/job_42", 1000, false);
+    make_cgroup(&e, step, "cpu.stat", "usage_usec 1000\n");
+    wait_for(w, "/system.slice/slurmstepd.scope/job_42/step_0", 1000, false);
 
-    /* v2 jobs are not polled: the usage at "populated 0" is what the watch keeps. */
-    (void)snprintf(path, sizeof(path), "%s/cpu.stat", job);
+    /* v2 steps are not polled: the usage at "populated 0" is what the watch keeps. */
+    (void)snprintf(path, sizeof(path), "%s/cpu.stat", step);
     ASSERT_OK(test_write_file(e.root, path, "usage_usec 7000\n"));
-    (void)snprintf(path, sizeof(path), "%s/cgroup.events", job);
+    (void)snprintf(path, sizeof(path), "%s/cgroup.events", step);
     ASSERT_OK(test_write_file(e.root, path, "populated 0\nfrozen 0\n"));
     wait_ended(w);
-    wait_for(w, "/system.slice/slurmstepd.scope/job_42", 7000, false);
+    wait_for(w, "/system.slice/slurmstepd.scope/job_42/step_0", 7000, false);
 
     /* A Slurm 26.05 job directory named by its SLUID is a job too: its group is made from
      * the directory (labelled with the SLUID), and a process of it with SLURM_JOB_ID in
      * its environment lands in the same group, which then takes the numeric id. */
-    make_cgroup(&e, sluid, "cpu.stat", "usage_usec 5\n");
-    wait_for(w, "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00", 5, false);
+    make_cgroup(&e, sluid, "cpu.stat", "usage_usec 0\n");
+    make_cgroup(&e, sluid_step, "cpu.stat", "usage_usec 5\n");
+    wait_for(w, "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0", 5, false);
     {
-        static const char *proc_path = "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0";
+        static const char *proc_path =
+            "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0/user/task_0";
         struct workload_identity id;
         struct cpu_groups g;
         size_t n, i = SIZE_MAX;
@@ -281,7 +328,7 @@ static void test_nothing_to_watch(void **state) {
     ASSERT_OK(test_write_file(root, "sys/class/x", "1\n"));
     (void)snprintf(path, sizeof(path), "%s/sys", root);
     fd = open_root(path);
-    ASSERT_ERRNO(slurm_watch_start(fd, &w), ENOENT);
+    ASSERT_ERRNO(slurm_watch_start(fd, -1, &w), ENOENT);
     assert_null(w);
     (void)close(fd);
     test_rm_rf(root);
@@ -290,7 +337,7 @@ static void test_nothing_to_watch(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v1_job_to_its_end),
-        cmocka_unit_test(test_v1_two_jobs_end_together),
+        cmocka_unit_test(test_v1_two_steps_end_together),
         cmocka_unit_test(test_v2_populated_0),
         cmocka_unit_test(test_nothing_to_watch),
     };

@@ -56,16 +56,54 @@ static void test_slurm_jobs(void **state) {
     struct workload_identity w = parse("12:freezer:/slurm/uid_1000/job_4824887/step_0/task_0\n");
     struct snap_identity id;
 
+    struct snap_identity other, copy;
+    uint64_t job_key = hash_u64(((uint64_t)3 << 32) | 4824887);
+
     identity_to_labels(&w, "python", &id);
     assert_string_equal(id.slurm_job, "4824887");
+    assert_string_equal(id.slurm_step, "0");
+    assert_string_equal(id.array_job_id, "");
     assert_int_equal(workload_kind_outermost(&id), WORKLOAD_JOB);
-    assert_int_equal(workload_group_key(&w), hash_u64(((uint64_t)3 << 32) | 4824887));
+    /* The step is the CPU group, keyed within its job. */
+    assert_int_equal(workload_kind_innermost(&id), WORKLOAD_STEP);
+    assert_string_equal(workload_id(WORKLOAD_STEP, &id), "0");
+    assert_int_equal(workload_group_key(&w), hash_bytes("0", 1, job_key));
+
+    /* Step "0" of another job is another workload; the job's labels keep no step. */
+    w = parse("12:freezer:/slurm/uid_1000/job_4824888/step_0/task_0\n");
+    identity_to_labels(&w, "python", &other);
+    assert_true(workload_key(WORKLOAD_STEP, &id) != workload_key(WORKLOAD_STEP, &other));
+    workload_labels_copy(WORKLOAD_JOB, &id, &copy);
+    assert_string_equal(copy.slurm_job, "4824887");
+    assert_string_equal(copy.slurm_step, "");
+    workload_labels_copy(WORKLOAD_STEP, &id, &copy);
+    assert_string_equal(copy.slurm_job, "4824887");
+    assert_string_equal(copy.slurm_step, "0");
+
+    /* An array's element: the job's labels carry the array. */
+    w.slurm.array_valid = true;
+    w.slurm.array_job_id = 4824880;
+    w.slurm.array_task_id = 0;
+    identity_to_labels(&w, "python", &id);
+    assert_string_equal(id.array_job_id, "4824880");
+    assert_string_equal(id.array_task_id, "0");
+    workload_labels_copy(WORKLOAD_JOB, &id, &copy);
+    assert_string_equal(copy.array_job_id, "4824880");
+
+    /* A process at the job level (no step): the job is its group. */
+    w = parse("9:cpu,cpuacct:/slurm/uid_1000/job_4824887\n");
+    identity_to_labels(&w, "python", &id);
+    assert_string_equal(id.slurm_step, "");
+    assert_int_equal(workload_kind_innermost(&id), WORKLOAD_JOB);
+    assert_int_equal(workload_group_key(&w), job_key);
 
     /* A SLUID job dir names the job until environ gives its number. */
     w = parse("0::/system.slice/slurmstepd.scope/s0123456789ABC/step_0/user/task_0\n");
     identity_to_labels(&w, "lmp", &id);
     assert_string_equal(id.slurm_job, "s0123456789ABC");
-    assert_int_equal(workload_group_key(&w), hash_bytes("s0123456789ABC", 14, 4));
+    assert_string_equal(id.slurm_step, "0");
+    assert_int_equal(workload_group_key(&w),
+                     hash_bytes("0", 1, hash_bytes("s0123456789ABC", 14, 4)));
 }
 
 static void test_no_workload(void **state) {
@@ -88,7 +126,7 @@ static void test_systemd_service(void **state) {
     assert_string_equal(id.systemd_unit, "foo.service");
     assert_int_equal(workload_kind_outermost(&id), WORKLOAD_SYSTEMD_SERVICE);
     assert_int_equal(workload_kind_innermost(&id), WORKLOAD_SYSTEMD_SERVICE);
-    assert_int_equal(workload_group_key(&w), hash_bytes("foo.service", 11, 4));
+    assert_int_equal(workload_group_key(&w), hash_bytes("foo.service", 11, 5));
 
     w = parse("0::/user.slice/user-1000.slice/user@1000.service/app.slice/bar.service\n");
     identity_to_labels(&w, "bar", &id);

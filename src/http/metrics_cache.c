@@ -35,18 +35,21 @@ struct metrics_cache {
      * one can report it and reserve its buffer in one go. */
     _Atomic uint64_t last_render_ns;
     _Atomic size_t last_size, last_gzip_size;
-    /* The buffer of a plain body no longer served, kept for the next plain render: a
-     * fresh 2 MB buffer costs ~500 page faults and an munmap() at every snapshot. */
+    /* The buffer of a body no longer served ([0] plain, [1] gzip), and the compressor,
+     * kept for the next render: a fresh 2 MB buffer costs ~500 page faults and an
+     * munmap() at every snapshot. */
     pthread_mutex_t spare_lock;
-    char *spare;
-    size_t spare_cap;
+    char *spare[2];
+    size_t spare_cap[2];
+    struct gzip_stream *spare_gz;
 };
 
 /* A body handed to libmicrohttpd; freed, and taken off the budget, with the response. */
 struct body {
     struct metrics_cache *cache;
     size_t len;
-    size_t cap; /* of data; 0: not a plain body, never kept as the spare */
+    size_t cap; /* of data's allocation */
+    bool gz;
     char *data;
 };
 
@@ -55,11 +58,11 @@ static void body_free(void *cls) {
     struct metrics_cache *c = b->cache;
 
     atomic_fetch_sub(&c->live_bytes, b->len);
-    if (b->cap > 0 && b->cap <= c->budget) {
+    if (b->cap <= c->budget) {
         (void)pthread_mutex_lock(&c->spare_lock);
-        if (!c->spare) {
-            c->spare = TAKE_PTR(b->data);
-            c->spare_cap = b->cap;
+        if (!c->spare[b->gz]) {
+            c->spare[b->gz] = TAKE_PTR(b->data);
+            c->spare_cap[b->gz] = b->cap;
         }
         (void)pthread_mutex_unlock(&c->spare_lock);
     }
@@ -77,9 +80,9 @@ static int render_plain(struct metrics_cache *c, const struct snapshot *s,
 
     strbuf_init(&sb);
     (void)pthread_mutex_lock(&c->spare_lock);
-    if (c->spare) {
-        sb.buf = TAKE_PTR(c->spare);
-        sb.cap = c->spare_cap;
+    if (c->spare[0]) {
+        sb.buf = TAKE_PTR(c->spare[0]);
+        sb.cap = c->spare_cap[0];
         sb.buf[0] = '\0';
     }
     (void)pthread_mutex_unlock(&c->spare_lock);
@@ -106,13 +109,25 @@ static int gzip_piece(void *userdata, const char *data, size_t len) {
 /* Rendered through a small buffer into the compressor: the text of the whole exposition
  * (~1.8 MB at 10 000 series) is never held, nor its pages faulted in at every render. */
 static int render_gzip(struct metrics_cache *c, const struct snapshot *s,
-                       const struct exposition_options *o, char **ret_body, size_t *ret_len) {
+                       const struct exposition_options *o, char **ret_body, size_t *ret_len,
+                       size_t *ret_cap) {
     _cleanup_(gzip_stream_freep) struct gzip_stream *g = NULL;
     struct exposition_sink sink = {.write = gzip_piece, .chunk = GZIP_RENDER_CHUNK};
+    size_t hint = atomic_load(&c->last_gzip_size) + 4096, out_cap;
     struct strbuf sb;
+    char *out;
     int r;
 
-    r = gzip_stream_new(atomic_load(&c->last_gzip_size) + 4096, &g);
+    (void)pthread_mutex_lock(&c->spare_lock);
+    g = TAKE_PTR(c->spare_gz);
+    out = TAKE_PTR(c->spare[1]);
+    out_cap = c->spare_cap[1];
+    (void)pthread_mutex_unlock(&c->spare_lock);
+    if (!g && (r = gzip_stream_new(out ? 0 : hint, &g)) < 0) {
+        free(out);
+        return r;
+    }
+    r = gzip_stream_restart(g, out, out_cap, hint);
     if (r < 0)
         return r;
     sink.userdata = g;
@@ -120,11 +135,15 @@ static int render_gzip(struct metrics_cache *c, const struct snapshot *s,
     (void)strbuf_reserve(&sb, GZIP_RENDER_CHUNK + 16384);
     r = exposition_render_to(s, o, &sb, &sink);
     if (r >= 0)
-        r = gzip_stream_finish(g, sb.buf, sb.len, ret_body, ret_len);
+        r = gzip_stream_finish_cap(g, sb.buf, sb.len, ret_body, ret_len, ret_cap);
     strbuf_done(&sb);
     if (r < 0)
         return r;
     atomic_store(&c->last_gzip_size, *ret_len);
+    (void)pthread_mutex_lock(&c->spare_lock);
+    if (!c->spare_gz)
+        c->spare_gz = TAKE_PTR(g);
+    (void)pthread_mutex_unlock(&c->spare_lock);
     return 0;
 }
 
@@ -151,7 +170,8 @@ static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
     if (!b)
         return -ENOMEM;
     b->cache = c;
-    r = gz ? render_gzip(c, s, &o, &b->data, &b->len)
+    b->gz = gz;
+    r = gz ? render_gzip(c, s, &o, &b->data, &b->len, &b->cap)
            : render_plain(c, s, &o, &b->data, &b->len, &b->cap);
     if (r < 0) {
         free(b);
@@ -263,7 +283,9 @@ struct metrics_cache *metrics_cache_free(struct metrics_cache *c) {
     }
     (void)pthread_mutex_destroy(&c->lock);
     (void)pthread_mutex_destroy(&c->spare_lock);
-    free(c->spare);
+    for (size_t i = 0; i < ARRAY_SIZE(c->spare); i++)
+        free(c->spare[i]);
+    gzip_stream_free(c->spare_gz);
     free(c->metric_prefix);
     free(c);
     return NULL;

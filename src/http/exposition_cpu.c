@@ -103,6 +103,8 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
         const struct snap_workload *w = &s->workloads[i];
         bool labels_ready = false;
 
+        if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
+            prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
         if (!w->cpu_unseen_valid)
             continue;
         for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
@@ -149,6 +151,8 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
+            if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
+                prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
             if ((unsigned)w->kind != kind)
                 continue;
             workload_labels(labels_begin(r), w);
@@ -165,6 +169,8 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
+            if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
+                prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
             if ((unsigned)w->kind != kind)
                 continue;
             series_begin(r);

@@ -66,7 +66,7 @@ static const struct family cpu_unseen_energy = {
 /* Every workload label (each kind's), in the order of enum label_field. */
 static void cpu_workload_labels(struct strbuf *sb, const struct snap_identity *id) {
     for (enum label_field f = LABEL_PROCESS_NAME + 1; f < _LABEL_FIELD_MAX; f++)
-        put_label(sb, false, label_fields[f].label, label_value(id, f), label_fields[f].size);
+        put_field(sb, false, id, f);
 }
 
 static void cpu_process_labels(struct render *r, const struct snap_cpu_process *p) {
@@ -135,7 +135,7 @@ static void workload_labels(struct strbuf *sb, const struct snap_workload *w) {
     for (size_t i = 0; i < info->n_labels; i++) {
         enum label_field f = info->labels[i];
 
-        put_label(sb, i == 0, label_fields[f].label, label_value(w->id, f), label_fields[f].size);
+        put_field(sb, i == 0, w->id, f);
     }
 }
 

@@ -7,7 +7,10 @@
 #include "macro.h"
 
 #define FIELD(name, member)                                                                        \
-    { name, offsetof(struct snap_identity, member), sizeof(((struct snap_identity *)0)->member) }
+    {                                                                                              \
+        name, offsetof(struct snap_identity, member), sizeof(((struct snap_identity *)0)->member), \
+            sizeof(name) - 1                                                                       \
+    }
 
 const struct label_field_info label_fields[_LABEL_FIELD_MAX] = {
     [LABEL_PROCESS_NAME] = FIELD("process_name", process_name),

@@ -51,6 +51,7 @@ struct label_field_info {
     const char *label; /* the series label name */
     size_t offset;     /* of the value in struct snap_identity */
     size_t size;
+    size_t label_len; /* strlen(label), for a render's ~40 000 label names */
 };
 
 extern const struct label_field_info label_fields[_LABEL_FIELD_MAX];

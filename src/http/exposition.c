@@ -121,6 +121,8 @@ static int render_processes(struct render *r, const struct snapshot *s, const ch
         return -ENOMEM;
     strbuf_init(&lbl);
     for (size_t i = 0; i < n; i++) {
+        if (i + IDENTITY_PREFETCH_AHEAD < n)
+            prefetch_identity(s->gpu_processes[i + IDENTITY_PREFETCH_AHEAD].id);
         off[i] = lbl.len;
         put_process_labels(&lbl, &s->gpu_processes[i]);
     }

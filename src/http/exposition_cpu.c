@@ -67,7 +67,7 @@ static const struct family cpu_unseen_energy = {
 static void cpu_workload_labels(struct strbuf *sb, const struct snap_identity *id) {
     for (enum label_field f = LABEL_PROCESS_NAME + 1; f < _LABEL_FIELD_MAX; f++)
         if (label_printed(id, f))
-            put_label(sb, false, label_fields[f].label, label_value(id, f), label_fields[f].size);
+            put_field(sb, false, id, f);
 }
 
 static void cpu_process_labels(struct render *r, const struct snap_cpu_process *p) {
@@ -104,6 +104,8 @@ void exposition_render_cpu_processes(struct render *r, const struct snapshot *s)
         const struct snap_workload *w = &s->workloads[i];
         bool labels_ready = false;
 
+        if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
+            prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
         if (!w->cpu_unseen_valid)
             continue;
         for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
@@ -136,8 +138,7 @@ static void workload_labels(struct strbuf *sb, const struct snap_workload *w) {
 
         /* (A kind's first label is its own or its parent's id: never left out.) */
         if (label_printed(w->id, f))
-            put_label(sb, i == 0, label_fields[f].label, label_value(w->id, f),
-                      label_fields[f].size);
+            put_field(sb, i == 0, w->id, f);
     }
 }
 
@@ -153,6 +154,8 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
+            if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
+                prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
             if ((unsigned)w->kind != kind)
                 continue;
             workload_labels(labels_begin(r), w);
@@ -169,6 +172,8 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
+            if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
+                prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
             if ((unsigned)w->kind != kind)
                 continue;
             series_begin(r);

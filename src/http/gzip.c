@@ -75,25 +75,42 @@ struct gzip_stream {
     uint8_t level_buf[ISAL_DEF_LVL1_SMALL];
 };
 
+static void stream_init(struct gzip_stream *g) {
+    isal_deflate_init(&g->z);
+    g->z.level = GZIP_LEVEL;
+    g->z.level_buf = g->level_buf;
+    g->z.level_buf_size = sizeof(g->level_buf);
+    g->z.gzip_flag = IGZIP_GZIP;
+    g->out_len = 0;
+    g->finished = false;
+}
+
 int gzip_stream_new(size_t out_hint, struct gzip_stream **ret) {
     /* Not zeroed: isal_deflate_init() sets the state and the work area needs no init. */
     struct gzip_stream *g = malloc(sizeof(*g));
 
     if (!g)
         return -ENOMEM;
-    isal_deflate_init(&g->z);
-    g->z.level = GZIP_LEVEL;
-    g->z.level_buf = g->level_buf;
-    g->z.level_buf_size = sizeof(g->level_buf);
-    g->z.gzip_flag = IGZIP_GZIP;
+    stream_init(g);
     g->out = NULL;
-    g->out_len = g->out_cap = 0;
-    g->finished = false;
+    g->out_cap = 0;
     if (grow_array(&g->out, &g->out_cap, MAX(out_hint, GZIP_OUT_MIN), 1) < 0) {
         free(g);
         return -ENOMEM;
     }
     *ret = g;
+    return 0;
+}
+
+int gzip_stream_restart(struct gzip_stream *g, char *out, size_t out_cap, size_t out_hint) {
+    stream_init(g);
+    if (out) {
+        free(g->out);
+        g->out = (uint8_t *)out;
+        g->out_cap = out_cap;
+    }
+    if (g->out_cap < out_hint && grow_array(&g->out, &g->out_cap, out_hint, 1) < 0)
+        return -ENOMEM;
     return 0;
 }
 
@@ -165,8 +182,8 @@ int gzip_stream_write(struct gzip_stream *g, const char *data, size_t len) {
     return deflate_all(g, data, len, false);
 }
 
-int gzip_stream_finish(struct gzip_stream *g, const char *data, size_t len, char **ret_out,
-                       size_t *ret_len) {
+int gzip_stream_finish_cap(struct gzip_stream *g, const char *data, size_t len, char **ret_out,
+                           size_t *ret_len, size_t *ret_cap) {
     int r = deflate_all(g, data, len, true);
 
     if (r < 0)
@@ -174,6 +191,13 @@ int gzip_stream_finish(struct gzip_stream *g, const char *data, size_t len, char
     g->finished = true;
     *ret_out = (char *)TAKE_PTR(g->out);
     *ret_len = g->out_len;
+    if (ret_cap)
+        *ret_cap = g->out_cap;
     g->out_len = g->out_cap = 0;
     return 0;
+}
+
+int gzip_stream_finish(struct gzip_stream *g, const char *data, size_t len, char **ret_out,
+                       size_t *ret_len) {
+    return gzip_stream_finish_cap(g, data, len, ret_out, ret_len, NULL);
 }

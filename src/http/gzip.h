@@ -25,6 +25,13 @@ int gzip_stream_write(struct gzip_stream *g, const char *data, size_t len);
  * the whole gzip member. Same errors as gzip_stream_write(). */
 int gzip_stream_finish(struct gzip_stream *g, const char *data, size_t len, char **ret_out,
                        size_t *ret_len);
+/* The same, with the capacity of *ret_out's allocation in *ret_cap, for its reuse. */
+int gzip_stream_finish_cap(struct gzip_stream *g, const char *data, size_t len, char **ret_out,
+                           size_t *ret_len, size_t *ret_cap);
+/* Starts a new stream on g (its compressor's state reused, nothing allocated), into out
+ * (out_cap bytes, taken over; NULL: the output g still has), grown to out_hint if smaller.
+ * Returns 0 or -ENOMEM (g still holds the output; a restart again may follow). */
+int gzip_stream_restart(struct gzip_stream *g, char *out, size_t out_cap, size_t out_hint);
 struct gzip_stream *gzip_stream_free(struct gzip_stream *g); /* returns NULL */
 /* For _cleanup_(): frees *p when it is not NULL. */
 void gzip_stream_freep(struct gzip_stream **p);

@@ -19,6 +19,8 @@
  * Memory is bounded: bodies still referenced (kept, or being sent to clients, of this
  * snapshot or older ones) may hold at most `budget` bytes together; a scrape that would
  * render past it gets -EBUSY (the server answers 503). Scrapes already served are not cut.
+ * Beside them, the buffer of one body no longer served per encoding and the compressor are
+ * kept for the next render (the peak is the same: the kept body and the new one).
  *
  * Thread-safe.
  */

@@ -17,7 +17,9 @@ bool promtext_name_valid(const char *name);
 
 /*
  * Appends a label value read from at most max bytes of v (stops at the first NUL): '\\',
- * '"' and newline are escaped, bytes that are not valid UTF-8 become U+FFFD.
+ * '"' and newline are escaped, bytes that are not valid UTF-8 become U+FFFD. Unless max is
+ * SIZE_MAX (a NUL-terminated string), all max bytes of v must be readable (a fixed-size
+ * field): it is scanned a word at a time, past the NUL.
  */
 void promtext_put_label_value(struct strbuf *sb, const char *v, size_t max);
 

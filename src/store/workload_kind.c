@@ -9,7 +9,7 @@
 #define MEMBER_SIZE(member) sizeof(((struct snap_identity *)0)->member)
 /* omit: the label is left out of a series while empty (label_printed()). */
 #define FIELD(name, member, omit)                                                                  \
-    { name, offsetof(struct snap_identity, member), MEMBER_SIZE(member), omit }
+    { name, offsetof(struct snap_identity, member), MEMBER_SIZE(member), sizeof(name) - 1, omit }
 
 const struct label_field_info label_fields[_LABEL_FIELD_MAX] = {
     [LABEL_PROCESS_NAME] = FIELD("process_name", process_name, false),

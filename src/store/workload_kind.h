@@ -57,6 +57,7 @@ struct label_field_info {
     const char *label; /* the series label name */
     size_t offset;     /* of the value in struct snap_identity */
     size_t size;
+    size_t label_len; /* strlen(label), for a render's ~40 000 label names */
     /* Left out of a series when empty (labels added later, so the series that existed
      * before them keep their label sets). */
     bool omit_empty;

@@ -303,6 +303,33 @@ static void test_escaping(void **state) {
     check_escape("abcdef", 3, "abc");
 }
 
+/* Fixed-size fields (max their size) are scanned a word at a time: what comes after the
+ * NUL never shows, and a byte needing work is found wherever it sits in a word. */
+static void test_escaping_fields(void **state) {
+    char field[40];
+
+    memset(field, 'x', sizeof(field));
+    memcpy(field, "0123456789abcdef", 17);
+    check_escape(field, sizeof(field), "0123456789abcdef");
+    for (size_t at = 0; at < 23; at++) {
+        char want[64];
+
+        memset(field, 'y', sizeof(field));
+        memcpy(field, "abcdefghijklmnopqrstuvw", 24);
+        field[at] = '"';
+        (void)snprintf(want, sizeof(want), "%.*s\\\"%s", (int)at, field, field + at + 1);
+        check_escape(field, sizeof(field), want);
+        field[at] = '\n';
+        (void)snprintf(want, sizeof(want), "%.*s\\n%s", (int)at, field, field + at + 1);
+        check_escape(field, sizeof(field), want);
+        field[at] = '\xff';
+        (void)snprintf(want, sizeof(want), "%.*s\xef\xbf\xbd%s", (int)at, field, field + at + 1);
+        check_escape(field, sizeof(field), want);
+    }
+    memset(field, 'z', sizeof(field)); /* no NUL at all: max ends it */
+    check_escape(field, sizeof(field), "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz");
+}
+
 static void check_double(double v, const char *want) {
     struct strbuf sb;
 
@@ -545,6 +572,7 @@ int main(void) {
         cmocka_unit_test(test_empty_snapshot),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_escaping_fields),
         cmocka_unit_test(test_doubles),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_cpu_domains),

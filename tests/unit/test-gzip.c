@@ -127,6 +127,37 @@ static void test_output_grows(void **state) {
     assert_inflates_to(out, out_len, in, n);
 }
 
+/* A restarted stream compresses anew with the state it kept: into the buffer it is given
+ * (here the last output's, too small or larger than needed) or one of its own. */
+static void test_restart(void **state) {
+    _cleanup_(gzip_stream_freep) struct gzip_stream *g = NULL;
+    _cleanup_(freep) char *big = NULL, *small = NULL;
+    size_t big_n = 1 << 20, len = 0, cap = 0;
+    char *out = NULL;
+    uint64_t seed = 5;
+
+    big = exposition_like(big_n, &seed);
+    small = exposition_like(5000, &seed);
+    ASSERT_OK(gzip_stream_new(0, &g));
+    ASSERT_OK(gzip_stream_finish_cap(g, small, 5000, &out, &len, &cap));
+    assert_true(cap >= len);
+    assert_inflates_to(out, len, small, 5000);
+    for (int i = 0; i < 3; i++) { /* small's buffer grows for big, big's holds small */
+        const char *in = i == 1 ? small : big;
+        size_t n = i == 1 ? 5000 : big_n;
+
+        ASSERT_OK(gzip_stream_restart(g, out, cap, 0));
+        ASSERT_OK(gzip_stream_write(g, in, n / 2));
+        ASSERT_OK(gzip_stream_finish_cap(g, in + n / 2, n - n / 2, &out, &len, &cap));
+        assert_inflates_to(out, len, in, n);
+    }
+    ASSERT_OK(gzip_stream_restart(g, NULL, 0, 4096));
+    free(out);
+    ASSERT_OK(gzip_stream_finish(g, small, 5000, &out, &len));
+    assert_inflates_to(out, len, small, 5000);
+    free(out);
+}
+
 /* A finished stream takes nothing more. */
 static void test_finished(void **state) {
     _cleanup_(gzip_stream_freep) struct gzip_stream *g = NULL;
@@ -189,9 +220,9 @@ static void test_out_of_memory(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accepted),      cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_output_grows),  cmocka_unit_test(test_finished),
-        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_accepted),     cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_output_grows), cmocka_unit_test(test_finished),
+        cmocka_unit_test(test_restart),      cmocka_unit_test(test_out_of_memory),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

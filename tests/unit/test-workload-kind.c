@@ -241,6 +241,8 @@ static void test_table(void **state) {
         for (size_t j = 0; j < k; j++)
             assert_string_not_equal(workload_kinds[j].name, info->name);
     }
+    for (size_t f = 0; f < _LABEL_FIELD_MAX; f++) /* the length the exposition copies */
+        assert_int_equal(label_fields[f].label_len, strlen(label_fields[f].label));
 }
 
 int main(void) {

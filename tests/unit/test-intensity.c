@@ -313,6 +313,25 @@ static void test_phase_change_followed(void **state) {
     synth_done(&s);
 }
 
+/* A 400 W trainer throughout, and every 3 s a 300 ms run of a 60 W job: all runs one
+ * workload (class 7), or each a workload of its own of one command (family 7). */
+static void short_runs(struct synth *s, size_t runs, bool own_workloads) {
+    assert_int_equal(synth_init(s, runs + 1, 310, 3), 0);
+    s->idle_w = 60;
+    s->ctx_w = 50;
+    s->noise = 0.005;
+    s->procs[0].kappa_w = 400;
+    synth_random_duty(s, 0, 0, 310, 30, 100, 5, 3, false);
+    for (size_t p = 1; p <= runs; p++) {
+        double start = 5 + 3.0 * (double)(p - 1) + 0.01 * (double)test_rand_below(&s->rng, 70);
+
+        s->procs[p].kappa_w = 60;
+        s->procs[p].class_key = own_workloads ? 100 + p : 7;
+        s->procs[p].family_key = own_workloads ? 7 : 0;
+        synth_set(s, p, start, start + 0.3, 100);
+    }
+}
+
 /*
  * A 400 W trainer runs throughout; every 3 s a 300 ms job of one workload (class 7, 60 W)
  * runs as a new process. No run is long enough to learn from alone; the class learns
@@ -326,19 +345,7 @@ static void test_short_jobs_share_their_class(void **state) {
     struct synth_run r;
     unsigned learned_at_start = 0;
 
-    assert_int_equal(synth_init(&s, RUNS + 1, 310, 3), 0);
-    s.idle_w = 60;
-    s.ctx_w = 50;
-    s.noise = 0.005;
-    s.procs[0].kappa_w = 400;
-    synth_random_duty(&s, 0, 0, 310, 30, 100, 5, 3, false);
-    for (size_t p = 1; p <= RUNS; p++) {
-        double start = 5 + 3.0 * (double)(p - 1) + 0.01 * (double)test_rand_below(&s.rng, 70);
-
-        s.procs[p].kappa_w = 60;
-        s.procs[p].class_key = 7;
-        synth_set(&s, p, start, start + 0.3, 100);
-    }
+    short_runs(&s, RUNS, false);
     ASSERT_OK(synth_run_init(&r, NULL));
     for (unsigned t = 0; t < 305; t++) {
         /* A run starts in this window: what does its class know? */
@@ -367,20 +374,7 @@ static void test_runs_of_one_command_pool(void **state) {
     struct synth_run r;
     double got = 0, sm = 0, truth = 0;
 
-    assert_int_equal(synth_init(&s, RUNS + 1, 310, 3), 0);
-    s.idle_w = 60;
-    s.ctx_w = 50;
-    s.noise = 0.005;
-    s.procs[0].kappa_w = 400;
-    synth_random_duty(&s, 0, 0, 310, 30, 100, 5, 3, false);
-    for (size_t p = 1; p <= RUNS; p++) {
-        double start = 5 + 3.0 * (double)(p - 1) + 0.01 * (double)test_rand_below(&s.rng, 70);
-
-        s.procs[p].kappa_w = 60;
-        s.procs[p].class_key = 100 + p;
-        s.procs[p].family_key = 7;
-        synth_set(&s, p, start, start + 0.3, 100);
-    }
+    short_runs(&s, RUNS, true);
     ASSERT_OK(synth_run_init(&r, NULL));
     run_seconds(&s, &r, 305);
     for (size_t p = 50; p <= RUNS; p++) {

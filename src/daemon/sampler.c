@@ -274,13 +274,6 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->proc_fd = open_root(cfg->procfs);
     /* Borrows proc_fd and sys_fd: done before they are closed. */
     cpu_groups_init(&s->cpu_groups, s->proc_fd, s->sys_fd);
-    if (cfg->command == COMMAND_SERVE && cfg->slurm_watch && s->sys_fd >= 0) {
-        r = slurm_watch_start(s->sys_fd, s->proc_fd, &s->slurm_watch);
-        if (r < 0)
-            (void)log_debug_errno(r, "slurm: no job cgroups to watch: %m");
-        else
-            cpu_groups_set_watch(&s->cpu_groups, s->slurm_watch);
-    }
     {
         long tck = sysconf(_SC_CLK_TCK);
         struct cpu_accounting_options co = {
@@ -295,8 +288,9 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
             return r;
         }
     }
-    /* The scanner first: loading the task iterator forks, which is safe only while this
-     * is the one thread (the exec watch and the NVML library start threads of their own). */
+    /* The scanner before any thread starts: loading the task iterator forks, which is
+     * safe only while this is the one thread (the exec and SLURM watches and the NVML
+     * library start threads of their own). */
     if (s->proc_fd < 0)
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
@@ -310,6 +304,13 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
             start_exec_watch(s);
             s->resolver.watch = s->exec_watch;
         }
+    }
+    if (cfg->command == COMMAND_SERVE && cfg->slurm_watch && s->sys_fd >= 0) {
+        r = slurm_watch_start(s->sys_fd, s->proc_fd, &s->slurm_watch);
+        if (r < 0)
+            (void)log_debug_errno(r, "slurm: no job cgroups to watch: %m");
+        else
+            cpu_groups_set_watch(&s->cpu_groups, s->slurm_watch);
     }
     if (cfg->gpu_enabled)
         open_gpu(s, clock_monotonic_ns());

@@ -353,6 +353,15 @@ static int check_self(struct task_iter *ti, int procfs_fd, const char **ret_reas
     return 0;
 }
 
+/* Whether this process has threads besides this one, as far as <procfs>/self/stat tells. */
+static bool other_threads(int procfs_fd) {
+    struct proc_pid_stat st;
+    char buf[2048];
+    int n = read_file_into_at(procfs_fd, "self/stat", buf, sizeof(buf));
+
+    return n >= 0 && proc_pid_stat_parse(buf, (size_t)n, &st) >= 0 && st.num_threads > 1;
+}
+
 int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reason) {
     _cleanup_(freep) struct task_iter *ti = NULL;
     int r;
@@ -360,6 +369,12 @@ int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reaso
     if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
         *ret_reason = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
         return -errno;
+    }
+    /* The loader is a forked child, which could hang on a lock another thread held at the
+     * fork: it is loaded at the start, before any thread, or not at all. */
+    if (other_threads(procfs_fd)) {
+        *ret_reason = "other threads are running (it is loaded only at the start)";
+        return -EBUSY;
     }
     ti = calloc(1, sizeof(*ti));
     if (!ti)

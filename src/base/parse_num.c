@@ -40,6 +40,15 @@ int safe_atou64(const char *s, uint64_t *ret_value) {
     return 0;
 }
 
+bool all_digits_n(const char *s, size_t n) {
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
 int safe_atou32(const char *s, uint32_t *ret_value) {
     uint64_t v;
     int r;

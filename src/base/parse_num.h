@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* Whether the n bytes at s are all decimal digits (and n > 0): a name's numeric part
+ * ("job_42", "nvidia3"), checked before it is parsed. */
+bool all_digits_n(const char *s, size_t n);
 
 /*
  * Whole-string, range-checked number parsing. Leading whitespace and one trailing run of

@@ -20,6 +20,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "parse_num.h"
 #include "slurm_step_array.h"
 
 /* What a watched directory is, from the mount down. */
@@ -81,12 +82,7 @@ static bool has_suffix(const char *s, const char *x) {
 }
 
 static bool all_digits(const char *s) {
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
+    return all_digits_n(s, strlen(s));
 }
 
 /* "s" + 13 Crockford base32 characters (no I, L, O, U). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "parse_num.h"
 
 static bool starts_with(const char *s, const char *prefix) {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -34,15 +35,6 @@ static bool uuid_body(const char *s, size_t n) {
     return hex;
 }
 
-static bool all_digits(const char *s, size_t n) {
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-    return true;
-}
-
 int podres_gpu_id_parse(const char *id, struct podres_gpu_id *ret) {
     struct podres_gpu_id g = {0};
     const char *sep;
@@ -53,7 +45,7 @@ int podres_gpu_id_parse(const char *id, struct podres_gpu_id *ret) {
     sep = strstr(id, "::");
     n = sep ? (size_t)(sep - id) : strlen(id);
     if (sep) {
-        if (!all_digits(sep + 2, strlen(sep + 2)))
+        if (!all_digits_n(sep + 2, strlen(sep + 2)))
             return -EINVAL;
         g.replica = true;
     }
@@ -73,8 +65,8 @@ int podres_gpu_id_parse(const char *id, struct podres_gpu_id *ret) {
         if (!slash || !uuid_body(body, (size_t)(slash - body)))
             return -EINVAL;
         slash2 = strchr(slash + 1, '/');
-        if (!slash2 || !all_digits(slash + 1, (size_t)(slash2 - slash - 1)) ||
-            !all_digits(slash2 + 1, strlen(slash2 + 1)))
+        if (!slash2 || !all_digits_n(slash + 1, (size_t)(slash2 - slash - 1)) ||
+            !all_digits_n(slash2 + 1, strlen(slash2 + 1)))
             return -EINVAL;
         memcpy(g.gpu_uuid, g.device + 4, (size_t)(slash - g.device) - 4);
     } else if (starts_with(g.device, "MIG-")) {

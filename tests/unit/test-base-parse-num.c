@@ -71,6 +71,15 @@ static void test_atou32(void **state) {
     assert_int_equal(v, 9);
 }
 
+static void test_all_digits(void **state) {
+    assert_true(all_digits_n("0", 1));
+    assert_true(all_digits_n("4242x", 4)); /* only the n bytes asked */
+    assert_false(all_digits_n("4242x", 5));
+    assert_false(all_digits_n("", 0));
+    assert_false(all_digits_n("12 ", 3));
+    assert_false(all_digits_n("-1", 2));
+}
+
 static void test_atoi64(void **state) {
     int64_t v = 9;
 
@@ -168,7 +177,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_atou64),   cmocka_unit_test(test_atou32),
         cmocka_unit_test(test_atoi64),   cmocka_unit_test(test_atod),
-        cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_duration), cmocka_unit_test(test_all_digits),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -119,6 +119,40 @@ static struct task_iter *open_or_skip(void) {
     return ti;
 }
 
+/* A thread that waits until its pipe closes. */
+static void *park(void *arg) {
+    char c;
+
+    while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/* With another thread running, the loader is not forked (the child could hang on a lock
+ * that thread held at the fork): -EBUSY, with the reason, whatever the kernel allows. */
+static void test_refused_beside_threads(void **state) {
+    struct task_iter *ti = NULL;
+    const char *reason = NULL;
+    int fd = open_root("/proc"), p[2], r;
+    pthread_t t;
+
+    ASSERT_OK(fd);
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(pthread_create(&t, NULL, park, &p[0]), 0);
+    r = task_iter_open(fd, &ti, &reason);
+    (void)close(p[1]);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    (void)close(p[0]);
+    (void)close(fd);
+    if (r == -EOPNOTSUPP || r == -ENOENT) { /* no eBPF in this build, no BTF: said first */
+        print_message("skipped: %s\n", reason);
+        skip();
+    }
+    assert_int_equal(r, -EBUSY);
+    assert_null(ti);
+    assert_non_null(strstr(reason, "threads"));
+}
+
 static const struct task_iter_process *find(const struct task_iter_process *rows, int n,
                                             pid_t pid) {
     for (int i = 0; i < n; i++)
@@ -329,9 +363,12 @@ static void test_state_letters(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_letters),          cmocka_unit_test(test_cpu_matches_schedstat),
-        cmocka_unit_test(test_scanner_reads_iterator), cmocka_unit_test(test_scanner_forced_off),
+        cmocka_unit_test(test_state_letters),
+        cmocka_unit_test(test_cpu_matches_schedstat),
+        cmocka_unit_test(test_scanner_reads_iterator),
+        cmocka_unit_test(test_scanner_forced_off),
         cmocka_unit_test(test_read_under_filter),
+        cmocka_unit_test(test_refused_beside_threads),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

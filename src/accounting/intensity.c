@@ -175,6 +175,7 @@ static void clear_slot(struct intensity_gpu *g, size_t s) {
     size_t p = PARAM_CLASS0 + s;
 
     (void)hashmap_remove(&g->index, g->classes[s].key);
+    intensity_family_leave(g, (uint32_t)s);
     for (size_t i = 0; i < g->dim; i++) {
         g->m[p * g->dim + i] = 0;
         g->m[i * g->dim + p] = 0;
@@ -607,6 +608,7 @@ int intensity_class_get(const struct intensity_gpu *g, uint64_t class_key,
         .watts = g->theta[p],
         .se_watts = g->se[p],
         .learned = g->learned[p],
+        .in_family = g->classes[v - 1].family != 0,
     };
     return 0;
 }

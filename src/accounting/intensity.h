@@ -172,6 +172,7 @@ struct intensity_class_info {
     double watts;    /* W per 100 % SM */
     double se_watts; /* its standard error at the last solve (0 when not live) */
     bool learned;    /* identifiable (or remembered from when it was) */
+    bool in_family;  /* it pools with the other runs of its command (intensity_family.c) */
 };
 
 /* What is known of a class. Returns 0, or -ENOENT when it is not tracked. */

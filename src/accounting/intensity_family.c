@@ -23,16 +23,44 @@ void intensity_families_free(struct intensity_gpu *g) {
     g->n_families = g->families_cap = 0;
 }
 
+/* The family no tracked class belongs to that was seen least recently; -ENOSPC if every
+ * family still has a class in the table. */
+static int family_victim(const struct intensity_gpu *g, uint32_t *ret) {
+    uint32_t victim = UINT32_MAX;
+
+    for (uint32_t f = 0; f < g->n_families; f++)
+        if (g->families[f].tracked == 0 &&
+            (victim == UINT32_MAX || g->families[f].last_seen_s < g->families[victim].last_seen_s))
+            victim = f;
+    if (victim == UINT32_MAX)
+        return -ENOSPC;
+    *ret = victim;
+    return 0;
+}
+
 static int family_slot(struct intensity_gpu *g, uint64_t key, uint32_t *ret) {
     uintptr_t v = (uintptr_t)hashmap_get(&g->family_index, key);
+    uint32_t old;
     int r;
 
     if (v) {
         *ret = (uint32_t)(v - 1);
         return 0;
     }
-    if (g->n_families == g->opt.max_classes)
-        return -ENOSPC;
+    /* Full: a command gone from the GPU makes room for a new one, so a node that runs
+     * more commands over its life than the table holds keeps pooling the new ones. */
+    if (g->n_families == g->opt.max_classes) {
+        r = family_victim(g, &old);
+        if (r < 0)
+            return r;
+        r = hashmap_put(&g->family_index, key, (void *)(uintptr_t)(old + 1));
+        if (r < 0)
+            return r;
+        (void)hashmap_remove(&g->family_index, g->families[old].key);
+        g->families[old] = (struct intensity_family){.key = key};
+        *ret = old;
+        return 0;
+    }
     if (g->n_families == g->families_cap) {
         size_t cap = g->families_cap ? 2 * g->families_cap : 8;
         struct intensity_family *f = reallocarray(g->families, cap, sizeof(*f));
@@ -55,7 +83,11 @@ int intensity_family_join(struct intensity_gpu *g, uint32_t s, uint64_t family_k
     uint32_t f;
     int r;
 
-    if (c->family || family_key == 0)
+    if (c->family) {
+        g->families[c->family - 1].last_seen_s = g->clock_s;
+        return 0;
+    }
+    if (family_key == 0)
         return 0;
     r = family_slot(g, family_key, &f);
     if (r == -ENOSPC)
@@ -64,7 +96,17 @@ int intensity_family_join(struct intensity_gpu *g, uint32_t s, uint64_t family_k
         return r;
     c->family = f + 1;
     c->fam_w = c->fam_wt = c->fam_wtt = 0;
+    g->families[f].tracked++;
+    g->families[f].last_seen_s = g->clock_s;
     return 0;
+}
+
+void intensity_family_leave(struct intensity_gpu *g, uint32_t s) {
+    struct intensity_class *c = &g->classes[s];
+
+    if (c->family && g->families[c->family - 1].tracked > 0)
+        g->families[c->family - 1].tracked--;
+    c->family = 0;
 }
 
 void intensity_family_update(struct intensity_gpu *g, uint32_t s, double theta, double se) {

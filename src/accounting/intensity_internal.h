@@ -41,7 +41,9 @@ struct intensity_class {
  * class too short-lived to be learned alone. Sums over its members' contributions. */
 struct intensity_family {
     uint64_t key;
-    unsigned members;
+    unsigned members;   /* classes that ever added to it (evicted ones still count) */
+    unsigned tracked;   /* classes in the table that belong to it now */
+    double last_seen_s; /* learning clock: when one of its classes was last in a window */
     double w, wt, wtt;
 };
 
@@ -104,6 +106,8 @@ void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row 
 /* Puts class slot s into the family of that key (0: none), once. */
 int intensity_family_join(struct intensity_gpu *g, uint32_t s, uint64_t family_key);
 /* Replaces what class slot s adds to its family by its new estimate and standard error. */
+/* The class in slot s leaves its family (the slot is being cleared); what it taught stays. */
+void intensity_family_leave(struct intensity_gpu *g, uint32_t s);
 void intensity_family_update(struct intensity_gpu *g, uint32_t s, double theta, double se);
 /* Its family's estimate for class slot s from the other members, and the variance of a
  * member about it. false when the family is too small to tell. */

@@ -496,6 +496,55 @@ static void test_eviction(void **state) {
     intensity_gpu_free(g);
 }
 
+/* One window of classes first..first+n-1, each of its own command (family class + 1000). */
+static void window_of_commands(struct intensity_gpu *g, uint64_t first, size_t n) {
+    struct intensity_consumer c[4];
+    struct intensity_share sh[4];
+    struct intensity_result res;
+
+    assert_true(n <= 4);
+    for (size_t j = 0; j < n; j++)
+        c[j] = (struct intensity_consumer){
+            .class_key = first + j, .family_key = first + j + 1000, .activity = 10 * S};
+    ASSERT_OK(intensity_window(g,
+                               &(struct intensity_window){.duration_us = S,
+                                                          .context_us = S,
+                                                          .energy_uj = 100 * S,
+                                                          .n = n,
+                                                          .consumers = c},
+                               sh, &res));
+}
+
+/*
+ * The command table holds max_classes commands. When it is full, a command none of whose
+ * classes is tracked any more makes room for a new one; while every command still has a
+ * tracked class, a new one goes without pooling (and is still split, by SM activity).
+ */
+static void test_families_make_room(void **state) {
+    struct intensity_options o = {.max_classes = 4};
+    struct intensity_class_info info;
+    struct intensity_gpu *g;
+
+    ASSERT_OK(intensity_gpu_new(&o, &g));
+    window_of_commands(g, 1, 4);
+    for (uint64_t k = 1; k <= 4; k++) {
+        ASSERT_OK(intensity_class_get(g, k, &info));
+        assert_true(info.in_family);
+    }
+    /* Classes 5-8 evict 1-4, whose commands are then gone: 5-8's commands take their places. */
+    window_of_commands(g, 5, 4);
+    for (uint64_t k = 5; k <= 8; k++) {
+        ASSERT_OK(intensity_class_get(g, k, &info));
+        assert_true(info.in_family);
+    }
+    ASSERT_ERRNO(intensity_class_get(g, 1, &info), ENOENT);
+    /* Class 9 evicts one of 5-8 and takes the place of its command. */
+    window_of_commands(g, 9, 1);
+    ASSERT_OK(intensity_class_get(g, 9, &info));
+    assert_true(info.in_family);
+    intensity_gpu_free(g);
+}
+
 static void test_errors(void **state) {
     struct intensity_consumer c = {.class_key = 1, .activity = S};
     struct intensity_share sh = {.weight = 77};
@@ -592,6 +641,7 @@ int main(void) {
         cmocka_unit_test(test_short_jobs_share_their_class),
         cmocka_unit_test(test_unlearned_class_keeps_its_sm_share),
         cmocka_unit_test(test_eviction),
+        cmocka_unit_test(test_families_make_room),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_never_worse_than_sm_share),
     };

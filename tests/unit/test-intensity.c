@@ -506,13 +506,11 @@ static void window_of_commands(struct intensity_gpu *g, uint64_t first, size_t n
     for (size_t j = 0; j < n; j++)
         c[j] = (struct intensity_consumer){
             .class_key = first + j, .family_key = first + j + 1000, .activity = 10 * S};
-    ASSERT_OK(intensity_window(g,
-                               &(struct intensity_window){.duration_us = S,
-                                                          .context_us = S,
-                                                          .energy_uj = 100 * S,
-                                                          .n = n,
-                                                          .consumers = c},
-                               sh, &res));
+    ASSERT_OK(intensity_window(
+        g,
+        &(struct intensity_window){
+            .duration_us = S, .context_us = S, .energy_uj = 100 * S, .n = n, .consumers = c},
+        sh, &res));
 }
 
 /*

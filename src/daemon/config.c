@@ -222,7 +222,7 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
             return bad(name, arg, "expected true or false");
         return 0;
     case OPT_TRACE:
-        cfg->replay_trace = arg;
+        cfg->trace_file = arg;
         return 0;
     case OPT_SCENARIO:
         cfg->scenario = arg;

@@ -69,7 +69,7 @@ struct config {
     bool slurm_watch;                 /* --slurm-watch: SLURM job cgroups with inotify */
 
     const char *scenario;        /* replay --scenario FILE */
-    const char *replay_trace;    /* replay --trace FILE */
+    const char *trace_file;      /* replay, serve --trace FILE */
     char **run_argv;             /* run -- CMD ARGS...: NULL-terminated (argv's tail) */
     const char *top_url;         /* top URL: a /metrics to read; NULL: the local sources */
     uint64_t replay_duration_ns; /* replay --duration (default: the scenario's) */

@@ -98,8 +98,8 @@ const struct option_doc option_docs[] = {
     {OPT_DURATION, "duration", NULL, required_argument, "D", C,
      "replay: how much of the scenario to play (default: all of it)."},
     {OPT_TRACE, "trace", NULL, required_argument, "FILE", C,
-     "replay: also write every GPU window (energy, idle, each process's SM activity) to FILE, "
-     "for scripts/accuracy-score's baselines."},
+     "replay, serve: also write every GPU window (energy, idle, each process's SM activity) "
+     "to FILE, for scripts/accuracy-score's baselines."},
     {OPT_JSON, "json", NULL, no_argument, NULL, C, "ps, run: JSON instead of a table."},
     {OPT_ALL, "all", NULL, no_argument, NULL, C,
      "ps: every process, also those with no energy yet."},

@@ -19,6 +19,7 @@
 #include "sampler.h"
 #include "sim_control.h"
 #include "strbuf.h"
+#include "window_trace.h"
 
 /* The simulator's control functions, resolved from the library loaded as NVML. */
 struct sim_api {
@@ -165,33 +166,6 @@ static void print_truth(const struct sim_api *api, const struct snapshot *snap) 
     }
 }
 
-/* The group a baseline that works per pod copies energy to: the pod, else the container,
- * job or service, else the process alone ("-"). */
-static const char *trace_group(const struct ledger_process *p) {
-    const struct snap_identity *id = p->id;
-
-    if (!id)
-        return "-";
-    return id->pod_uid[0]        ? id->pod_uid
-           : id->container_id[0] ? id->container_id
-           : id->slurm_job[0]    ? id->slurm_job
-           : id->systemd_unit[0] ? id->systemd_unit
-                                 : "-";
-}
-
-/* One line per window: W gpu t0_us t1_us energy_uj idle_uj, then pid:start_us:activity:group
- * per process (activity in percent-microseconds of SM time). */
-static void trace_window(void *userdata, const struct gpu_window_trace *w) {
-    FILE *f = userdata;
-
-    fprintf(f, "W %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, w->gpu, w->t0_us, w->t1_us,
-            w->energy_uj, w->idle_uj);
-    for (size_t i = 0; i < w->n; i++)
-        fprintf(f, " %" PRIu32 ":%.0f:%" PRIu64 ":%s", w->procs[i]->pid,
-                w->procs[i]->start_time_seconds * 1e6, w->activity[i], trace_group(w->procs[i]));
-    fputc('\n', f);
-}
-
 static int replay_loop(const struct config *cfg, const struct sim_api *api,
                        struct snapshot_slot *slot) {
     _cleanup_(fclosep) FILE *trace = NULL;
@@ -206,17 +180,16 @@ static int replay_loop(const struct config *cfg, const struct sim_api *api,
         duration_us = cfg->replay_duration_ns / NSEC_PER_USEC;
     end_us = start_us + duration_us;
 
-    if (cfg->replay_trace) {
-        trace = fopen(cfg->replay_trace, "we");
-        if (!trace)
-            return log_error_errno(-errno, "replay: cannot write the trace '%s': %m",
-                                   cfg->replay_trace);
-    }
     r = sampler_new(cfg, slot, &sampler);
     if (r < 0)
         return log_error_errno(r, "replay: cannot create the sampler: %m");
-    if (trace)
-        sampler_set_window_observer(sampler, trace_window, trace);
+    if (cfg->trace_file) {
+        r = window_trace_attach(sampler, cfg->trace_file, &trace);
+        if (r < 0) {
+            sampler_free(sampler);
+            return r;
+        }
+    }
     /* Ticks at --sample-interval, polls in between as the sampler thread does. */
     step_us = sampler_poll_interval_ns(cfg) / NSEC_PER_USEC;
     next_tick = start_us;

@@ -20,6 +20,7 @@
 #include "snapshot.h"
 #include "syscall_filter.h"
 #include "webconfig.h"
+#include "window_trace.h"
 
 /* The listening socket, before anything else starts: a wrong address fails at once, with
  * the address in the message, not after NVML, RAPL and Kubernetes came up. */
@@ -182,6 +183,7 @@ int serve_run(const struct config *cfg) {
     };
     struct web_config *web = NULL;
     struct snapshot_slot *slot = NULL;
+    _cleanup_(fclosep) FILE *trace = NULL; /* closed after the sampler is freed */
     struct sampler *sampler = NULL;
     struct http_server *server = NULL;
     _cleanup_(closep) int listen_fd = -1;
@@ -224,6 +226,11 @@ int serve_run(const struct config *cfg) {
         goto finish;
     }
     o.userdata = sampler;
+    if (cfg->trace_file) {
+        r = window_trace_attach(sampler, cfg->trace_file, &trace);
+        if (r < 0)
+            goto finish;
+    }
 
     /* One tick before serving, so the first scrape already has every family. */
     first = sampler_now();

@@ -2,7 +2,7 @@
 # The command line: my-gpu-exporter's flags are accepted (also Go-style single-dash),
 # bad flags and values are rejected with usage and exit 2, an unusable listen address is
 # a clear error with exit 1, SIGTERM stops cleanly, --metric-prefix=my_gpu_process gives
-# my-gpu-exporter's names, a reused pid is a new series, and retention keeps exited
+# my-gpu-exporter's names, serve --trace writes the windows, a reused pid is a new series, and retention keeps exited
 # processes with _active 0 and then drops them.
 # Usage: cli.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -51,7 +51,7 @@ mkdir -p "$E2E_TMP/proc"
 JOULESTAT_SIM_SCENARIO="$src/scenarios/two-process-80-20.scn" JOULESTAT_SIM_PROCFS="$E2E_TMP/proc" \
     "$js" serve --nvml-library "$sim" --path.procfs "$E2E_TMP/proc" \
     --metric-prefix my_gpu_process --listen-address "127.0.0.1:$port" --rapl-source off \
-    --sample-interval 200ms >"$E2E_TMP/serve.log" 2>&1 &
+    --sample-interval 200ms --trace "$E2E_TMP/serve.trace" >"$E2E_TMP/serve.log" 2>&1 &
 pid=$!
 E2E_PIDS+=($pid)
 e2e_wait 20 curl -sf "http://127.0.0.1:$port/metrics" || e2e_fail "serve did not come up"
@@ -69,6 +69,20 @@ status=0
 wait "$pid" || status=$?
 [[ $status == 0 ]] || e2e_fail "SIGTERM exit status $status"
 grep -q "stopping" "$E2E_TMP/serve.log" || e2e_fail "no stop message"
+# --trace on a live node: every window the split saw, whole lines, both processes in them,
+# and at least the GPU energy the scrape showed (windows went on after it).
+python3 - "$E2E_TMP/serve.trace" "$E2E_TMP/compat.prom" <<'EOP' || e2e_fail "serve --trace: $(head -3 "$E2E_TMP/serve.trace")"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+windows = [l.split() for l in lines]
+assert len(windows) >= 5 and all(w[0] == "W" and w[1] == "0" for w in windows), lines[:3]
+active = {p.split(":")[0] for w in windows for p in w[6:] if int(p.split(":")[2]) > 0}
+assert active == {"2001", "2002"}, active
+scraped = float(re.search(r'^joulestat_gpu_energy_joules_total\{[^}]*\} (\S+)$',
+                          open(sys.argv[2]).read(), re.M).group(1))
+traced = sum(int(w[4]) for w in windows) / 1e6
+assert traced >= scraped - 1e-6, (traced, scraped)
+EOP
 # Not a Kubernetes node (no API, no kubelet socket at the default path, no flag): one info
 # line each, no pod-resources warnings and no pod_resources source series.
 if [[ ! -e /var/lib/kubelet/pod-resources/kubelet.sock ]]; then

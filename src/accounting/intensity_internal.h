@@ -67,7 +67,8 @@ struct intensity_gpu {
     double clock_s; /* sum of window durations: immune to clock steps */
     unsigned rows;  /* rows learned from */
 
-    /* Families: key -> slot + 1; at most max_classes, never evicted. */
+    /* Families: key -> slot + 1; at most max_classes, the least recently seen one with no
+     * class left in the table making room for a new one. */
     struct hashmap family_index;
     size_t n_families, families_cap;
     struct intensity_family *families;
@@ -105,9 +106,9 @@ void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row 
 
 /* Puts class slot s into the family of that key (0: none), once. */
 int intensity_family_join(struct intensity_gpu *g, uint32_t s, uint64_t family_key);
-/* Replaces what class slot s adds to its family by its new estimate and standard error. */
 /* The class in slot s leaves its family (the slot is being cleared); what it taught stays. */
 void intensity_family_leave(struct intensity_gpu *g, uint32_t s);
+/* Replaces what class slot s adds to its family by its new estimate and standard error. */
 void intensity_family_update(struct intensity_gpu *g, uint32_t s, double theta, double se);
 /* Its family's estimate for class slot s from the other members, and the variance of a
  * member about it. false when the family is too small to tell. */

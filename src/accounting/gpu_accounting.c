@@ -542,6 +542,8 @@ static int attribute_window(struct gpu_accounting *a, struct gpu_track *t,
     /* A window with nobody on the GPU shows what idle costs. */
     if (n == 0 && dt_us > 0)
         idle_power_observe(&t->idle, energy_uj, dt_us);
+    else if (n > 0)
+        idle_power_interrupt(&t->idle);
     return 0;
 
 unplaced:

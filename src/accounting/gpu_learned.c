@@ -4,6 +4,47 @@
 #include "gpu_accounting_internal.h"
 #include "macro.h"
 
+/*
+ * A window shorter than the driver's sample period (--sample-interval 100ms beside its
+ * 167 ms) holds a sample of some running processes and none of others, and its energy would
+ * go to whichever were sampled in it: over many windows, a low-power process beside a busy
+ * one gets the busy one's power in the windows it alone was sampled in (+40 % for a spin
+ * loop beside a tensor-core job). So a running process sampled within the last period but
+ * not in this window is credited its last utilisation over the window, ahead of its
+ * sample, at most one period's worth; the sample, when it comes, counts only what was not
+ * credited ahead. Over time each process's activity is still what its samples say. With
+ * windows of a period or more every running process is sampled in each and nothing moves.
+ */
+static void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
+                         uint64_t t0_us, uint64_t t1_us) {
+    uint64_t period = sample_period_us(&t->period), dt = t1_us - t0_us;
+
+    for (size_t k = 0; k < n_samples; k++) {
+        const struct util_sample *s = &a->samples[k];
+
+        if (s->consumer < n && s->timestamp_us == a->last_sample_us[s->consumer])
+            a->procs[s->consumer]->last_sm_util = s->sm_util;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct ledger_process *p = a->procs[i];
+        uint64_t credit, most;
+
+        if (a->weights[i] > 0) {
+            credit = MIN(p->ahead, a->weights[i]);
+            a->weights[i] -= credit;
+            p->ahead -= credit;
+            continue;
+        }
+        if (i >= a->n_running || a->last_sample_us[i] == 0 ||
+            t1_us - a->last_sample_us[i] >= period || p->last_sm_util == 0)
+            continue;
+        most = (uint64_t)p->last_sm_util * period;
+        credit = MIN((uint64_t)p->last_sm_util * dt, most > p->ahead ? most - p->ahead : 0);
+        p->ahead += credit;
+        a->weights[i] = credit;
+    }
+}
+
 int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
                      uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats) {
     int r;
@@ -19,6 +60,7 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
                                a->last_sample_us, a->weights, a->early, a->mem_weights, ret_stats);
     if (r < 0)
         return r;
+    credit_ahead(a, t, n_samples, n, t0_us, t1_us);
     for (size_t i = 0; i < n; i++)
         a->procs[i]->last_sample_us = a->last_sample_us[i];
     return 0;

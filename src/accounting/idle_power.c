@@ -20,6 +20,13 @@ void idle_power_observe(struct idle_power *ip, uint64_t energy_uj, uint64_t dura
 
     if (ip->configured || duration_us == 0)
         return;
+    ip->pending_uj += energy_uj;
+    ip->pending_us += duration_us;
+    if (ip->pending_us < IDLE_OBSERVATION_US)
+        return;
+    energy_uj = ip->pending_uj;
+    duration_us = ip->pending_us;
+    ip->pending_uj = ip->pending_us = 0;
     /* uJ / us = W; times 1000 for mW. */
     ip->history_mw[ip->next] = (uint64_t)((unsigned __int128)energy_uj * 1000U / duration_us);
     ip->next = (ip->next + 1) % IDLE_POWER_HISTORY;
@@ -37,6 +44,10 @@ void idle_power_observe(struct idle_power *ip, uint64_t energy_uj, uint64_t dura
         sorted[j] = v;
     }
     ip->estimate_mw = sorted[(n - 1) * IDLE_PERCENTILE / 100U];
+}
+
+void idle_power_interrupt(struct idle_power *ip) {
+    ip->pending_uj = ip->pending_us = 0;
 }
 
 bool idle_power_known(const struct idle_power *ip) {

@@ -8,7 +8,12 @@
  * A GPU's idle power: configured (--gpu-idle-power), or learned as a low percentile of the
  * average power of recent windows in which nothing ran on the GPU. Until something is
  * learned, idle power is unknown and treated as zero (all energy counts as active).
+ *
+ * Windows are joined, while nothing runs, into observations of at least a second
+ * (IDLE_OBSERVATION_US): an energy counter that moves in 100 ms steps reads 0 W in half of 50 ms
+ * windows and double in the others, and a low percentile of those is no idle power.
  */
+#define IDLE_OBSERVATION_US 1000000U
 #define IDLE_POWER_HISTORY 64
 
 struct idle_power {
@@ -18,12 +23,16 @@ struct idle_power {
     unsigned next;
     uint64_t history_mw[IDLE_POWER_HISTORY];
     uint64_t estimate_mw;
+    uint64_t pending_uj, pending_us; /* idle windows joined so far, shorter than one */
 };
 
 /* watts < 0: learn; otherwise use the configured value. */
 void idle_power_init(struct idle_power *ip, double watts);
 /* Records a window with no consumers: its average power is energy / duration. */
 void idle_power_observe(struct idle_power *ip, uint64_t energy_uj, uint64_t duration_us);
+/* A window with consumers: the idle windows joined so far are not one stretch with the
+ * next ones. */
+void idle_power_interrupt(struct idle_power *ip);
 bool idle_power_known(const struct idle_power *ip);
 double idle_power_watts(const struct idle_power *ip);
 /* Idle energy over a duration, in uJ (0 when unknown). */

@@ -52,6 +52,8 @@ struct ledger_process {
     bool wl_fresh;
     /* Kept by the GPU accounting from one window to the next. */
     uint64_t last_sample_us; /* its last utilisation sample counted (0: none yet) */
+    uint32_t last_sm_util;   /* that sample's SM utilisation, percent */
+    uint64_t ahead;          /* activity credited before its sample came, percent-us */
     int64_t carry;           /* sub-microjoule remainder it is owed, 2^-32 uJ */
     uint64_t class_key;      /* whose learned intensity it shares (0: not derived yet) */
     bool intensity_valid;    /* its class's intensity is learned */

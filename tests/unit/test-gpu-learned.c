@@ -9,6 +9,7 @@
  */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "gpu_accounting.h"
@@ -78,19 +79,19 @@ static void node_done(struct node *n) {
     ledger_done(&n->ledger);
 }
 
-/* One second: the counter and the truth at 1 ms, the driver's samples (one per process
+/* One window: the counter and the truth at 1 ms, the driver's samples (one per process
  * per period, each at its own phase, none while a process is idle), then the tick. */
-static void node_second(struct node *n, uint64_t from_us) {
+static void node_window(struct node *n, uint64_t from_us, uint64_t len_us) {
     size_t k = 0;
 
-    for (uint64_t t = from_us; t < from_us + SECOND_US; t += 1000) {
+    for (uint64_t t = from_us; t < from_us + len_us; t += 1000) {
         n->energy_mj += power_w(t); /* W x 1 ms = mJ */
         n->truth_j[0] += (TRAINER_W * trainer_sm(t) / 100.0 + CTX_W / 2) / 1000.0;
         n->truth_j[1] += (SPINNER_W * spinner_sm(t) / 100.0 + CTX_W / 2) / 1000.0;
     }
-    for (uint64_t phase = 0; phase < 2; phase++)
-        for (uint64_t t = (from_us / PERIOD_US + 1) * PERIOD_US + phase * 60000;
-             t <= from_us + SECOND_US; t += PERIOD_US) {
+    for (uint64_t phase = 0, off = 0; phase < 2; phase++, off = 60000)
+        for (uint64_t t = from_us < off ? off : ((from_us - off) / PERIOD_US + 1) * PERIOD_US + off;
+             t <= from_us + len_us; t += PERIOD_US) {
             unsigned sm =
                 phase == 0 ? trainer_sm(t - PERIOD_US / 2) : spinner_sm(t - PERIOD_US / 2);
 
@@ -104,8 +105,12 @@ static void node_second(struct node *n, uint64_t from_us) {
         }
     n->dev.n_utils = k;
     n->dev.energy_mj = (uint64_t)n->energy_mj;
-    ASSERT_OK(gpu_accounting_tick(n->acc, &n->dev, 1, T0_US + from_us + SECOND_US,
-                                  (from_us + SECOND_US) * 1000, NULL, NULL, &n->ledger, NULL));
+    ASSERT_OK(gpu_accounting_tick(n->acc, &n->dev, 1, T0_US + from_us + len_us,
+                                  (from_us + len_us) * 1000, NULL, NULL, &n->ledger, NULL));
+}
+
+static void node_second(struct node *n, uint64_t from_us) {
+    node_window(n, from_us, SECOND_US);
 }
 
 static const struct ledger_process *process(struct node *n, uint32_t pid) {
@@ -184,6 +189,36 @@ static void test_busy_wait_beside_trainer(void **state _unused_) {
     node_done(&sm);
 }
 
+/*
+ * Windows shorter than the sample period (--sample-interval 100ms): each holds a sample of
+ * one process and not the other about half the time. SM share must still give each its
+ * SM time's share of the energy, as with 1 s windows; before processes were credited ahead
+ * of their samples, the spinner got the trainer's power in the windows it alone was
+ * sampled in (+40 % in the validation protocol's replay).
+ */
+static void test_windows_shorter_than_the_sample_period(void **state _unused_) {
+    struct node one, tenth;
+    double one_share, tenth_share;
+
+    node_init(&one, true);
+    node_init(&tenth, true);
+    for (uint64_t ms = 0; ms < 120000; ms += 100) {
+        if (ms % 1000 == 0)
+            node_second(&one, ms * 1000);
+        node_window(&tenth, ms * 1000, 100000);
+        assert_conserved(&tenth);
+    }
+    one_share =
+        attributed_j(&one, SPINNER) / (attributed_j(&one, SPINNER) + attributed_j(&one, TRAINER));
+    tenth_share = attributed_j(&tenth, SPINNER) /
+                  (attributed_j(&tenth, SPINNER) + attributed_j(&tenth, TRAINER));
+    print_message("spinner's share: %.4f in 1 s windows, %.4f in 100 ms windows\n", one_share,
+                  tenth_share);
+    assert_true(fabs(tenth_share - one_share) < 0.05 * one_share);
+    node_done(&one);
+    node_done(&tenth);
+}
+
 /* A GPU without an energy counter: power polled every 100 ms is integrated, so a load that
  * changes within the window is counted; one trapezoid per second would miss it. */
 static void test_polled_power_integration(void **state _unused_) {
@@ -221,6 +256,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_busy_wait_beside_trainer),
         cmocka_unit_test(test_polled_power_integration),
+        cmocka_unit_test(test_windows_shorter_than_the_sample_period),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

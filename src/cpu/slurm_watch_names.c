@@ -21,16 +21,6 @@ static bool all_digits(const char *s) {
     return all_digits_n(s, strlen(s));
 }
 
-/* "s" + 13 Crockford base32 characters (no I, L, O, U). */
-static bool is_sluid(const char *s) {
-    if (strlen(s) != 14 || s[0] != 's')
-        return false;
-    for (s++; *s; s++)
-        if (!((*s >= '0' && *s <= '9') || (*s >= 'A' && *s <= 'Z' && !strchr("ILOU", *s))))
-            return false;
-    return true;
-}
-
 /* "step_" + a step name: decimal, batch, extern, interactive, TBD, maybe "+<het>". */
 static bool is_step(const char *name) {
     size_t n;
@@ -55,9 +45,12 @@ int slurm_watch_child_level(bool v2, enum slurm_level parent, const char *name) 
             return has_suffix(name, "slurmstepd.scope") ? LEVEL_ROOT : -1;
         return strcmp(name, "slurm") == 0 || has_prefix(name, "slurm_") ? LEVEL_ROOT : -1;
     case LEVEL_ROOT:
-        if (v2)
-            return (has_prefix(name, "job_") && all_digits(name + 4)) || is_sluid(name) ? LEVEL_JOB
-                                                                                        : -1;
+        if (v2) {
+            bool job = (has_prefix(name, "job_") && all_digits(name + 4)) ||
+                       cgroup_is_sluid(name, strlen(name));
+
+            return job ? LEVEL_JOB : -1;
+        }
         return has_prefix(name, "uid_") && all_digits(name + 4) ? LEVEL_UID : -1;
     case LEVEL_UID:
         return has_prefix(name, "job_") && all_digits(name + 4) ? LEVEL_JOB : -1;

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+/* The SLURM watch's tree and thread: inotify watches added as the slurm root, uid, job and
+ * step directories appear and dropped as they go, each new directory listed, step ends seen
+ * in cgroup.events (v2) or by polling (v1), and the step table handed to the sampler. */
 #include "slurm_watch.h"
 
 #include <dirent.h>
@@ -15,135 +18,15 @@
 #include <unistd.h>
 
 #include "cgroup_cpu.h"
-#include "cgroup_path.h"
-#include "clock.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
-#include "parse_num.h"
-#include "slurm_step_array.h"
-
-/* What a watched directory is, from the mount down. */
-enum level {
-    LEVEL_TOP,  /* v1: the cpuacct mount; v2: system.slice */
-    LEVEL_ROOT, /* v1: slurm[_<node>]; v2: [<node>_]slurmstepd.scope */
-    LEVEL_UID,  /* v1 only: uid_<n> */
-    LEVEL_JOB,  /* job_<n> (or a SLUID on v2): watched for its steps */
-    LEVEL_STEP, /* step_<s>: v2: the step's cgroup.events; v1 steps are not watched */
-};
-
-struct watch_dir {
-    int wd;
-    enum level level;
-    bool fresh; /* created while its parent was watched */
-    char path[SLURM_WATCH_PATH_MAX];
-    /* v1 job directories: their usage, and the final usages of their removed steps. While
-     * exact (created while watched, every removed step's final known), a step removed
-     * now used the job's usage less its siblings' (step_final()). */
-    struct cgroup_cpu *cg;
-    uint64_t removed_us;
-    bool exact;
-};
-
-struct step {
-    struct slurm_watch_step pub;
-    struct cgroup_cpu *cg;
-    unsigned array_tries;          /* left; 0: known, or not an array job, or given up */
-    uint64_t read_ns, interval_ns; /* the last read, and the time since the one before */
-    bool finalized;                /* step_final() ran */
-};
-
-struct slurm_watch {
-    int sys_fd, proc_fd;
-    bool v2;
-    const char *mount; /* relative to sys_fd: "fs/cgroup" or "fs/cgroup/cpuacct" */
-    int ino_fd, stop_fd;
-    pthread_t thread;
-    bool started;
-    atomic_uint ended;
-
-    pthread_mutex_t lock; /* the fields below */
-    struct watch_dir *dirs;
-    size_t n_dirs, cap_dirs;
-    struct step *steps;
-    size_t n_steps, cap_steps;
-    struct cgroup_cpu *root;
-    char root_path[SLURM_WATCH_PATH_MAX];
-};
-
-static bool has_prefix(const char *s, const char *p) {
-    return strncmp(s, p, strlen(p)) == 0;
-}
-
-static bool has_suffix(const char *s, const char *x) {
-    size_t n = strlen(s), m = strlen(x);
-
-    return n >= m && strcmp(s + n - m, x) == 0;
-}
-
-static bool all_digits(const char *s) {
-    return all_digits_n(s, strlen(s));
-}
-
-/* "s" + 13 Crockford base32 characters (no I, L, O, U). */
-static bool is_sluid(const char *s) {
-    if (strlen(s) != 14 || s[0] != 's')
-        return false;
-    for (s++; *s; s++)
-        if (!((*s >= '0' && *s <= '9') || (*s >= 'A' && *s <= 'Z' && !strchr("ILOU", *s))))
-            return false;
-    return true;
-}
-
-/* "step_" + a step name: decimal, batch, extern, interactive, TBD, maybe "+<het>". */
-static bool is_step(const char *name) {
-    size_t n;
-
-    if (!has_prefix(name, "step_"))
-        return false;
-    name += 5;
-    n = strlen(name);
-    if (n == 0 || n > SLURM_STEP_MAX)
-        return false;
-    for (; *name; name++)
-        if (!((*name >= '0' && *name <= '9') || (*name >= 'a' && *name <= 'z') ||
-              (*name >= 'A' && *name <= 'Z') || *name == '+'))
-            return false;
-    return true;
-}
-
-/* The level a child named name of a directory at level parent has, or -1: not followed. */
-static int child_level(const struct slurm_watch *w, enum level parent, const char *name) {
-    switch (parent) {
-    case LEVEL_TOP:
-        if (w->v2)
-            return has_suffix(name, "slurmstepd.scope") ? LEVEL_ROOT : -1;
-        return strcmp(name, "slurm") == 0 || has_prefix(name, "slurm_") ? LEVEL_ROOT : -1;
-    case LEVEL_ROOT:
-        if (w->v2)
-            return (has_prefix(name, "job_") && all_digits(name + 4)) || is_sluid(name) ? LEVEL_JOB
-                                                                                        : -1;
-        return has_prefix(name, "uid_") && all_digits(name + 4) ? LEVEL_UID : -1;
-    case LEVEL_UID:
-        return has_prefix(name, "job_") && all_digits(name + 4) ? LEVEL_JOB : -1;
-    case LEVEL_JOB:
-        return is_step(name) ? LEVEL_STEP : -1;
-    default:
-        return -1;
-    }
-}
+#include "slurm_watch_internal.h"
 
 static struct watch_dir *dir_by_wd(struct slurm_watch *w, int wd) {
     for (size_t i = 0; i < w->n_dirs; i++)
         if (w->dirs[i].wd == wd)
             return &w->dirs[i];
-    return NULL;
-}
-
-static struct step *step_by_path(struct slurm_watch *w, const char *path) {
-    for (size_t i = 0; i < w->n_steps; i++)
-        if (strcmp(w->steps[i].pub.path, path) == 0)
-            return &w->steps[i];
     return NULL;
 }
 
@@ -160,116 +43,13 @@ static int add_inotify(struct slurm_watch *w, const char *path, const char *file
     return wd < 0 ? -errno : wd;
 }
 
-/* Reads a step's usage; one that cannot be read any more is gone (its last read kept). */
-static void step_read(struct step *j) {
-    uint64_t u;
-    int r;
-
-    if (j->pub.gone || !j->cg)
-        return;
-    r = cgroup_cpu_read(j->cg, &u);
-    if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
-        return;
-    if (r < 0) {
-        j->pub.gone = true; /* the caller calls step_ended(), which counts it */
-        j->cg = cgroup_cpu_free(j->cg);
-        return;
-    }
-    if (j->pub.have_usage && u >= j->pub.usage_us) {
-        j->pub.rate_us = u - j->pub.usage_us;
-        j->interval_ns = clock_monotonic_ns() - j->read_ns;
-    }
-    j->read_ns = clock_monotonic_ns();
-    j->pub.usage_us = u;
-    j->pub.have_usage = true;
-}
-
-/* A step found gone: its weight for the tails becomes the time it probably used since its
- * last read, its last rate over the time from that read to now (a step removed just after
- * its read left little; one removed just before the next, a whole poll's worth). */
-static void step_tail_weight(struct step *j) {
-    uint64_t since = clock_monotonic_ns() - j->read_ns;
-
-    if (j->interval_ns > 0 && j->read_ns > 0)
-        j->pub.rate_us = (uint64_t)((unsigned __int128)j->pub.rate_us * since / j->interval_ns);
-}
-
-/* The job directory a step's path lies in, or NULL. */
-static struct watch_dir *job_of(struct slurm_watch *w, const char *step_path) {
-    const char *slash = strrchr(step_path, '/');
-    size_t n = slash ? (size_t)(slash - step_path) : 0;
-
-    for (size_t i = 0; n && i < w->n_dirs; i++)
-        if (w->dirs[i].level == LEVEL_JOB && strlen(w->dirs[i].path) == n &&
-            memcmp(w->dirs[i].path, step_path, n) == 0)
-            return &w->dirs[i];
-    return NULL;
-}
-
-/* v1: the final usage of a step whose directory is gone, exactly: the kernel keeps a
- * removed child's time in its parent, so it is the job directory's usage now less its live
- * siblings' (read now) and its removed siblings' finals. Else the step's last poll stays,
- * and the caller's tails estimate the rest. */
-static void step_final(struct slurm_watch *w, struct step *s) {
-    struct watch_dir *job = job_of(w, s->pub.path);
-    uint64_t u, sum;
-
-    s->finalized = true;
-    if (w->v2 || !job || !job->exact)
-        return;
-    job->exact = false; /* unless all is known below */
-    if (cgroup_cpu_read(job->cg, &u) < 0)
-        return;
-    sum = job->removed_us;
-    for (size_t i = 0; i < w->n_steps; i++) {
-        struct step *t = &w->steps[i];
-
-        if (t == s || job_of(w, t->pub.path) != job || (t->pub.gone && t->finalized))
-            continue;
-        if (!t->pub.gone)
-            step_read(t);
-        if (t->pub.gone)
-            return; /* removed too, its final not known: the two cannot be told apart */
-        sum += t->pub.usage_us;
-    }
-    /* Never below its last poll, but the reads above are microseconds apart: a final 1 ms
-     * short of the last poll is that poll; more is a job directory that does not add up. */
-    if (u < sum || (s->pub.have_usage && u - sum + 1000 < s->pub.usage_us))
-        return;
-    if (!s->pub.have_usage || u - sum > s->pub.usage_us)
-        s->pub.usage_us = u - sum;
-    s->pub.have_usage = true;
-    s->pub.final_exact = true;
-    job->removed_us += s->pub.usage_us;
-    job->exact = true;
-}
-
-static void step_ended(struct slurm_watch *w, struct step *j) {
-    if (!j->pub.ended)
-        atomic_fetch_add(&w->ended, 1);
-    j->pub.ended = true;
-    if (j->pub.gone && !j->finalized) {
-        step_tail_weight(j);
-        step_final(w, j);
-    }
-}
-
 static void step_events(struct slurm_watch *w, const struct watch_dir *d);
-
-/* The step's array, tried at each poll while the step is young (slurm_step_array.c). */
-static void step_array(struct slurm_watch *w, struct step *s) {
-    if (s->array_tries == 0 || s->pub.gone)
-        return;
-    s->array_tries--;
-    if (slurm_step_array(w->sys_fd, w->proc_fd, w->mount, &s->pub) >= 0)
-        s->array_tries = 0;
-}
 
 static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
     struct step *j;
     int r;
 
-    if (step_by_path(w, path))
+    if (slurm_watch_step_by_path(w, path))
         return 0;
     r = grow_array(&w->steps, &w->cap_steps, w->n_steps + 1, sizeof(*w->steps));
     if (r < 0)
@@ -284,9 +64,9 @@ static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
         return 0; /* removed already: nothing of it to read */
     }
     w->n_steps++;
-    step_read(j);
+    slurm_watch_step_read(j);
     if (j->pub.gone)
-        step_ended(w, j);
+        slurm_watch_step_ended(w, j);
     if (w->v2) {
         r = add_inotify(w, path, "cgroup.events", IN_MODIFY);
         if (r >= 0) {
@@ -306,10 +86,10 @@ static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
     return 0;
 }
 
-static int add_dir(struct slurm_watch *w, const char *path, enum level level, bool fresh);
+static int add_dir(struct slurm_watch *w, const char *path, enum slurm_level level, bool fresh);
 
 /* Lists a watched directory: children created before its watch was added. */
-static void list_dir(struct slurm_watch *w, const char *path, enum level level, bool fresh) {
+static void list_dir(struct slurm_watch *w, const char *path, enum slurm_level level, bool fresh) {
     char rel[SLURM_WATCH_PATH_MAX + 32];
     DIR *d;
     struct dirent *de;
@@ -323,7 +103,7 @@ static void list_dir(struct slurm_watch *w, const char *path, enum level level, 
 
         if (de->d_type != DT_DIR || de->d_name[0] == '.')
             continue;
-        lv = child_level(w, level, de->d_name);
+        lv = slurm_watch_child_level(w->v2, level, de->d_name);
         if (lv < 0 ||
             snprintf(child, sizeof(child), "%s/%s", path, de->d_name) >= (int)sizeof(child))
             continue;
@@ -343,7 +123,7 @@ static void open_slurm_root(struct slurm_watch *w, const char *path) {
         (void)snprintf(w->root_path, sizeof(w->root_path), "%s", path);
 }
 
-static int add_dir(struct slurm_watch *w, const char *path, enum level level, bool fresh) {
+static int add_dir(struct slurm_watch *w, const char *path, enum slurm_level level, bool fresh) {
     int wd, r;
 
     for (size_t i = 0; i < w->n_dirs; i++)
@@ -386,7 +166,7 @@ static void drop_dir(struct slurm_watch *w, int wd) {
 /* cgroup.events changed: at "populated 0" the step's usage is final; read it now. */
 static void step_events(struct slurm_watch *w, const struct watch_dir *d) {
     char rel[SLURM_WATCH_PATH_MAX + 64], buf[256];
-    struct step *j = step_by_path(w, d->path);
+    struct step *j = slurm_watch_step_by_path(w, d->path);
 
     if (!j)
         return;
@@ -397,8 +177,8 @@ static void step_events(struct slurm_watch *w, const struct watch_dir *d) {
         j->pub.ended = false; /* populated again */
         return;
     }
-    step_read(j);
-    step_ended(w, j);
+    slurm_watch_step_read(j);
+    slurm_watch_step_ended(w, j);
 }
 
 static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) {
@@ -419,7 +199,7 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
     }
     if (!(ev->mask & IN_ISDIR) || ev->len == 0)
         return;
-    lv = child_level(w, d->level, ev->name);
+    lv = slurm_watch_child_level(w->v2, d->level, ev->name);
     if (lv < 0 || snprintf(child, sizeof(child), "%s/%s", d->path, ev->name) >= (int)sizeof(child))
         return;
     if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
@@ -429,13 +209,13 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
         else
             (void)add_dir(w, child, lv, true);
     } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_STEP) {
-        struct step *j = step_by_path(w, child);
+        struct step *j = slurm_watch_step_by_path(w, child);
 
         if (j && !j->pub.gone) {
-            step_read(j); /* fails: the directory is gone; keeps the last usage */
+            slurm_watch_step_read(j); /* fails: the directory is gone; keeps the last usage */
             j->pub.gone = true;
             j->cg = cgroup_cpu_free(j->cg);
-            step_ended(w, j);
+            slurm_watch_step_ended(w, j);
         }
     }
 }
@@ -490,10 +270,10 @@ static void *watch_thread(void *userdata) {
 
             /* v2 steps are read at populated 0; the rest at every round (v1). */
             if (!j->pub.ended || !w->v2)
-                step_read(j);
+                slurm_watch_step_read(j);
             if (j->pub.gone)
-                step_ended(w, j);
-            step_array(w, j);
+                slurm_watch_step_ended(w, j);
+            slurm_watch_step_array(w, j);
             if (j->array_tries > 0)
                 arrays = true;
         }

@@ -176,6 +176,27 @@ int tls_priorities(const struct tls_settings *t, char **ret) {
     return 0;
 }
 
+/* Credentials for one try at loading PEM text: 0, -ENOMEM, or tls_init()'s error. */
+static int try_credentials(gnutls_certificate_credentials_t *ret) {
+    int r = tls_init();
+
+    if (r < 0)
+        return r;
+    return gnutls_certificate_allocate_credentials(ret) < 0 ? -ENOMEM : 0;
+}
+
+/* What a GnuTLS load returned: the same when >= 0, else -ENOMEM, or -EINVAL with GnuTLS's
+ * reason. */
+static int load_result(int r, const char **ret_reason) {
+    if (r == GNUTLS_E_MEMORY_ERROR)
+        return -ENOMEM;
+    if (r < 0) {
+        *ret_reason = gnutls_strerror(r);
+        return -EINVAL;
+    }
+    return r;
+}
+
 int tls_check_pair(const char *cert_pem, const char *key_pem, const char **ret_reason) {
     gnutls_certificate_credentials_t cred;
     gnutls_datum_t cert = {(unsigned char *)(uintptr_t)cert_pem, (unsigned)strlen(cert_pem)};
@@ -192,20 +213,13 @@ int tls_check_pair(const char *cert_pem, const char *key_pem, const char **ret_r
         *ret_reason = "key_file holds no PEM private key";
         return -EINVAL;
     }
-    r = tls_init();
+    r = try_credentials(&cred);
     if (r < 0)
         return r;
-    if (gnutls_certificate_allocate_credentials(&cred) < 0)
-        return -ENOMEM;
     r = gnutls_certificate_set_x509_key_mem2(cred, &cert, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
     gnutls_certificate_free_credentials(cred);
-    if (r == GNUTLS_E_MEMORY_ERROR)
-        return -ENOMEM;
-    if (r < 0) {
-        *ret_reason = gnutls_strerror(r);
-        return -EINVAL;
-    }
-    return 0;
+    r = load_result(r, ret_reason);
+    return r < 0 ? r : 0;
 }
 
 int tls_check_ca(const char *pem, const char **ret_reason) {
@@ -217,19 +231,12 @@ int tls_check_ca(const char *pem, const char **ret_reason) {
         *ret_reason = "holds no PEM certificate";
         return -EINVAL;
     }
-    r = tls_init();
+    r = try_credentials(&cred);
     if (r < 0)
         return r;
-    if (gnutls_certificate_allocate_credentials(&cred) < 0)
-        return -ENOMEM;
     r = gnutls_certificate_set_x509_trust_mem(cred, &d, GNUTLS_X509_FMT_PEM);
     gnutls_certificate_free_credentials(cred);
-    if (r == GNUTLS_E_MEMORY_ERROR)
-        return -ENOMEM;
-    if (r < 0) {
-        *ret_reason = gnutls_strerror(r);
-        return -EINVAL;
-    }
+    r = load_result(r, ret_reason);
     if (r == 0) {
         *ret_reason = "holds no certificate GnuTLS can read";
         return -EINVAL;

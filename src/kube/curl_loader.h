@@ -6,8 +6,8 @@
 /*
  * libcurl loaded with dlopen() on first use, so that nodes without the Kubernetes API never
  * map libcurl and the TLS, Kerberos and LDAP libraries it pulls in (~2.5 MiB of RSS). Only
- * the API client (kube_api.c) uses it. Every pointer has the type of its function in
- * <curl/curl.h> (checked at compile time); easy_setopt and easy_getinfo keep their variadic
+ * the API client (kube_api.c, kube_request.c) uses it. Every pointer has the type of its function
+ * in <curl/curl.h> (checked at compile time); easy_setopt and easy_getinfo keep their variadic
  * prototypes, so pass exactly the types libcurl documents (long, pointers, curl_off_t).
  */
 struct curl_api {

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/* The Kubernetes API watcher (kube_api.h): its thread LISTs and WATCHes (kube_request.c)
+ * with backoff, applies each event to the pod model and publishes the tables. */
 #include "kube_api.h"
 
-#include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +12,10 @@
 
 #include "clock.h"
 #include "curl_loader.h"
-#include "fileio.h"
 #include "kube_model.h"
+#include "kube_request.h"
 #include "macro.h"
 #include "stopper.h"
-#include "strbuf.h"
-
-#define TOKEN_MAX (64 * 1024)
-#define LIST_BODY_MAX (256u * 1024 * 1024) /* ~100 000 pods: far beyond one node */
-#define EVENT_LINE_MAX (16u * 1024 * 1024)
-#define ERROR_BODY_MAX (64u * 1024)
-#define CONNECT_TIMEOUT_S 10L
-#define LIST_TIMEOUT_S 60L
 
 static const char *const failure_names[_KUBE_FAIL_MAX] = {
     [KUBE_FAIL_TOKEN] = "token", [KUBE_FAIL_CONNECT] = "connect", [KUBE_FAIL_AUTH] = "auth",
@@ -55,62 +46,6 @@ struct kube_api {
     uint64_t rng;
 };
 
-/* One HTTP request and what its body did. */
-struct request {
-    struct kube_api *api; /* NULL for a probe: no model, no stop flag */
-    const struct curl_api *cu;
-    CURL *curl;
-    bool watch;
-    struct strbuf body; /* LIST body, error body, or the unfinished watch line */
-    long status;
-    int error; /* set by the write callback when it aborts */
-    struct kube_report *report;
-    size_t events;
-    bool changed;
-};
-
-static void fail(struct kube_report *rep, enum kube_failure f, long status, const char *detail) {
-    *rep = (struct kube_report){.failure = f, .http_status = status};
-    (void)snprintf(rep->detail, sizeof(rep->detail), "%s", detail ? detail : "");
-}
-
-static int failure_errno(enum kube_failure f) {
-    switch (f) {
-    case KUBE_FAIL_TOKEN:
-        return -ENOKEY;
-    case KUBE_FAIL_CONNECT:
-        return -ECONNREFUSED;
-    case KUBE_FAIL_AUTH:
-        return -EACCES;
-    case KUBE_FAIL_PARSE:
-        return -EBADMSG;
-    default:
-        return -EPROTO;
-    }
-}
-
-/* The bearer token, whitespace trimmed. Re-read at every connect: tokens rotate. */
-static int read_token(const char *path, char **ret) {
-    _cleanup_(freep) char *token = NULL;
-    size_t size;
-    int r;
-
-    r = read_virtual_file_at(AT_FDCWD, path, TOKEN_MAX, &token, &size);
-    if (r < 0)
-        return r;
-    while (size > 0 && (token[size - 1] == '\n' || token[size - 1] == '\r' ||
-                        token[size - 1] == ' ' || token[size - 1] == '\t'))
-        token[--size] = '\0';
-    if (size == 0 || strpbrk(token, "\r\n"))
-        return -ENODATA;
-    *ret = TAKE_PTR(token);
-    return 0;
-}
-
-static bool stopping(const struct request *req) {
-    return req->api && stopper_stopping(&req->api->stopper);
-}
-
 static void publish(struct kube_api *a) {
     struct kube_table *t = NULL, *old;
 
@@ -123,27 +58,35 @@ static void publish(struct kube_api *a) {
     (void)kube_table_unref(old);
 }
 
+/* The watcher's side of one request (its userdata): the API, and what a watch's events did. */
+struct watch {
+    struct kube_api *api;
+    size_t events;
+    bool changed;
+};
+
 /* One watch event. -ESTALE asks for a re-LIST (410 Gone). */
-static int handle_event(struct request *req, const char *line, size_t len) {
-    struct kube_api *a = req->api;
+static int handle_event(struct kube_request *req, const char *line, size_t len) {
+    struct watch *w = req->userdata;
+    struct kube_api *a = w->api;
     struct kube_event e;
     int r;
 
     r = kube_parse_watch_event(line, len, &e);
     if (r < 0) {
-        fail(req->report, KUBE_FAIL_PARSE, req->status, "a watch event is not a pod event");
+        kube_fail(req->report, KUBE_FAIL_PARSE, req->status, "a watch event is not a pod event");
         return r;
     }
-    req->events++;
+    w->events++;
     switch (e.type) {
     case KUBE_EVENT_ADDED:
     case KUBE_EVENT_MODIFIED:
         r = kube_model_upsert(&a->model, TAKE_PTR(e.pod));
-        req->changed = true;
+        w->changed = true;
         break;
     case KUBE_EVENT_DELETED:
         r = kube_model_delete(&a->model, TAKE_PTR(e.pod), clock_monotonic_ns());
-        req->changed = true;
+        w->changed = true;
         break;
     case KUBE_EVENT_BOOKMARK:
         break;
@@ -152,7 +95,7 @@ static int handle_event(struct request *req, const char *line, size_t len) {
             a->rv[0] = '\0';
             return -ESTALE;
         }
-        fail(req->report, KUBE_FAIL_HTTP, e.error_code, e.error_message);
+        kube_fail(req->report, KUBE_FAIL_HTTP, e.error_code, e.error_message);
         return -EPROTO;
     }
     kube_event_done(&e);
@@ -162,240 +105,46 @@ static int handle_event(struct request *req, const char *line, size_t len) {
     return 0;
 }
 
-/* Handles every complete line of the watch stream, keeps the unfinished rest. */
-static int drain_lines(struct request *req) {
-    size_t start = 0;
-    int r = 0;
+/* The events of one piece of the stream are in: one table for all of them. */
+static void events_done(struct kube_request *req) {
+    struct watch *w = req->userdata;
 
-    for (;;) {
-        char *nl = memchr(req->body.buf + start, '\n', req->body.len - start);
-        size_t len;
-
-        if (!nl)
-            break;
-        len = (size_t)(nl - (req->body.buf + start));
-        if (len > 0)
-            r = handle_event(req, req->body.buf + start, len);
-        start += len + 1;
-        if (r < 0)
-            break;
+    if (w->changed) {
+        publish(w->api);
+        w->changed = false;
     }
-    memmove(req->body.buf, req->body.buf + start, req->body.len - start);
-    req->body.len -= start;
-    req->body.buf[req->body.len] = '\0';
-    if (req->changed) {
-        publish(req->api);
-        req->changed = false;
-    }
-    return r;
 }
 
-static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata) {
-    struct request *req = userdata;
-    size_t n = size * nmemb;
-    size_t limit;
+/* Stops the request when the thread is told to; meanwhile, an idle watch still ages deleted
+ * pods out. */
+static bool on_progress(struct kube_request *req) {
+    struct kube_api *a = ((struct watch *)req->userdata)->api;
 
-    if (req->status == 0)
-        (void)req->cu->easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &req->status);
-    limit = req->status != 200 ? ERROR_BODY_MAX : req->watch ? EVENT_LINE_MAX : LIST_BODY_MAX;
-    if (req->status != 200 && req->body.len + n > limit)
-        return n; /* enough of an error body for its message */
-    if (req->body.len + n > limit) {
-        req->error = -EFBIG;
-        fail(req->report, KUBE_FAIL_PARSE, req->status, "response larger than the limit");
-        return 0;
-    }
-    strbuf_append(&req->body, data, n);
-    if (strbuf_error(&req->body) < 0) {
-        req->error = -ENOMEM;
-        return 0;
-    }
-    if (req->watch && req->status == 200) {
-        int r = drain_lines(req);
-
-        if (r < 0) {
-            req->error = r;
-            return 0;
-        }
-    }
-    return n;
-}
-
-static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow) {
-    struct request *req = userdata;
-    struct kube_api *a = req->api;
-
-    if (!a)
-        return 0;
     if (stopper_stopping(&a->stopper))
-        return 1;
-    /* An idle watch still ages deleted pods out (called about once a second). */
+        return true;
     if (clock_monotonic_ns() >= kube_model_next_expiry(&a->model) &&
         kube_model_expire(&a->model, clock_monotonic_ns()) > 0)
         publish(a);
-    return 0;
-}
-
-/* The Status message of an error body, or a short excerpt of it. */
-static void error_detail(const struct strbuf *body, char *buf, size_t size) {
-    json_auto_t *j = body->len ? json_loadb(body->buf, body->len, 0, NULL) : NULL;
-    const char *msg = json_string_value(json_object_get(j, "message"));
-
-    (void)snprintf(buf, size, "%.200s", msg ? msg : body->len ? body->buf : "empty body");
-}
-
-static int append_query(const struct curl_api *cu, CURL *curl, struct strbuf *url, const char *key,
-                        const char *value) {
-    char *escaped = cu->easy_escape(curl, value, 0);
-
-    if (!escaped)
-        return -ENOMEM;
-    strbuf_printf(url, "&%s=%s", key, escaped);
-    cu->free_mem(escaped);
-    return strbuf_error(url);
-}
-
-/* Runs one LIST or WATCH. 0 when it completed with 200 (a watch that the server ended),
- * -ESTALE for 410 Gone, else a negative errno with req->report filled. */
-static int perform(const struct kube_api_options *o, struct request *req) {
-    const struct curl_api *cu = req->cu;
-    _cleanup_(freep) char *token = NULL, *auth = NULL;
-    struct curl_slist *headers = NULL;
-    char errbuf[CURL_ERROR_SIZE] = "";
-    struct strbuf url;
-    CURLcode cc;
-    int r = 0;
-
-    strbuf_init(&url);
-    if (o->token_file) {
-        r = read_token(o->token_file, &token);
-        if (r < 0) {
-            fail(req->report, KUBE_FAIL_TOKEN, 0, o->token_file);
-            req->report->err = r;
-            strbuf_done(&url);
-            return r;
-        }
-        if (asprintf(&auth, "Authorization: Bearer %s", token) < 0) {
-            auth = NULL;
-            strbuf_done(&url);
-            return -ENOMEM;
-        }
-    }
-    req->curl = cu->easy_init();
-    if (!req->curl) {
-        strbuf_done(&url);
-        return -ENOMEM;
-    }
-    strbuf_printf(&url, "%s/api/v1/pods?fieldSelector=spec.nodeName%%3D", o->url);
-    {
-        char *node = cu->easy_escape(req->curl, o->node_name, 0);
-
-        if (!node)
-            r = -ENOMEM;
-        else {
-            strbuf_puts(&url, node);
-            cu->free_mem(node);
-        }
-    }
-    if (r >= 0 && req->watch) {
-        strbuf_printf(&url, "&watch=1&allowWatchBookmarks=true&timeoutSeconds=%u",
-                      o->watch_timeout_s ? o->watch_timeout_s : 300);
-        r = append_query(cu, req->curl, &url, "resourceVersion", req->api->rv);
-    }
-    headers = cu->slist_append(headers, "Accept: application/json");
-    if (auth && headers)
-        headers = cu->slist_append(headers, auth);
-    if (r < 0 || strbuf_error(&url) < 0 || !headers) {
-        r = -ENOMEM;
-        goto finish;
-    }
-
-    (void)cu->easy_setopt(req->curl, CURLOPT_URL, url.buf);
-    (void)cu->easy_setopt(req->curl, CURLOPT_HTTPHEADER, headers);
-    (void)cu->easy_setopt(req->curl, CURLOPT_NOSIGNAL, 1L);
-    (void)cu->easy_setopt(req->curl, CURLOPT_ERRORBUFFER, errbuf);
-    (void)cu->easy_setopt(req->curl, CURLOPT_USERAGENT, "joulestat/" JOULESTAT_VERSION);
-    (void)cu->easy_setopt(req->curl, CURLOPT_PROTOCOLS_STR, "https,http");
-    (void)cu->easy_setopt(req->curl, CURLOPT_ACCEPT_ENCODING, "");
-    (void)cu->easy_setopt(req->curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
-    (void)cu->easy_setopt(req->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-    (void)cu->easy_setopt(req->curl, CURLOPT_TCP_KEEPIDLE, 30L);
-    (void)cu->easy_setopt(req->curl, CURLOPT_TCP_KEEPINTVL, 15L);
-    if (o->ca_file)
-        (void)cu->easy_setopt(req->curl, CURLOPT_CAINFO, o->ca_file);
-    if (req->watch) {
-        /* A watch that says nothing for longer than its own timeout is dead. */
-        (void)cu->easy_setopt(req->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        (void)cu->easy_setopt(req->curl, CURLOPT_LOW_SPEED_TIME,
-                              (long)(o->watch_timeout_s ? o->watch_timeout_s : 300) + 30L);
-    } else
-        (void)cu->easy_setopt(req->curl, CURLOPT_TIMEOUT, LIST_TIMEOUT_S);
-    (void)cu->easy_setopt(req->curl, CURLOPT_WRITEFUNCTION, on_data);
-    (void)cu->easy_setopt(req->curl, CURLOPT_WRITEDATA, req);
-    (void)cu->easy_setopt(req->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    (void)cu->easy_setopt(req->curl, CURLOPT_XFERINFODATA, req);
-    (void)cu->easy_setopt(req->curl, CURLOPT_NOPROGRESS, 0L);
-
-    cc = cu->easy_perform(req->curl);
-    if (req->status == 0)
-        (void)req->cu->easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &req->status);
-    if (req->error != 0) {
-        r = req->error; /* the report is filled where it was set (or ENOMEM) */
-        goto finish;
-    }
-    if (cc == CURLE_ABORTED_BY_CALLBACK && stopping(req)) {
-        r = -ECANCELED;
-        goto finish;
-    }
-    if (cc != CURLE_OK) {
-        fail(req->report, KUBE_FAIL_CONNECT, req->status,
-             errbuf[0] ? errbuf : cu->easy_strerror(cc));
-        r = -ECONNREFUSED;
-        goto finish;
-    }
-    if (req->status != 200) {
-        char detail[256];
-
-        error_detail(&req->body, detail, sizeof(detail));
-        if (req->status == 410 && req->watch) {
-            req->api->rv[0] = '\0';
-            r = -ESTALE;
-            goto finish;
-        }
-        fail(req->report,
-             req->status == 401 || req->status == 403 ? KUBE_FAIL_AUTH : KUBE_FAIL_HTTP,
-             req->status, detail);
-        r = failure_errno(req->report->failure);
-        goto finish;
-    }
-    r = 0;
-finish:
-    cu->slist_free_all(headers);
-    cu->easy_cleanup(TAKE_PTR(req->curl));
-    strbuf_done(&url);
-    return r;
+    return false;
 }
 
 /* LIST: the whole body, then the pods. On success the list is in ret. */
-static int list_pods(const struct curl_api *cu, const struct kube_api_options *o,
-                     struct kube_api *a, struct kube_report *rep, struct kube_pod_list *ret) {
-    struct request req = {.api = a, .cu = cu, .report = rep};
+static int list_pods(struct kube_request *req, struct kube_pod_list *ret) {
     int r;
 
-    strbuf_init(&req.body);
-    r = perform(o, &req);
+    strbuf_init(&req->body);
+    r = kube_request_perform(req);
     if (r >= 0) {
-        r = kube_parse_pod_list(req.body.buf ? req.body.buf : "", req.body.len, ret);
+        r = kube_parse_pod_list(req->body.buf ? req->body.buf : "", req->body.len, ret);
         if (r == -EBADMSG)
-            fail(rep, KUBE_FAIL_PARSE, req.status, "the pod list is not a PodList");
+            kube_fail(req->report, KUBE_FAIL_PARSE, req->status, "the pod list is not a PodList");
     }
-    strbuf_done(&req.body);
+    strbuf_done(&req->body);
     return r;
 }
 
 static void fail_library(struct kube_report *rep, int error, const char *reason) {
-    fail(rep, KUBE_FAIL_LIBRARY, 0, reason);
+    kube_fail(rep, KUBE_FAIL_LIBRARY, 0, reason);
     rep->err = error;
 }
 
@@ -412,7 +161,7 @@ int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
         return r;
     }
     (void)cu->global_init(CURL_GLOBAL_DEFAULT);
-    r = list_pods(cu, o, NULL, &rep, &list);
+    r = list_pods(&(struct kube_request){.cu = cu, .o = o, .report = &rep}, &list);
     cu->global_cleanup();
     if (r >= 0) {
         rep = (struct kube_report){.ok = true, .http_status = 200, .n_pods = list.n_pods};
@@ -423,10 +172,13 @@ int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
 }
 
 static int do_list(struct kube_api *a, struct kube_report *rep) {
+    struct watch w = {.api = a};
+    struct kube_request req = {
+        .cu = a->cu, .o = &a->o, .report = rep, .on_progress = on_progress, .userdata = &w};
     struct kube_pod_list list;
     int r;
 
-    r = list_pods(a->cu, &a->o, a, rep, &list);
+    r = list_pods(&req, &list);
     if (r < 0)
         return r;
     memcpy(a->rv, list.resource_version, sizeof(a->rv));
@@ -439,13 +191,24 @@ static int do_list(struct kube_api *a, struct kube_report *rep) {
 }
 
 static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_events) {
-    struct request req = {.api = a, .cu = a->cu, .watch = true, .report = rep};
+    struct watch w = {.api = a};
+    struct kube_request req = {.cu = a->cu,
+                               .o = &a->o,
+                               .watch = true,
+                               .resource_version = a->rv,
+                               .report = rep,
+                               .on_line = handle_event,
+                               .on_lines_done = events_done,
+                               .on_progress = on_progress,
+                               .userdata = &w};
     int r;
 
     strbuf_init(&req.body);
-    r = perform(&a->o, &req);
+    r = kube_request_perform(&req);
     strbuf_done(&req.body);
-    *ret_events = req.events;
+    if (r == -ESTALE)
+        a->rv[0] = '\0'; /* 410 Gone: LIST again */
+    *ret_events = w.events;
     return r;
 }
 
@@ -501,7 +264,7 @@ static void *watcher(void *userdata) {
             continue;
         }
         if (r == -ENOMEM)
-            fail(&rep, KUBE_FAIL_PARSE, 0, "out of memory");
+            kube_fail(&rep, KUBE_FAIL_PARSE, 0, "out of memory");
         if (a->o.report)
             a->o.report(&rep, a->o.userdata);
         backoff = backoff ? MIN(backoff * 2, a->o.backoff_max_ns) : a->o.backoff_min_ns;

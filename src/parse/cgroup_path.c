@@ -102,13 +102,13 @@ static bool parse_pod_uid(struct slice s, char sep, char *out) {
     return true;
 }
 
-static bool is_sluid(struct slice s) {
+bool cgroup_is_sluid(const char *s, size_t len) {
     static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-    if (s.n != SLURM_SLUID_LEN || s.p[0] != 's')
+    if (len != SLURM_SLUID_LEN || s[0] != 's')
         return false;
-    for (size_t i = 1; i < s.n; i++)
-        if (!memchr(crockford, s.p[i], sizeof(crockford) - 1))
+    for (size_t i = 1; i < len; i++)
+        if (!memchr(crockford, s[i], sizeof(crockford) - 1))
             return false;
     return true;
 }
@@ -300,7 +300,7 @@ static bool match_job_dir(struct path_state *st, struct slice c) {
         st->id.slurm.role = SLURM_ROLE_JOB;
         return true;
     }
-    if (st->slurm == SLURM_V2_ROOT && is_sluid(c)) {
+    if (st->slurm == SLURM_V2_ROOT && cgroup_is_sluid(c.p, c.n)) {
         copy_out(st->id.slurm.sluid, c);
         st->id.slurm.needs_environ = true;
         st->id.slurm.role = SLURM_ROLE_JOB;

@@ -106,6 +106,10 @@ int cgroup_file_parse(const char *text, size_t len, struct workload_identity *re
  * embedded NUL). *ret is written only on success. */
 int cgroup_path_parse(const char *path, size_t len, struct workload_identity *ret);
 
+/* Whether the len bytes at s are a SLUID, a SLURM job directory's name on cgroup v2 since
+ * Slurm 26.05: "s" + 13 Crockford base32 characters (no I, L, O, U). */
+bool cgroup_is_sluid(const char *s, size_t len);
+
 /* Label-friendly names: "none", "container", "pod", "slurm_job"; "", "unknown",
  * "containerd", "cri-o", "docker", "podman"; "", "guaranteed", "burstable", "besteffort".
  * NULL for out-of-range values. */

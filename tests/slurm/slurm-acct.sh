@@ -22,18 +22,8 @@ watts=20
 source "$src/tests/slurm/slurm-lib.sh"
 slurm_require munged slurmctld slurmd slurmdbd sacct sacctmgr sbatch mariadbd mariadb-install-db curl python3
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-acct.XXXXXX")
-chmod 0700 "$tmp"
-OTHER_PIDS=()
-DB_PIDS=()
-cleanup() {
-    local pid
-    slurm_stop "$tmp"
-    for pid in "${OTHER_PIDS[@]}" "${DB_PIDS[@]}"; do slurm_kill_pid "$pid"; done
-    [[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { slurm_fail "$tmp" "$@"; }
+slurm_tmpdir acct
+tmp=$SLURM_TMP
 
 # MariaDB on a free loopback port, its own data directory, root by socket and TCP.
 db_port=$(slurm_free_port)
@@ -43,14 +33,12 @@ mariadb-install-db --no-defaults --datadir="$tmp/db" --user=root \
 mariadbd --no-defaults --datadir="$tmp/db" --user=root --bind-address=127.0.0.1 \
     --port="$db_port" --socket="$tmp/mysql.sock" --pid-file="$tmp/mariadb.pid" \
     --skip-log-bin --innodb-buffer-pool-size=32M >"$tmp/mariadb.log" 2>&1 &
-DB_PIDS+=($!)
+SLURM_LAST_PIDS+=($!)
 slurm_wait 60 test -S "$tmp/mysql.sock" || { echo "SKIP: MariaDB does not start"; exit $SLURM_SKIP; }
 
 # The cluster's configuration with accounting through slurmdbd and the epilog.
 slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup
-# Job ids of their own: another test cluster on this host (same node name, so the same
-# cgroup paths) numbers its jobs from 1.
-echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$tmp/slurm.conf"
+slurm_own_job_ids "$tmp"
 dbd_port=$(slurm_free_port)
 js_port=$(slurm_free_port)
 sed -i "s|^AccountingStorageType=.*|AccountingStorageType=accounting_storage/slurmdbd\n\
@@ -81,36 +69,18 @@ exec $src/deploy/slurm/joulestat-slurm-epilog
 SH
 chmod 0755 "$tmp/epilog"
 
-# slurmdbd first (slurmctld registers with it), started the way slurm_start starts the rest.
-export SLURM_CONF=$tmp/slurm.conf
-dd if=/dev/urandom of="$tmp/munge.key" bs=1024 count=1 status=none
-chmod 0400 "$tmp/munge.key"
-munged --foreground --force --socket="$tmp/munge.socket" --key-file="$tmp/munge.key" \
-    --pid-file="$tmp/munged.pid" --log-file="$tmp/munged.log" --seed-file="$tmp/munged.seed" \
-    >>"$tmp/munged.log" 2>&1 &
-SLURM_PIDS+=($!)
-slurm_wait 10 test -S "$tmp/munge.socket" || fail "munged did not start"
+# slurmdbd between munged and slurmctld (which registers with it).
+slurm_start_munge "$tmp" || fail "munged did not start"
 slurmdbd -D >>"$tmp/slurmdbd.log" 2>&1 &
 SLURM_PIDS+=($!)
 slurm_wait 60 sacctmgr -i -n list cluster || fail "slurmdbd did not come up: $(sacctmgr -i -n list cluster 2>&1)"
 sacctmgr -i add cluster joulestat-test >/dev/null 2>&1 || true
-slurmctld -D -i -f "$SLURM_CONF" >>"$tmp/slurmctld.log" 2>&1 &
-SLURM_PIDS+=($!)
-slurm_wait 30 scontrol ping || fail "slurmctld did not start"
-slurmd -D -f "$SLURM_CONF" >>"$tmp/slurmd.log" 2>&1 &
-SLURM_PIDS+=($!)
-slurm_wait 30 slurm_node_idle || fail "slurmd did not start"
+slurm_start_daemons "$tmp" || fail "slurmctld or slurmd did not start"
 
-mkdir -p "$tmp/sys"
-ln -s /sys/fs "$tmp/sys/fs"
-ln -s /sys/devices "$tmp/sys/devices"
-python3 "$src/tests/slurm/fake_rapl_clock.py" "$tmp/sys" "$watts" &
-OTHER_PIDS+=($!)
-slurm_wait 10 test -s "$tmp/sys/class/powercap/intel-rapl:0/energy_uj" ||
-    fail "the fake RAPL zone did not appear"
+slurm_fake_rapl "$tmp" "$watts"
 "$build/joulestat" serve --no-gpu --rapl-source powercap --path.sysfs "$tmp/sys" \
     --listen-address "127.0.0.1:$js_port" >"$tmp/joulestat.log" 2>&1 &
-OTHER_PIDS+=($!)
+SLURM_OTHER_PIDS+=($!)
 url=http://127.0.0.1:$js_port/metrics
 slurm_wait 10 curl -sf "$url" || fail "joulestat did not come up"
 sleep 1

@@ -17,25 +17,12 @@ build=$1
 src=$2
 mode=$3
 
-
 # shellcheck source=tests/slurm/slurm-lib.sh
 source "$src/tests/slurm/slurm-lib.sh"
 slurm_require munged slurmctld slurmd srun sbatch sinfo squeue scontrol curl
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-slurm.XXXXXX")
-chmod 0700 "$tmp" # munged refuses a socket directory others can write to
-OTHER_PIDS=()
-
-cleanup() {
-    local pid
-    for pid in "${OTHER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${OTHER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    slurm_stop "$tmp"
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() { slurm_fail "$tmp" "$@"; }
+slurm_tmpdir slurm
+tmp=$SLURM_TMP
 
 case $mode in
 cgroup) slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup ;;
@@ -47,19 +34,14 @@ esac
 # shellcheck source=tests/e2e/fake-rapl.sh
 source "$src/tests/e2e/fake-rapl.sh"
 e2e_fake_rapl_zone "$tmp/sys"
-OTHER_PIDS+=("$E2E_FAKE_RAPL_PID")
-
-if ! slurm_start "$tmp"; then
-    echo "SKIP: the SLURM daemons do not start here ($mode mode):"
-    tail -5 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log 2>/dev/null || true
-    exit $SLURM_SKIP
-fi
+SLURM_OTHER_PIDS+=("$E2E_FAKE_RAPL_PID")
+slurm_start_or_skip "$tmp" "$mode mode"
 
 port=$(slurm_free_port)
 "$build/joulestat" serve --no-gpu --rapl-source powercap --path.sysfs "$tmp/sys" \
     --process-scan-interval 500ms --sample-interval 100ms --cpu-process-metrics \
     --listen-address "127.0.0.1:$port" >"$tmp/joulestat.log" 2>&1 &
-OTHER_PIDS+=($!)
+SLURM_OTHER_PIDS+=($!)
 url=http://127.0.0.1:$port/metrics
 slurm_wait 10 curl -sf "$url" || fail "joulestat did not come up"
 

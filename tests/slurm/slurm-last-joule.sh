@@ -30,37 +30,14 @@ watts=20
 source "$src/tests/slurm/slurm-lib.sh"
 slurm_require munged slurmctld slurmd sbatch sinfo squeue scontrol curl python3
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-lastjoule.XXXXXX")
-chmod 0700 "$tmp"
-OTHER_PIDS=()
-cleanup() {
-    local pid
-    for pid in "${OTHER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${OTHER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    slurm_stop "$tmp"
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { slurm_fail "$tmp" "$@"; }
-
-mkdir -p "$tmp/sys"
-ln -s /sys/fs "$tmp/sys/fs"
-ln -s /sys/devices "$tmp/sys/devices"
-python3 "$src/tests/slurm/fake_rapl_clock.py" "$tmp/sys" "$watts" &
-OTHER_PIDS+=($!)
-slurm_wait 10 test -s "$tmp/sys/class/powercap/intel-rapl:0/energy_uj" ||
-    fail "the fake RAPL zone did not appear"
+slurm_tmpdir lastjoule
+tmp=$SLURM_TMP
+slurm_fake_rapl "$tmp" "$watts"
 
 slurm_write_config "$tmp" proctrack/cgroup task/cgroup jobacct_gather/cgroup
 echo "PrologFlags=contain" >>"$tmp/slurm.conf" # every job gets an extern step
-# Job ids of their own: another test cluster on this host (same node name, so the same
-# cgroup paths) numbers its jobs from 1.
-echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$tmp/slurm.conf"
-if ! slurm_start "$tmp"; then
-    echo "SKIP: the SLURM daemons do not start here:"
-    tail -5 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log 2>/dev/null || true
-    exit $SLURM_SKIP
-fi
+slurm_own_job_ids "$tmp"
+slurm_start_or_skip "$tmp"
 
 start_joulestat() { # NAME FLAGS...: sets url_NAME
     local name=$1 port
@@ -68,7 +45,7 @@ start_joulestat() { # NAME FLAGS...: sets url_NAME
     port=$(slurm_free_port)
     "$build/joulestat" serve --no-gpu --rapl-source powercap --path.sysfs "$tmp/sys" \
         --listen-address "127.0.0.1:$port" "$@" >"$tmp/joulestat-$name.log" 2>&1 &
-    OTHER_PIDS+=($!)
+    SLURM_OTHER_PIDS+=($!)
     printf -v "url_$name" 'http://127.0.0.1:%s/metrics' "$port"
 }
 start_joulestat watch

@@ -1,11 +1,37 @@
 # SPDX-License-Identifier: MIT
 # A one-node SLURM cluster in a temporary directory: munged with its own key and socket,
 # slurmctld and slurmd in the foreground (so $! is the daemon's PID), all state, spool,
-# logs and pid files under $SLURM_DIR. Stopped by PID from the caller's EXIT trap.
+# logs and pid files under that directory. slurm_tmpdir makes it and stops everything by
+# PID at exit.
 # shellcheck shell=bash
 
-SLURM_PIDS=()
+SLURM_PIDS=()       # the cluster's daemons, in order of start
+SLURM_OTHER_PIDS=() # the test's own (joulestat, the fake RAPL zone): stopped first
+SLURM_LAST_PIDS=()  # stopped after the cluster (the database slurmdbd writes to)
 SLURM_SKIP=77
+SLURM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# slurm_tmpdir NAME: a private temporary directory (munged refuses a socket directory
+# others can write to) in SLURM_TMP, and slurm_cleanup at exit.
+slurm_tmpdir() {
+    SLURM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/joulestat-$1.XXXXXX")
+    chmod 0700 "$SLURM_TMP"
+    trap slurm_cleanup EXIT
+}
+
+# Stops the test's processes, the cluster, then SLURM_LAST_PIDS, and removes SLURM_TMP
+# (kept when KEEP_TMP is set).
+slurm_cleanup() {
+    local pid
+    for pid in "${SLURM_OTHER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${SLURM_OTHER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    slurm_stop "$SLURM_TMP"
+    for pid in "${SLURM_LAST_PIDS[@]}"; do slurm_kill_pid "$pid"; done
+    [[ -n ${KEEP_TMP:-} ]] || rm -rf "$SLURM_TMP"
+}
+
+# fail MESSAGE: slurm_fail in SLURM_TMP.
+fail() { slurm_fail "$SLURM_TMP" "$@"; }
 
 # slurm_require TOOL...: exits 77 (CTest skip) unless every tool is there and we are root.
 slurm_require() {
@@ -88,8 +114,15 @@ ConstrainDevices=no
 CONF
 }
 
-# slurm_start DIR: munged, slurmctld, slurmd; returns non-zero if one does not come up.
-slurm_start() {
+# slurm_own_job_ids DIR: job ids of this cluster's own. Another test cluster on this host
+# (same node name, so the same cgroup paths) numbers its jobs from 1.
+slurm_own_job_ids() {
+    echo "FirstJobId=$((100000 + RANDOM * 10))" >>"$1/slurm.conf"
+}
+
+# slurm_start_munge DIR: munged with a new key; sets SLURM_CONF to DIR's slurm.conf.
+# Returns non-zero if it does not come up.
+slurm_start_munge() {
     local dir=$1
     export SLURM_CONF=$dir/slurm.conf
 
@@ -99,14 +132,48 @@ slurm_start() {
         --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" \
         --seed-file="$dir/munged.seed" >>"$dir/munged.log" 2>&1 &
     SLURM_PIDS+=($!)
-    slurm_wait 10 test -S "$dir/munge.socket" || return 1
+    slurm_wait 10 test -S "$dir/munge.socket"
+}
+
+# slurm_start_daemons DIR: slurmctld, then slurmd, after munged; returns non-zero if one
+# does not come up.
+slurm_start_daemons() {
+    local dir=$1
 
     slurmctld -D -i -f "$SLURM_CONF" >>"$dir/slurmctld.out" 2>&1 &
     SLURM_PIDS+=($!)
-    slurm_wait 20 scontrol ping || return 1
+    slurm_wait 30 scontrol ping || return 1
     slurmd -D -f "$SLURM_CONF" >>"$dir/slurmd.out" 2>&1 &
     SLURM_PIDS+=($!)
-    slurm_wait 30 slurm_node_idle || return 1
+    slurm_wait 30 slurm_node_idle
+}
+
+# slurm_start DIR: munged, slurmctld, slurmd; returns non-zero if one does not come up.
+slurm_start() {
+    slurm_start_munge "$1" && slurm_start_daemons "$1"
+}
+
+# slurm_start_or_skip DIR [WHAT]: slurm_start, or exits 77 (CTest skip) with the end of the
+# daemons' logs.
+slurm_start_or_skip() {
+    local dir=$1
+    slurm_start "$dir" && return 0
+    echo "SKIP: the SLURM daemons do not start here${2:+ ($2)}:"
+    tail -5 "$dir"/slurmctld.log "$dir"/slurmd.log "$dir"/munged.log 2>/dev/null || true
+    exit $SLURM_SKIP
+}
+
+# slurm_fake_rapl DIR WATTS: DIR/sys, a sysfs root with the real cgroups and CPUs and a fake
+# RAPL zone whose energy is exactly WATTS x time (fake_rapl_clock.py, in SLURM_OTHER_PIDS).
+slurm_fake_rapl() {
+    local dir=$1 watts=$2
+    mkdir -p "$dir/sys"
+    ln -s /sys/fs "$dir/sys/fs"
+    ln -s /sys/devices "$dir/sys/devices"
+    python3 "$SLURM_LIB_DIR/fake_rapl_clock.py" "$dir/sys" "$watts" &
+    SLURM_OTHER_PIDS+=($!)
+    slurm_wait 10 test -s "$dir/sys/class/powercap/intel-rapl:0/energy_uj" ||
+        slurm_fail "$dir" "the fake RAPL zone did not appear"
 }
 
 slurm_queue_empty() {

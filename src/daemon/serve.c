@@ -2,6 +2,7 @@
 #include "serve.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "listen.h"
 #include "log.h"
 #include "macro.h"
@@ -46,6 +48,8 @@ static int bind_listen_address(const char *address) {
 
 /* How often the web configuration file is looked at for a change (one stat()). */
 #define WEB_CONFIG_POLL_S 3
+/* The shortest --sample-interval that splits GPU energy as well as the default. */
+#define SAMPLE_INTERVAL_ADVISED_NS (250 * NSEC_PER_MSEC)
 
 /* What tells that the file changed: a Kubernetes Secret volume swaps a symlink (a new
  * inode), an editor writes in place (size, modification time). */
@@ -220,6 +224,13 @@ int serve_run(const struct config *cfg) {
         r = log_error_errno(-ENOMEM, "out of memory");
         goto finish;
     }
+    /* Below the driver's per-process sample period, windows hold a sample of some processes
+     * and not of others: the split is less accurate (docs/ATTRIBUTION.md). */
+    if (cfg->gpu_enabled && cfg->sample_interval_ns < SAMPLE_INTERVAL_ADVISED_NS)
+        log_warning("--sample-interval %" PRIu64 "ms is shorter than the driver's per-process "
+                    "sample period (about 167 ms): GPU energy is split less accurately; 250ms "
+                    "or more is advised",
+                    cfg->sample_interval_ns / NSEC_PER_MSEC);
     r = sampler_new(cfg, slot, &sampler);
     if (r < 0) {
         log_error_errno(r, "cannot start the sampler: %m");

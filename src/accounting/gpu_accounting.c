@@ -243,68 +243,6 @@ void gpu_accounting_set_allocations(struct gpu_accounting *a, const struct gpu_a
     a->lookup_userdata = userdata;
 }
 
-/* Trapezoid from the last power reading to this one: (P0 + P1) / 2 * dt; mW * us = nJ, so
- * the unit is 1/2000 uJ. */
-static uint64_t integrate_power(struct gpu_track *t, uint32_t power_mw, uint64_t now_us) {
-    uint64_t dt_us = now_us > t->last_power_us ? now_us - t->last_power_us : 0;
-    uint64_t uj =
-        energy_convert((struct energy_unit){1, 2000},
-                       ((uint64_t)t->last_power_mw + power_mw) * dt_us, &t->power_remainder);
-
-    t->last_power_mw = power_mw;
-    t->last_power_us = now_us;
-    return uj;
-}
-
-/* Energy of the window from the counter, or by integrating power. Returns false when the
- * window has no usable energy (first reading, glitch). */
-static bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
-                          const struct gpu_device_reading *d, uint64_t now_us, uint64_t *ret_uj,
-                          struct gpu_tick_stats *stats) {
-    uint64_t dt_us = t->window_open ? now_us - t->window_start_us : 0;
-    uint64_t delta;
-    int event;
-
-    if (d->energy_valid) {
-        /* No GPU draws more than max_power: a bigger jump is a glitch, not energy. */
-        t->counter.max_delta_raw = (uint64_t)(a->opts.max_power_watts * (double)dt_us / 1000.0) + 1;
-        event = energy_counter_update(&t->counter, d->energy_mj, &delta);
-        if (event == COUNTER_RESET)
-            stats->counter_resets++;
-        if (event == COUNTER_GLITCH)
-            stats->counter_glitches++;
-        if (event < 0 || event == COUNTER_FIRST || event == COUNTER_GLITCH)
-            return false;
-        *ret_uj = delta;
-        return t->window_open;
-    }
-    if (!d->power_valid)
-        return false;
-    if (!t->power_primed || !t->window_open) {
-        t->power_primed = true;
-        t->last_power_mw = d->power_mw;
-        t->last_power_us = now_us;
-        t->power_polled_uj = 0;
-        return false;
-    }
-    *ret_uj = t->power_polled_uj + integrate_power(t, d->power_mw, now_us);
-    t->power_polled_uj = 0;
-    return true;
-}
-
-void gpu_accounting_poll(struct gpu_accounting *a, const struct gpu_poll_reading *polls, size_t n,
-                         uint64_t now_us) {
-    for (size_t i = 0; i < n; i++) {
-        struct gpu_track *t;
-
-        if (polls[i].index >= LEDGER_MAX_GPUS || !polls[i].power_valid)
-            continue;
-        t = &a->tracks[polls[i].index];
-        if (t->power_primed && t->window_open && now_us > t->last_power_us)
-            t->power_polled_uj += integrate_power(t, polls[i].power_mw, now_us);
-    }
-}
-
 #define SWAP_MAPS(a, b)                                                                            \
     do {                                                                                           \
         struct hashmap _tmp = (a);                                                                 \

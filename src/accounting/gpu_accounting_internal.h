@@ -124,6 +124,12 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, ui
 bool mig_activity(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t n,
                   uint64_t dt_us);
 
+/* Energy of the window from the counter, or by integrating power (gpu_window_energy.c).
+ * Returns false when the window has no usable energy (first reading, glitch). */
+bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
+                   const struct gpu_device_reading *d, uint64_t now_us, uint64_t *ret_uj,
+                   struct gpu_tick_stats *stats);
+
 /* Index of pid among the window's consumers, adding it if new (gpu_accounting.c). */
 int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_t pid, size_t *ret);
 

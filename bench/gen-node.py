@@ -7,7 +7,8 @@
                                        with no processes, for RAPL-only runs)
   gen-node.py run ROOT --procs N       wait for ROOT/proc/stat (the simulated GPU node
                                        writes it at nvmlInit and clears pid directories
-                                       then), create N processes, then advance the node
+                                       then; not with N = 0, where the library keeps no
+                                       procfs), create N processes, then advance the node
                                        until SIGTERM: RAPL energy at 10 Hz, /proc/stat,
                                        the busy processes' utime/stime and their
                                        containers' cpu.stat at 1 Hz.
@@ -166,6 +167,8 @@ class Node:
         self.files = InPlaceFiles()
 
     def btime(self):
+        if not (self.proc / "stat").exists():
+            return 1700000000
         for line in (self.proc / "stat").read_text().splitlines():
             if line.startswith("btime "):
                 return int(line.split()[1])
@@ -262,7 +265,9 @@ def cmd_run(root, nprocs, stat_wait_s):
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     proc = Path(root) / "proc"
     deadline = time.monotonic() + stat_wait_s
-    while not (proc / "stat").exists():
+    # With no processes (a run on the kernel's /proc) nothing reads this tree, and the
+    # simulated library keeps no procfs there: only RAPL energy is advanced.
+    while nprocs > 0 and not (proc / "stat").exists():
         if time.monotonic() > deadline:
             sys.exit("gen-node: %s/stat never appeared" % proc)
         time.sleep(0.05)

@@ -225,7 +225,8 @@ def main():
              " /proc` (the eBPF task iterator where the kernel lets it load, else kept fds:"
              " the defaults on a real procfs; the table says which; `--joulestat-args"
              " --process-bpf=off` forces the listing) and the same simulated GPU node,"
-             " whose ~500 pids are not in /proc; its sysfs is the synthetic powercap tree with"
+             " whose ~500 pids are not in /proc (it keeps no fake procfs for them there:"
+             " nothing would read it); its sysfs is the synthetic powercap tree with"
              " `fs/cgroup` a link to `/sys/fs/cgroup`. node_exporter's processes collector"
              " reads the same /proc. The machine's own processes (and other users') are in"
              " /proc too: the pid directories counted are given below the tables.")

@@ -171,6 +171,19 @@ static void apply_due_faults(struct sim_gpu_model *g) {
     }
 }
 
+/* a * b * c + add into *ret when it fits in 64 bits: the model's products nearly always
+ * do, and a 64-bit division is several times cheaper than the 128-bit one it replaces
+ * (the same quotient and remainder). */
+static inline bool mul3_add_fits(uint64_t a, uint64_t b, uint64_t c, uint64_t add, uint64_t *ret) {
+    uint64_t v;
+
+    if (__builtin_mul_overflow(a, b, &v) || __builtin_mul_overflow(v, c, &v) ||
+        __builtin_add_overflow(v, add, &v))
+        return false;
+    *ret = v;
+    return true;
+}
+
 /* A process's share of context-idle over dt: even among the processes alive now. */
 static uint64_t context_share(struct sim_proc_state *ps, uint64_t ctx_nj, uint32_t n_alive) {
     ps->context_rem += ctx_nj;
@@ -183,6 +196,12 @@ static uint64_t context_share(struct sim_proc_state *ps, uint64_t ctx_nj, uint32
 /* A process's coef energy over dt at its delivered share (its SM time, before the slice
  * overhead is taken off). */
 static uint64_t coef_energy(struct sim_proc_state *ps, uint64_t dt, uint64_t div) {
+    uint64_t num64;
+
+    if (mul3_add_fits(ps->coef_mw, ps->demand, dt, ps->active_rem, &num64)) {
+        ps->active_rem = num64 % div;
+        return num64 / div;
+    }
     unsigned __int128 num = (unsigned __int128)ps->coef_mw * ps->demand * dt + ps->active_rem;
     ps->active_rem = (uint64_t)(num % div);
     return (uint64_t)(num / div);
@@ -191,6 +210,10 @@ static uint64_t coef_energy(struct sim_proc_state *ps, uint64_t dt, uint64_t div
 /* The delivered SM time of dt (percent * µs). */
 static uint64_t delivered_util(const struct sim_gpu_model *g, const struct sim_proc_state *ps,
                                uint64_t dt) {
+    uint64_t num64;
+
+    if (mul3_add_fits(ps->demand, 100, dt, 0, &num64))
+        return num64 / sim_group_divisor(g, ps->group);
     return (uint64_t)((unsigned __int128)ps->demand * 100 * dt / sim_group_divisor(g, ps->group));
 }
 
@@ -198,8 +221,14 @@ static uint64_t delivered_util(const struct sim_gpu_model *g, const struct sim_p
  * context switches while others have work too (percent * µs). */
 static uint64_t sampled_util(const struct sim_gpu_model *g, const struct sim_proc_state *ps,
                              uint64_t u) {
-    if (g->group_working[ps->group] >= 2 && g->gpu->slice_overhead_ppm)
-        u -= (uint64_t)((unsigned __int128)u * g->gpu->slice_overhead_ppm / SIM_PPM);
+    uint64_t part;
+
+    if (g->group_working[ps->group] >= 2 && g->gpu->slice_overhead_ppm) {
+        if (mul3_add_fits(u, g->gpu->slice_overhead_ppm, 1, 0, &part))
+            u -= part / SIM_PPM;
+        else
+            u -= (uint64_t)((unsigned __int128)u * g->gpu->slice_overhead_ppm / SIM_PPM);
+    }
     return u;
 }
 
@@ -250,10 +279,12 @@ void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
             end = min_u64(end, g->procs[g->next_start]->proc->start_us);
         if (g->next_fault < sg->n_faults)
             end = min_u64(end, sg->faults[g->next_fault].at_us);
+        uint64_t first_edge = SIM_TIME_NEVER;
         for (size_t i = 0; i < g->n_active; i++) {
-            end = min_u64(end, g->active[i]->next_edge);
+            first_edge = min_u64(first_edge, g->active[i]->next_edge);
             end = min_u64(end, g->active[i]->next_sample);
         }
+        end = min_u64(end, first_edge);
 
         integrate(g, end - g->t);
         g->t = end;
@@ -262,14 +293,18 @@ void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
         uint32_t old_alive = g->n_alive;
 
         memcpy(old_demand, g->group_demand, sizeof(old_demand));
-        for (size_t i = 0; i < g->n_active; i++)
-            if (g->active[i]->next_edge <= end)
-                update_demand(g, g->active[i], end);
+        /* Most segments end at a sample boundary only: no demand changes then. */
+        if (first_edge <= end)
+            for (size_t i = 0; i < g->n_active; i++)
+                if (g->active[i]->next_edge <= end)
+                    update_demand(g, g->active[i], end);
         apply_due_faults(g);
         report_at(g);
         samples_emit(g);
         activate_started(g);
-        rescale_remainders(g, old_demand, old_alive);
+        /* With the same demands and holders, every remainder keeps its divisor. */
+        if (g->n_alive != old_alive || memcmp(old_demand, g->group_demand, sizeof(old_demand)))
+            rescale_remainders(g, old_demand, old_alive);
     }
 }
 

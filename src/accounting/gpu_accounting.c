@@ -51,6 +51,7 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     free(a->samples);
     free(a->last_sample_us);
     free(a->early);
+    free(a->sampled);
     free(a->held_us);
     free(a->carries);
     free(a->intensity_in);
@@ -87,6 +88,7 @@ static int reserve_consumers(struct gpu_accounting *a, size_t n) {
     GROW(gpu_instance);
     GROW(last_sample_us);
     GROW(early);
+    GROW(sampled);
     GROW(held_us);
     GROW(carries);
     GROW(intensity_in);
@@ -355,6 +357,8 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     if (r < 0)
         return r;
     finished_activity(a, t, d, now_us);
+    if (per_process)
+        credit_ahead(a, t, d->n_utils, n, t->window_start_us, now_us);
     if (d->mig_enabled) /* by instance: measured activity (GPM) can be learned from */
         learnable = mig_activity(a, d, n, now_us - t->window_start_us);
     else if (!per_process && n > 0) /* no per-process utilisation: the split is even */

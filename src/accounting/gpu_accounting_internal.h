@@ -68,6 +68,8 @@ struct gpu_accounting {
     size_t n_running; /* consumers [0, n_running) are in the running-process list */
     uint64_t *last_sample_us;
     uint64_t *early;
+    uint64_t *sampled; /* weights as the samples say, before credit_ahead(): what is learned */
+    bool credited;     /* credit_ahead() ran in this window: weights differ from sampled */
     uint64_t *held_us;
     int64_t *carries;
     struct intensity_consumer *intensity_in;
@@ -101,6 +103,15 @@ struct learned_window {
  */
 int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
                      uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats);
+
+/*
+ * Windows shorter than the sample period (gpu_learned.c): running processes not sampled in
+ * the window are credited their last utilisation ahead of their samples (a->weights); what
+ * the samples said stays in a->sampled for the learner. Call after the window's activity is
+ * complete (learned_activity(), finished_activity()); not for MIG (instance activity).
+ */
+void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
+                  uint64_t t0_us, uint64_t t1_us);
 
 /* SM share: each consumer's split weight is its SM activity; the carries are loaded. */
 void learned_sm_share(struct gpu_accounting *a, size_t n);

@@ -15,10 +15,12 @@
  * credited ahead. Over time each process's activity is still what its samples say. With
  * windows of a period or more every running process is sampled in each and nothing moves.
  */
-static void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
-                         uint64_t t0_us, uint64_t t1_us) {
+void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
+                  uint64_t t0_us, uint64_t t1_us) {
     uint64_t period = sample_period_us(&t->period), dt = t1_us - t0_us;
 
+    memcpy(a->sampled, a->weights, n * sizeof(*a->sampled));
+    a->credited = true;
     for (size_t k = 0; k < n_samples; k++) {
         const struct util_sample *s = &a->samples[k];
 
@@ -60,7 +62,7 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
                                a->last_sample_us, a->weights, a->early, a->mem_weights, ret_stats);
     if (r < 0)
         return r;
-    credit_ahead(a, t, n_samples, n, t0_us, t1_us);
+    a->credited = false;
     for (size_t i = 0; i < n; i++)
         a->procs[i]->last_sample_us = a->last_sample_us[i];
     return 0;
@@ -164,11 +166,15 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, ui
 
         if (p->class_key == 0)
             p->class_key = class_of(p);
+        /* The learner takes the samples as they are, in the rows their time fell in; the
+         * split weighs the activity credited ahead of them (credit_ahead()). */
         a->intensity_in[i] = (struct intensity_consumer){
             .class_key = p->class_key,
             .family_key = family_of(p),
-            .activity = a->weights[i],
+            .activity = a->credited ? a->sampled[i] : a->weights[i],
             .early = a->early[i],
+            .split_given = a->credited,
+            .split_activity = a->weights[i],
         };
     }
     w = (struct intensity_window){

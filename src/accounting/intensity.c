@@ -426,6 +426,11 @@ static bool class_estimate(const struct intensity_gpu *g, uint32_t s, double *re
  * kappa_eff = mean + (kappa - mean) x tau^2 / (tau^2 + se^2). Estimates that differ by no
  * more than their noise all become the mean (SM share); well-measured ones keep their own.
  */
+/* The activity the split weighs: the caller's smoothed one where it gives one. */
+static uint64_t split_act(const struct intensity_consumer *c) {
+    return c->split_given ? c->split_activity : c->activity;
+}
+
 static void window_shares(struct intensity_gpu *g, const struct intensity_window *w,
                           struct intensity_share *shares, struct intensity_result *res) {
     double act_sum = 0, mean = 0, spread = 0, noise = 0, tau2, kappa_max = 0;
@@ -436,7 +441,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     /* The window's activity per class. */
     for (size_t i = 0; i < w->n; i++) {
         uint32_t s = g->slot_of[i];
-        double a = (double)w->consumers[i].activity / PCT_US_PER_SM_S;
+        double a = (double)split_act(&w->consumers[i]) / PCT_US_PER_SM_S;
 
         if (a <= 0)
             continue;
@@ -491,7 +496,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
      * intensity would be worse than SM share). */
     for (size_t i = 0; i < w->n; i++) {
         uint32_t s = g->slot_of[i];
-        double kappa, se, a = (double)w->consumers[i].activity;
+        double kappa, se, a = (double)split_act(&w->consumers[i]);
 
         shares[i].learned = s != NO_SLOT && class_estimate(g, s, &kappa, &se);
         if (!shares[i].learned)
@@ -511,7 +516,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     res->classes_pooled = res->learned ? res->classes_active - known : 0;
     for (size_t i = 0; i < w->n; i++) {
         uint32_t s = g->slot_of[i];
-        uint64_t a = w->consumers[i].activity;
+        uint64_t a = split_act(&w->consumers[i]);
         double kappa = shares[i].watts, weight;
         bool learned = s != NO_SLOT && g->learned[PARAM_CLASS0 + s];
 

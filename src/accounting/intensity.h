@@ -119,6 +119,8 @@ struct intensity_consumer {
     uint64_t family_key; /* its command on this GPU, pooled across workloads; 0: none */
     uint64_t activity;   /* SM weight in the window, percent-microseconds */
     uint64_t early;      /* the part of activity that lies at or before the window start */
+    bool split_given;    /* the split weighs split_activity, not activity */
+    uint64_t split_activity;
 };
 
 struct intensity_window {

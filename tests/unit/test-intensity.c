@@ -543,6 +543,33 @@ static void test_families_make_room(void **state) {
     intensity_gpu_free(g);
 }
 
+/* A caller that smooths the activity it splits by (credit_ahead() in the GPU accounting)
+ * gives it apart: the learner takes the samples, the split the smoothed activity. */
+static void test_split_activity_given_apart(void **state) {
+    struct intensity_consumer c[] = {
+        {.class_key = 1, .activity = 10 * S, .split_given = true, .split_activity = 5 * S},
+        {.class_key = 2, .activity = 0, .split_given = true, .split_activity = 5 * S}};
+    struct intensity_share sh[2];
+    struct intensity_result res;
+    struct intensity_gpu *g;
+
+    ASSERT_OK(intensity_gpu_new(NULL, &g));
+    ASSERT_OK(intensity_window(g,
+                               &(struct intensity_window){.duration_us = S,
+                                                          .context_us = S,
+                                                          .energy_uj = 100 * S,
+                                                          .learn = true,
+                                                          .n = 2,
+                                                          .consumers = c},
+                               sh, &res));
+    /* Nothing learned yet: SM share, of the activity given for the split. */
+    assert_false(res.learned);
+    assert_int_equal(res.classes_active, 2);
+    assert_int_equal(sh[0].weight, 5 * S);
+    assert_int_equal(sh[1].weight, 5 * S);
+    intensity_gpu_free(g);
+}
+
 static void test_errors(void **state) {
     struct intensity_consumer c = {.class_key = 1, .activity = S};
     struct intensity_share sh = {.weight = 77};
@@ -640,6 +667,7 @@ int main(void) {
         cmocka_unit_test(test_unlearned_class_keeps_its_sm_share),
         cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_families_make_room),
+        cmocka_unit_test(test_split_activity_given_apart),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_never_worse_than_sm_share),
     };

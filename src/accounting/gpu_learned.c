@@ -19,7 +19,8 @@ void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_sample
                   uint64_t t0_us, uint64_t t1_us) {
     uint64_t period = sample_period_us(&t->period), dt = t1_us - t0_us;
 
-    memcpy(a->sampled, a->weights, n * sizeof(*a->sampled));
+    if (n > 0) /* with none, the arrays may not exist yet */
+        memcpy(a->sampled, a->weights, n * sizeof(*a->sampled));
     a->credited = true;
     for (size_t k = 0; k < n_samples; k++) {
         const struct util_sample *s = &a->samples[k];

@@ -265,10 +265,7 @@ double intensity_decay_now(const struct intensity_gpu *g) {
     return exp(-(g->clock_s - g->t_ref_s) / g->opt.tau_s);
 }
 
-/* Brings the stored sums to the scale of time t, so new weights start again at 1. */
-static void rebase(struct intensity_gpu *g, double t) {
-    double f = exp(-(t - g->t_ref_s) / g->opt.tau_s);
-
+void intensity_scale_sums(struct intensity_gpu *g, double f) {
     for (size_t i = 0; i < g->dim * g->dim; i++)
         g->m[i] *= f;
     for (size_t i = 0; i < g->dim; i++)
@@ -276,6 +273,11 @@ static void rebase(struct intensity_gpu *g, double t) {
     g->syy *= f;
     g->neff *= f;
     g->unsaturated *= f;
+}
+
+/* Brings the stored sums to the scale of time t, so new weights start again at 1. */
+static void rebase(struct intensity_gpu *g, double t) {
+    intensity_scale_sums(g, exp(-(t - g->t_ref_s) / g->opt.tau_s));
     g->t_ref_s = t;
 }
 

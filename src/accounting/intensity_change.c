@@ -16,17 +16,6 @@
 #define CHANGE_SIGMAS 4.0
 #define CHANGE_KEEP 0.001
 
-/* Scales the stored sums, as if the rows so far were older than they are. */
-static void forget_past(struct intensity_gpu *g, double keep) {
-    for (size_t i = 0; i < g->dim * g->dim; i++)
-        g->m[i] *= keep;
-    for (size_t i = 0; i < g->dim; i++)
-        g->b[i] *= keep;
-    g->syy *= keep;
-    g->neff *= keep;
-    g->unsaturated *= keep;
-}
-
 void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row *row) {
     double predicted = g->theta[PARAM_IDLE] * row->dt_s + g->theta[PARAM_CTX] * row->ctx_s;
     double z;
@@ -57,7 +46,8 @@ void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row 
     else
         g->change_run = 0;
     if (abs(g->change_run) >= CHANGE_ROWS) {
-        forget_past(g, CHANGE_KEEP);
+        /* As if the rows so far were much older than they are. */
+        intensity_scale_sums(g, CHANGE_KEEP);
         /* What the present classes had learned is part of that past. */
         for (size_t k = 0; k < row->n_touched; k++)
             g->has_memory[PARAM_CLASS0 + row->touched[k]] = false;

@@ -118,5 +118,7 @@ void intensity_families_free(struct intensity_gpu *g);
 
 /* Solves the live system and updates theta, learned, se, memory (intensity_solve.c). */
 int intensity_solve(struct intensity_gpu *g);
+/* Multiplies every stored sum of the rows by f (the forgetting, and a change of phase). */
+void intensity_scale_sums(struct intensity_gpu *g, double f);
 /* e^(-(clock - t_ref) / tau): the factor that turns stored sums into current ones. */
 double intensity_decay_now(const struct intensity_gpu *g);

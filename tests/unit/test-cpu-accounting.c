@@ -320,22 +320,13 @@ static const struct ledger_workload *step_workload(struct fx *f, const char *ste
 
 /* One window in which the SLURM watch saw the step of key end (its cgroup gone). */
 static void scan_step_ended(struct fx *f, unsigned n, uint64_t key, uint64_t pkg) {
-    char stat[128];
-    int len = snprintf(stat, sizeof(stat), "cpu  %u 0 0 100 0 0 0 0 0 0\nbtime 1\n", 100 * n);
     size_t k = cpu_groups_find(&f->groups, key);
 
     assert_true(k != SIZE_MAX);
-    cpu_groups_prepare(&f->groups);
+    cpu_groups_prepare(&f->groups); /* the scan's tracking then keeps what is set here */
     f->groups.v[k].watched = f->groups.v[k].ended = true;
     f->groups.v[k].cgroup = cgroup_cpu_free(f->groups.v[k].cgroup);
-    f->rapl[0].raw = pkg;
-    f->rapl[1].raw = 0;
-    ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
-    ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, f->rows, f->n_rows, stat, (size_t)len,
-                                  f->rapl, 2, NOW(n), &f->ledger));
-    cpu_groups_finish(&f->groups);
-    ledger_sweep(&f->ledger, NOW(n), NOW(n), 300 * 1000000000ULL);
-    f->n_rows = 0;
+    scan(f, n, 100 * n, 100, pkg, 0);
 }
 
 /* A job's steps end one by one: each step turns inactive as the watch sees it go, and the

@@ -367,7 +367,7 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
         learned_sm_share(a, n);
         *ret_lw = (struct learned_window){.method = SPLIT_NOT_IDENTIFIABLE};
     } else
-        learned_weights(a, t, n, t->window_start_us, now_us, energy_uj, ret_lw);
+        learned_weights(a, t, n, per_process, t->window_start_us, now_us, energy_uj, ret_lw);
     for (size_t i = 0; i < n; i++)
         a->consumers[i].key = a->procs[i]->key;
     g->split_valid = learnable && !a->opts.sm_share_only;
@@ -524,6 +524,7 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
         struct ledger_gpu *g = ledger_gpu(ledger, d->index);
         struct gpu_track *t;
         uint64_t energy_uj = 0;
+        bool counted;
         int r;
 
         if (!g)
@@ -544,7 +545,11 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
             continue;
         }
 
-        if (window_energy(a, t, d, now_us, &energy_uj, &stats)) {
+        counted = window_energy(a, t, d, now_us, &energy_uj, &stats);
+        /* Idle windows join into one stretch only where nothing was missed between them. */
+        if (!counted || t->downtime || t->gap)
+            idle_power_interrupt(&t->idle);
+        if (counted) {
             g->energy_uj += energy_uj;
             if (t->downtime) {
                 /* Drawn while joulestat was not running: nobody's that it can know. */

@@ -69,7 +69,6 @@ struct gpu_accounting {
     uint64_t *last_sample_us;
     uint64_t *early;
     uint64_t *sampled; /* weights as the samples say, before credit_ahead(): what is learned */
-    bool credited;     /* credit_ahead() ran in this window: weights differ from sampled */
     uint64_t *held_us;
     int64_t *carries;
     struct intensity_consumer *intensity_in;
@@ -120,10 +119,12 @@ void learned_sm_share(struct gpu_accounting *a, size_t n);
  * The consumers' split weights (a->consumers[i].weight) from the learned intensities and
  * the activity, the time each held a context (a->held_us) and their carries (a->carries).
  * The board's typical idle is the idle prior until idle is observed. Falls back to SM
- * activity when the model cannot be made. Never fails.
+ * activity when the model cannot be made. Never fails. credited: credit_ahead() ran on
+ * the activity (the learner then takes a->sampled).
  */
-void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, uint64_t t0_us,
-                     uint64_t t1_us, uint64_t energy_uj, struct learned_window *ret);
+void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, bool credited,
+                     uint64_t t0_us, uint64_t t1_us, uint64_t energy_uj,
+                     struct learned_window *ret);
 
 /*
  * MIG (gpu_mig.c): each consumer's activity (a->weights, percent-microseconds of the whole

@@ -21,7 +21,6 @@ void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_sample
 
     if (n > 0) /* with none, the arrays may not exist yet */
         memcpy(a->sampled, a->weights, n * sizeof(*a->sampled));
-    a->credited = true;
     for (size_t k = 0; k < n_samples; k++) {
         const struct util_sample *s = &a->samples[k];
 
@@ -63,7 +62,6 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
                                a->last_sample_us, a->weights, a->early, a->mem_weights, ret_stats);
     if (r < 0)
         return r;
-    a->credited = false;
     for (size_t i = 0; i < n; i++)
         a->procs[i]->last_sample_us = a->last_sample_us[i];
     return 0;
@@ -141,8 +139,9 @@ void learned_sm_share(struct gpu_accounting *a, size_t n) {
     }
 }
 
-void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, uint64_t t0_us,
-                     uint64_t t1_us, uint64_t energy_uj, struct learned_window *ret) {
+void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, bool credited,
+                     uint64_t t0_us, uint64_t t1_us, uint64_t energy_uj,
+                     struct learned_window *ret) {
     struct intensity_window w;
     struct intensity_result res;
     uint64_t context_us = held_times(a, n, t0_us, t1_us);
@@ -165,16 +164,18 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, ui
     for (size_t i = 0; i < n; i++) {
         struct ledger_process *p = a->procs[i];
 
-        if (p->class_key == 0)
+        if (p->class_key == 0) {
             p->class_key = class_of(p);
+            p->family_key = family_of(p);
+        }
         /* The learner takes the samples as they are, in the rows their time fell in; the
          * split weighs the activity credited ahead of them (credit_ahead()). */
         a->intensity_in[i] = (struct intensity_consumer){
             .class_key = p->class_key,
-            .family_key = family_of(p),
-            .activity = a->credited ? a->sampled[i] : a->weights[i],
+            .family_key = p->family_key,
+            .activity = credited ? a->sampled[i] : a->weights[i],
             .early = a->early[i],
-            .split_given = a->credited,
+            .split_given = credited,
             .split_activity = a->weights[i],
         };
     }

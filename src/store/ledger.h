@@ -56,6 +56,7 @@ struct ledger_process {
     uint64_t ahead;          /* activity credited before its sample came, percent-us */
     int64_t carry;           /* sub-microjoule remainder it is owed, 2^-32 uJ */
     uint64_t class_key;      /* whose learned intensity it shares (0: not derived yet) */
+    uint64_t family_key;     /* its command's, derived with class_key (0: none) */
     bool intensity_valid;    /* its class's intensity is learned */
     double intensity_watts;  /* W per 100 % SM */
     /* Its MIG instance (fixed for its life), LEDGER_NO_INSTANCE without MIG. */

@@ -23,24 +23,22 @@ void intensity_families_free(struct intensity_gpu *g) {
     g->n_families = g->families_cap = 0;
 }
 
-/* The family no tracked class belongs to that was seen least recently; -ENOSPC if every
- * family still has a class in the table. */
-static int family_victim(const struct intensity_gpu *g, uint32_t *ret) {
-    uint32_t victim = UINT32_MAX;
+/* The family no tracked class belongs to that was seen least recently. There always is one
+ * when the table is full: it holds max_classes families, and the class about to join holds
+ * a slot already, so at most max_classes - 1 other classes can keep a family tracked. */
+static uint32_t family_victim(const struct intensity_gpu *g) {
+    uint32_t victim = 0;
 
     for (uint32_t f = 0; f < g->n_families; f++)
         if (g->families[f].tracked == 0 &&
-            (victim == UINT32_MAX || g->families[f].last_seen_s < g->families[victim].last_seen_s))
+            (g->families[victim].tracked > 0 ||
+             g->families[f].last_seen_s < g->families[victim].last_seen_s))
             victim = f;
-    if (victim == UINT32_MAX)
-        return -ENOSPC;
-    *ret = victim;
-    return 0;
+    return victim;
 }
 
 static int family_slot(struct intensity_gpu *g, uint64_t key, uint32_t *ret) {
     uintptr_t v = (uintptr_t)hashmap_get(&g->family_index, key);
-    uint32_t old;
     int r;
 
     if (v) {
@@ -50,9 +48,8 @@ static int family_slot(struct intensity_gpu *g, uint64_t key, uint32_t *ret) {
     /* Full: a command gone from the GPU makes room for a new one, so a node that runs
      * more commands over its life than the table holds keeps pooling the new ones. */
     if (g->n_families == g->opt.max_classes) {
-        r = family_victim(g, &old);
-        if (r < 0)
-            return r;
+        uint32_t old = family_victim(g);
+
         r = hashmap_put(&g->family_index, key, (void *)(uintptr_t)(old + 1));
         if (r < 0)
             return r;
@@ -90,8 +87,6 @@ int intensity_family_join(struct intensity_gpu *g, uint32_t s, uint64_t family_k
     if (family_key == 0)
         return 0;
     r = family_slot(g, family_key, &f);
-    if (r == -ENOSPC)
-        return 0; /* the class goes without a family */
     if (r < 0)
         return r;
     c->family = f + 1;

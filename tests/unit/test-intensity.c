@@ -514,9 +514,10 @@ static void window_of_commands(struct intensity_gpu *g, uint64_t first, size_t n
 }
 
 /*
- * The command table holds max_classes commands. When it is full, a command none of whose
- * classes is tracked any more makes room for a new one; while every command still has a
- * tracked class, a new one goes without pooling (and is still split, by SM activity).
+ * The command table holds max_classes commands. When it is full, the least recently seen
+ * command none of whose classes is tracked any more makes room for a new one (there is
+ * always one: the new class has taken a class's slot, and with it its command's last
+ * tracked class).
  */
 static void test_families_make_room(void **state) {
     struct intensity_options o = {.max_classes = 4};

@@ -142,6 +142,13 @@ static void workload_labels(struct strbuf *sb, const struct snap_workload *w) {
     }
 }
 
+/* The labels of the workload that many places ahead, if it is of this kind: each kind's
+ * pass renders only its own, and the others' labels need not be fetched. */
+static void prefetch_workload(const struct snapshot *s, size_t ahead, unsigned kind) {
+    if (ahead < s->n_workloads && (unsigned)s->workloads[ahead].kind == kind)
+        prefetch_identity(s->workloads[ahead].id);
+}
+
 void exposition_render_workloads(struct render *r, const struct snapshot *s) {
     for (unsigned kind = 0; kind < _WORKLOAD_KIND_MAX; kind++) {
         const struct workload_kind_info *info = &workload_kinds[kind];
@@ -154,8 +161,7 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
-            if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
-                prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
+            prefetch_workload(s, i + IDENTITY_PREFETCH_AHEAD, kind);
             if ((unsigned)w->kind != kind)
                 continue;
             workload_labels(labels_begin(r), w);
@@ -172,8 +178,7 @@ void exposition_render_workloads(struct render *r, const struct snapshot *s) {
         for (size_t i = 0; i < s->n_workloads; i++) {
             const struct snap_workload *w = &s->workloads[i];
 
-            if (i + IDENTITY_PREFETCH_AHEAD < s->n_workloads)
-                prefetch_identity(s->workloads[i + IDENTITY_PREFETCH_AHEAD].id);
+            prefetch_workload(s, i + IDENTITY_PREFETCH_AHEAD, kind);
             if ((unsigned)w->kind != kind)
                 continue;
             series_begin(r);

@@ -167,7 +167,7 @@ static void lock_down(const struct config *cfg, bool task_iter) {
                  "with ASan, whose leak check needs ptrace, or for an architecture without one)");
         return;
     }
-    r = syscall_filter_install();
+    r = syscall_filter_install(task_iter);
     if (r < 0)
         log_warning_errno(r, "cannot install the system-call filter: %m; serving without it");
     else

@@ -252,7 +252,7 @@ static int allow_if(scmp_filter_ctx ctx, const char *name, struct scmp_arg_cmp c
     return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, cmp);
 }
 
-static int add_rules(scmp_filter_ctx ctx) {
+static int add_rules(scmp_filter_ctx ctx, bool bpf_iter) {
     static const int families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
     static const int prctls[] = {PR_SET_NAME, PR_GET_NAME, PR_CAPBSET_READ};
     int r, nr;
@@ -281,14 +281,17 @@ static int add_rules(scmp_filter_ctx ctx) {
     if (r < 0)
         return r;
     /* The process scan makes a new iterator from its kept link each scan (task_iter.h):
-     * no other bpf() command, so nothing can be loaded or attached any more. */
-    r = allow_if(ctx, "bpf", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)BPF_ITER_CREATE));
-    if (r < 0)
-        return r;
+     * no other bpf() command, so nothing can be loaded or attached any more; without the
+     * iterator, not even that. */
+    if (bpf_iter) {
+        r = allow_if(ctx, "bpf", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)BPF_ITER_CREATE));
+        if (r < 0)
+            return r;
+    }
     return allow_if(ctx, "ioctl", SCMP_A1(SCMP_CMP_NE, (scmp_datum_t)TIOCSTI));
 }
 
-int syscall_filter_install(void) {
+int syscall_filter_install(bool bpf_iter) {
 #ifdef FILTER_ARCH
     struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
     scmp_filter_ctx ctx;
@@ -304,7 +307,7 @@ int syscall_filter_install(void) {
         return -ENOMEM;
     r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
     if (r >= 0)
-        r = add_rules(ctx);
+        r = add_rules(ctx, bpf_iter);
     if (r >= 0)
         r = seccomp_load(ctx);
     seccomp_release(ctx);

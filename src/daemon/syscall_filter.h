@@ -21,9 +21,10 @@
  *
  * Installed on every thread at once (SECCOMP_FILTER_FLAG_TSYNC); needs no-new-privileges
  * or CAP_SYS_ADMIN. Returns 0, -EOPNOTSUPP where this build or architecture has no filter,
- * or -errno.
+ * or -errno. bpf_iter: the process scan uses the eBPF task iterator, and bpf() may make
+ * iterators from its link (BPF_ITER_CREATE, nothing else).
  */
-int syscall_filter_install(void);
+int syscall_filter_install(bool bpf_iter);
 
 /* Whether this build can install the filter: false under AddressSanitizer, whose leak
  * check at exit stops the threads with ptrace from a process made by clone() without

@@ -5,6 +5,7 @@
  * runs in a child process, which keeps the filter and the dropped capabilities to itself. */
 #include "testutil.h"
 
+#include <linux/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -59,10 +60,11 @@ static int filtered(void) {
     char *const argv[] = {prog, NULL};
     pthread_t t;
     char status[4096];
+    union bpf_attr attr = {0};
     int fd, sock;
     ssize_t n;
 
-    if (syscall_filter_install() < 0)
+    if (syscall_filter_install(false) < 0)
         return 2;
     /* Refused, with EPERM: */
     if (execve("/bin/true", argv, NULL) != -1 || errno != EPERM)
@@ -77,6 +79,9 @@ static int filtered(void) {
         return 14;
     if (syscall(SYS_kill, 1, 0) != -1 || errno != EPERM)
         return 15;
+    /* Without the task iterator not even an iterator from a link is made. */
+    if (syscall(SYS_bpf, BPF_ITER_CREATE, &attr, sizeof(attr)) != -1 || errno != EPERM)
+        return 16;
     /* Still working: threads, files, inet sockets. */
     if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
         return 20;
@@ -94,7 +99,7 @@ static int filtered(void) {
     if (sock < 0)
         return 24;
     close(sock);
-    if (syscall_filter_refusals() != 6)
+    if (syscall_filter_refusals() != 7)
         return 25;
     return 0;
 }

@@ -331,7 +331,7 @@ static void test_read_under_filter(void **state) {
         union bpf_attr attr = {0};
         int n;
 
-        if (syscall_filter_install() < 0)
+        if (syscall_filter_install(true) < 0)
             _exit(2);
         (void)task_iter_read(ti, &rows); /* twice: a new iterator each time */
         n = task_iter_read(ti, &rows);

@@ -94,6 +94,17 @@ if [[ ! -e /var/lib/kubelet/pod-resources/kubelet.sock ]]; then
         e2e_fail "pod_resources source exported on a node without a kubelet"
 fi
 
+# --trace to a path that cannot be written: a clear error and exit 1, from replay and serve.
+expect_exit 1 "$js" replay --scenario "$src/scenarios/two-process-80-20.scn" \
+    --trace "$E2E_TMP/no/such/dir/trace.txt"
+grep -q "^.*error: --trace: cannot write '$E2E_TMP/no/such/dir/trace.txt'" "$E2E_TMP/err" ||
+    e2e_fail "replay --trace: no clear error: $(cat "$E2E_TMP/err")"
+JOULESTAT_SIM_SCENARIO="$src/scenarios/two-process-80-20.scn" \
+    expect_exit 1 timeout 20 "$js" serve --nvml-library "$sim" --rapl-source off \
+    --listen-address "127.0.0.1:$(e2e_free_port)" --trace "$E2E_TMP/no/such/dir/trace.txt"
+grep -q "error: --trace: cannot write" "$E2E_TMP/err" ||
+    e2e_fail "serve --trace: no clear error: $(cat "$E2E_TMP/err")"
+
 # Retention and pid reuse (virtual clock): pid 4242 ran twice, 5 s apart.
 "$js" replay --scenario "$src/scenarios/pid-reuse.scn" >"$E2E_TMP/keep.prom" 2>/dev/null
 n=$(grep -c '^joulestat_gpu_process_active{pid="4242"' "$E2E_TMP/keep.prom")

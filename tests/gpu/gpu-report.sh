@@ -36,15 +36,12 @@ with open(sys.argv[2], 'w') as out:
                               'seconds': stop - start}) + '\n')
 EOP
 # gpu-probe reads the simulated library through ctypes, except in the sanitizer build,
-# whose library needs the sanitizer's runtime that python3 does not carry: there a few
-# rows of what it writes stand in.
+# whose library needs the sanitizer's runtime that python3 does not carry: the probe's
+# part is skipped there, and the report goes without it.
+probe=yes
 if nm -D --undefined-only "$build/sim/libnvidia-ml.so.1" 2>/dev/null | grep -q __asan_; then
-    cat >"$out/probe.csv" <<'EOC'
-label,kind,t_us,power_mw,instant_mw,instant_t_us,energy_mj,pid,sample_t_us,sm,mem
-sim,power,1700000000000000,70000,,,5000000,,,,
-sim,power,1700000000100000,70000,,,5000007,,,,
-sim,power,1700000000200000,70000,,,5000014,,,,
-EOC
+    probe=
+    echo "gpu-report: gpu-probe skipped (the sanitizer build's simulated library)"
 else
     LD_LIBRARY_PATH=$build/sim JOULESTAT_SIM_SCENARIO=$scn \
         python3 "$src/scripts/gpu-probe" --seconds 1 --label sim >"$out/probe.csv" ||
@@ -71,8 +68,11 @@ for mode, row in pair.items():
     assert near(row['joulestat_1s'], row['solo_j'], 0.20), (mode, row)
     assert near(row['joulestat_100ms'], row['solo_j'], 0.20), (mode, row)
 assert pair['spin']['sm-share'] > 1.5 * pair['spin']['solo_j'], pair['spin']
-assert pair['spin']['dcgm'] > pair['spin']['solo_j'], pair['spin']
 EOP
 grep -q "^| pair-gemm-spin | spin |" "$E2E_TMP/report.md" || e2e_fail "no table row: $(cat "$E2E_TMP/report.md")"
-grep -q "^| sim | " "$E2E_TMP/report.md" || e2e_fail "no probe row: $(cat "$E2E_TMP/report.md")"
+# The probe's row: the simulated board's 70 W and its counter's steps of about 100 ms.
+if [[ -n $probe ]]; then
+    grep -Eq '^\| sim \| 70\.0 \| - \| - \| (9[0-9]|1[01][0-9])\.[0-9] \|' "$E2E_TMP/report.md" ||
+        e2e_fail "probe row: $(grep '^| sim' "$E2E_TMP/report.md")"
+fi
 echo "gpu-report: ok"

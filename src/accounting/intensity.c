@@ -8,8 +8,6 @@
 
 #include "intensity_internal.h"
 
-/* Percent-microseconds per SM fraction x second. */
-#define PCT_US_PER_SM_S 1e8
 /* Stored sums grow as e^(age / tau); rebased before they pass e^40. */
 #define MAX_SCALE_EXPONENT 40.0
 /* The first allocation of class slots. */
@@ -22,6 +20,7 @@
 #define MIN_INTENSITY_PART 0.01
 /* Weights stay below 2^62 (a window of months at full activity): no overflow in the sum. */
 #define MAX_WEIGHT 4611686018427387904.0
+
 #define CONTEXT_MAX_REL_SE 0.5
 #define CONTEXT_MAX_IDLE_RATIO 3.0
 /* A row is unsaturated below this total SM activity; the uplift is learned only when at
@@ -84,8 +83,10 @@ struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g) {
     free(g->pending.touched);
     free(g->pending.act);
     free(g->slot_of);
+    free(g->win_kappa_j);
     free(g->win_act);
     free(g->win_touched);
+    free(g->win_kappa);
     free(g->live);
     free(g->frozen);
     free(g->h);
@@ -148,6 +149,8 @@ static int grow_slots(struct intensity_gpu *g, size_t new_cap) {
         r = grow_zeroed(&g->win_act, old_cap, new_cap, sizeof(*g->win_act));
     if (r >= 0)
         r = grow_zeroed(&g->win_touched, old_cap, new_cap, sizeof(*g->win_touched));
+    if (r >= 0)
+        r = grow_zeroed(&g->win_kappa, old_cap, new_cap, sizeof(*g->win_kappa));
     if (r < 0) {
         free(m);
         return r;
@@ -369,6 +372,7 @@ static int learn_window(struct intensity_gpu *g, const struct intensity_window *
 
 static int reserve_window(struct intensity_gpu *g, size_t n) {
     uint32_t *p;
+    double *j;
 
     if (n <= g->win_cap)
         return 0;
@@ -376,6 +380,10 @@ static int reserve_window(struct intensity_gpu *g, size_t n) {
     if (!p)
         return -ENOMEM;
     g->slot_of = p;
+    j = reallocarray(g->win_kappa_j, n, sizeof(*j));
+    if (!j)
+        return -ENOMEM;
+    g->win_kappa_j = j;
     g->win_cap = n;
     return 0;
 }
@@ -398,8 +406,8 @@ static bool own_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_
 
 /* Its own estimate combined with its family's (precision-weighted), or the family's alone
  * for a class with none yet. An estimate held as certain stays as it is. */
-static bool class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
-                           double *ret_se) {
+bool intensity_class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
+                              double *ret_se) {
     double kappa, se, family_kappa, family_var, precision;
     bool own = own_estimate(g, s, &kappa, &se);
 
@@ -428,16 +436,14 @@ static bool class_estimate(const struct intensity_gpu *g, uint32_t s, double *re
  * kappa_eff = mean + (kappa - mean) x tau^2 / (tau^2 + se^2). Estimates that differ by no
  * more than their noise all become the mean (SM share); well-measured ones keep their own.
  */
-/* The activity the split weighs: the caller's smoothed one where it gives one. */
-static uint64_t split_act(const struct intensity_consumer *c) {
-    return c->split_given ? c->split_activity : c->activity;
-}
 
 static void window_shares(struct intensity_gpu *g, const struct intensity_window *w,
-                          struct intensity_share *shares, struct intensity_result *res) {
+                          bool context_booked, struct intensity_share *shares,
+                          struct intensity_result *res) {
     double act_sum = 0, mean = 0, spread = 0, noise = 0, tau2, kappa_max = 0;
     double known_weight = 0, known_act = 0;
     size_t n_touched = 0;
+    bool posterior;
     unsigned unslotted = 0, known = 0;
 
     /* The window's activity per class. */
@@ -460,7 +466,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         uint32_t s = g->win_touched[k];
         double kappa, se;
 
-        if (!class_estimate(g, s, &kappa, &se))
+        if (!intensity_class_estimate(g, s, &kappa, &se))
             continue;
         known++;
         res->classes_learned += g->learned[PARAM_CLASS0 + s];
@@ -472,7 +478,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         uint32_t s = g->win_touched[k];
         double kappa, se;
 
-        if (!class_estimate(g, s, &kappa, &se))
+        if (!intensity_class_estimate(g, s, &kappa, &se))
             continue;
         spread += g->win_act[s] * (kappa - mean) * (kappa - mean);
         noise += g->win_act[s] * se * se;
@@ -480,8 +486,28 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     tau2 = act_sum > 0 ? (spread - noise) / act_sum : 0;
     if (tau2 < 0)
         tau2 = 0;
+    /* The posterior's view of the classes the rows know: shrunk as below. */
+    for (size_t k = 0; k < n_touched; k++) {
+        uint32_t s = g->win_touched[k];
+        double kappa, se;
+
+        if (intensity_class_estimate(g, s, &kappa, &se))
+            g->win_kappa[s] = mean + (kappa - mean) * (tau2 > 0 ? tau2 / (tau2 + se * se) : 0);
+        else
+            g->win_kappa[s] = g->theta[PARAM_CLASS0 + s];
+    }
+    /* Not learned, but new classes beside known ones: the window's own energy may say
+     * what the new ones drew. */
+    posterior = unslotted == 0 && n_touched >= 2 && res->idle_known &&
+                !(known >= 2 && tau2 > 0 && mean > 0) &&
+                intensity_posterior(g, w, g->win_touched, n_touched, mean, context_booked, shares);
     for (size_t k = 0; k < n_touched; k++)
         g->win_act[g->win_touched[k]] = 0;
+    if (posterior) {
+        res->reason = SPLIT_LEARNED;
+        res->learned = true;
+        return;
+    }
 
     if (res->classes_active == 0)
         res->reason = SPLIT_NO_ACTIVITY;
@@ -500,7 +526,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         uint32_t s = g->slot_of[i];
         double kappa, se, a = (double)split_act(&w->consumers[i]);
 
-        shares[i].learned = s != NO_SLOT && class_estimate(g, s, &kappa, &se);
+        shares[i].learned = s != NO_SLOT && intensity_class_estimate(g, s, &kappa, &se);
         if (!shares[i].learned)
             continue;
         kappa = mean + (kappa - mean) * tau2 / (tau2 + se * se);
@@ -587,13 +613,13 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
         drop_rows(g);
     g->clock_s += (double)w->duration_us / 1e6;
 
-    window_shares(g, w, shares, &res);
-    res.idle_watts = g->theta[PARAM_IDLE];
-    res.context_watts = g->theta[PARAM_CTX];
     /* With a prior for the idle power, its posterior is known from the first solve on: the
      * prior is knowledge, and only the data can move it. */
     res.idle_known = g->learned[PARAM_IDLE] || (g->idle_prior_known && g->rows > 0);
     res.context_known = g->learned[PARAM_CTX] || (res.idle_known && context_measured(g));
+    window_shares(g, w, res.context_known, shares, &res);
+    res.idle_watts = g->theta[PARAM_IDLE];
+    res.context_watts = g->theta[PARAM_CTX];
     if (res.context_known) {
         double uj = g->theta[PARAM_CTX] * (double)w->context_us;
 

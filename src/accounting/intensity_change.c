@@ -15,15 +15,13 @@
 #define CHANGE_ROWS 3
 #define CHANGE_SIGMAS 4.0
 #define CHANGE_KEEP 0.001
+/* The out-of-sample error is a mean over about this many rows. */
+#define OOS_ROWS 10U
 
 void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row *row) {
     double predicted = g->theta[PARAM_IDLE] * row->dt_s + g->theta[PARAM_CTX] * row->ctx_s;
     double z;
 
-    if (g->dof < 2 || !(g->sigma_j > 0)) {
-        g->change_run = 0;
-        return;
-    }
     for (size_t k = 0; k < row->n_touched; k++) {
         uint32_t s = row->touched[k];
 
@@ -33,6 +31,16 @@ void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row 
             return;
         }
         predicted += g->theta[PARAM_CLASS0 + s] * row->act[s];
+    }
+    if (row->dt_s > 0 && g->rows > 0) {
+        double e = row->energy_j - predicted,
+               wt = g->oos_rows < OOS_ROWS ? 1.0 / ++g->oos_rows : 1.0 / OOS_ROWS;
+
+        g->oos_err2 += wt * (e * e / row->dt_s - g->oos_err2);
+    }
+    if (g->dof < 2 || !(g->sigma_j > 0)) {
+        g->change_run = 0;
+        return;
     }
     /* Against the deviation from before the run: the rows of a new phase, once learned,
      * inflate the fit's own. */

@@ -17,6 +17,8 @@
 #define PARAM_CTX 1U
 #define PARAM_CLASS0 2U
 #define NO_SLOT UINT32_MAX
+/* Percent-microseconds per SM fraction x second. */
+#define PCT_US_PER_SM_S 1e8
 
 struct intensity_row {
     bool open;
@@ -82,6 +84,10 @@ struct intensity_gpu {
     double sigma_j, dof;   /* residual standard deviation (J per row), degrees of freedom */
     int change_run;        /* rows in a row far off the fit, signed by the side */
     double change_sigma_j; /* sigma_j when the run began */
+    /* How far the fit misses a row it has not learned from yet: a moving mean of the
+     * squared error per second of row (J^2/s), over oos_rows rows. */
+    double oos_err2;
+    unsigned oos_rows;
 
     /* Rows: the one being gathered, and the last complete one, which waits for the next
      * window's early activity before it is learned from. */
@@ -89,9 +95,11 @@ struct intensity_gpu {
 
     /* Per-window scratch. */
     size_t win_cap;
-    uint32_t *slot_of; /* per consumer */
-    double *win_act;   /* [cap] per slot, this window */
+    uint32_t *slot_of;   /* per consumer */
+    double *win_kappa_j; /* per consumer: its energy by the window's update (J) */
+    double *win_act;     /* [cap] per slot, this window */
     uint32_t *win_touched;
+    double *win_kappa; /* [cap] per slot: the intensity this window's split uses */
 
     /* Solve scratch, (max_live + 2) parameters at most. */
     size_t solve_cap, frozen_cap;
@@ -115,6 +123,21 @@ void intensity_family_update(struct intensity_gpu *g, uint32_t s, double theta, 
 bool intensity_family_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
                                double *ret_var);
 void intensity_families_free(struct intensity_gpu *g);
+
+/* Its own estimate combined with its family's; false when it has none (intensity.c). */
+bool intensity_class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
+                              double *ret_se);
+/* The split of a window with new classes beside known ones, from the window's own energy
+ * (intensity_posterior.c), into shares. win_act holds the touched slots' activity and
+ * win_kappa the known ones' intensities. false, shares untouched, when it cannot say. */
+bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window *w,
+                         const uint32_t *touched, size_t n_touched, double mean_kappa,
+                         bool context_booked, struct intensity_share *shares);
+
+/* The activity the split weighs: the caller's smoothed one where it gives one. */
+static inline uint64_t split_act(const struct intensity_consumer *c) {
+    return c->split_given ? c->split_activity : c->activity;
+}
 
 /* Solves the live system and updates theta, learned, se, memory (intensity_solve.c). */
 int intensity_solve(struct intensity_gpu *g);

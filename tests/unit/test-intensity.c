@@ -451,6 +451,53 @@ static void test_unlearned_class_keeps_its_sm_share(void **state) {
     synth_done(&s);
 }
 
+/*
+ * A new workload beside a known one: its first window, before any row of it is learned,
+ * is split by what the window's energy leaves once the known part is predicted (idle 60 W,
+ * uplift 50 W, the 450 W class at 50 %): a 300 W newcomer at 20 % gets within 5 % of its
+ * 60 J, where SM share would give it 20/70 of the active energy. When the window leaves
+ * more than any intensity the GPU shows could draw, the fit is off there: SM share.
+ */
+static void test_new_class_takes_what_the_window_leaves(void **state) {
+    struct intensity_consumer c[] = {{.class_key = 1000, .activity = 50 * S},
+                                     {.class_key = 7777, .activity = 20 * S}};
+    struct intensity_window w = {.duration_us = S,
+                                 .context_us = S,
+                                 .energy_uj = (60 + 50 + 225 + 60) * S,
+                                 .learn = false,
+                                 .n = 2,
+                                 .consumers = c};
+    struct intensity_share sh[2];
+    struct intensity_result res;
+    struct synth s;
+    struct synth_run r;
+    double total, active_j, newcomer_j;
+
+    trained(&s, &r);
+    ASSERT_OK(intensity_window(r.est, &w, sh, &res));
+    assert_true(res.learned);
+    assert_int_equal(res.reason, SPLIT_LEARNED);
+    assert_false(sh[1].learned);
+    /* What the split hands out: all but the idle, and the uplift when it is given apart. */
+    active_j = 335 - (res.context_known ? 50 : 0);
+    total = (double)(sh[0].weight + sh[1].weight);
+    newcomer_j = (double)sh[1].weight / total * active_j;
+    print_message("newcomer: %.1f J of %.1f (truth 60 J; SM share %.1f J)\n", newcomer_j, active_j,
+                  active_j * 20 / 70);
+    assert_within(newcomer_j, 60, 0.05);
+
+    /* 2 kJ from a window the known part predicts at 335 J: no newcomer at 20 % draws
+     * that. */
+    w.energy_uj = 2000 * S;
+    c[1].class_key = 8888;
+    ASSERT_OK(intensity_window(r.est, &w, sh, &res));
+    assert_false(res.learned);
+    assert_int_equal(sh[0].weight, 50 * S);
+    assert_int_equal(sh[1].weight, 20 * S);
+    synth_run_done(&r);
+    synth_done(&s);
+}
+
 /* At most max_classes are tracked; the least recently seen go first, and a window with
  * more classes than slots leaves the extra ones untracked (their share: SM activity). */
 static void test_eviction(void **state) {
@@ -666,6 +713,7 @@ int main(void) {
         cmocka_unit_test(test_runs_of_one_command_pool),
         cmocka_unit_test(test_short_jobs_share_their_class),
         cmocka_unit_test(test_unlearned_class_keeps_its_sm_share),
+        cmocka_unit_test(test_new_class_takes_what_the_window_leaves),
         cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_families_make_room),
         cmocka_unit_test(test_split_activity_given_apart),

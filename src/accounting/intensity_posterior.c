@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * New workloads beside known ones, split by the window's own energy. Rows are learned one
+ * window late, so a job that lives 80 ms is split before anything is learned of it, and
+ * the shrinkage of intensity.c gave it SM share: 50 W jobs beside a 40 W trainer each got
+ * 17 % less than they drew. The window's energy says more: what the fit predicts of the
+ * classes it knows, and what is left for the new ones.
+ *
+ * One Kalman measurement update of the new classes' intensities, the known ones held at
+ * their estimates: with P the prediction of the known part (idle, uplift, known classes),
+ * pv its variance (the fit's error on rows it had not learned from yet, scaled to the
+ * window), and each new class c a prior mean mu_c (its family's estimate, else the known
+ * classes' mean) and variance v_c (its family's spread, else as broad as the window's mean
+ * power),
+ *
+ *     gain = (dE - P - sum mu_c A_c) / (sum v_c A_c^2 + pv),   kappa_c = mu_c + v_c A_c gain
+ *
+ * It stands aside (the caller keeps SM share) when it cannot say: no known class or no new
+ * one, no unseen row checked yet, a prediction less sure than the new classes' priors, the
+ * known part alone above the window's energy, or a new intensity far beyond any the GPU
+ * shows (the fit is off in this window, not the newcomer a furnace).
+ */
+#include <math.h>
+
+#include "intensity_internal.h"
+
+/* The largest weight: 2^40, room for 2^22 consumers below 2^62. */
+#define POSTERIOR_SCALE 1099511627776.0
+/* A new class's intensity never drops below this part of the window's mean: a
+ * prediction a little high leaves a process with activity something. */
+#define MIN_POSTERIOR_PART 0.01
+/* A new class's intensity from the window may reach this many times the highest the GPU's
+ * known classes show, or the window's mean power. */
+#define MAX_KAPPA_RATIO 3.0
+/* Rows the fit must have been checked against, unseen, before its predictions count. */
+#define MIN_OOS_ROWS 1U
+/* The prediction of the known classes must be at least this much surer than the new ones'
+ * priors (variances): else the window's residual tells nothing of the new ones. */
+#define MAX_PREDICTION_VAR_PART 0.5
+
+/* The prior of a new class: its family's estimate, else the window's mean intensity, as
+ * uncertain as it is large. */
+static void new_prior(const struct intensity_gpu *g, uint32_t s, double mean_kappa, double window_w,
+                      double *ret_mu, double *ret_var) {
+    double kappa, se, floor_se = g->opt.min_se_w;
+
+    if (!intensity_class_estimate(g, s, &kappa, &se)) {
+        /* Anything from nothing to the board's whole draw: the window's mean power is the
+         * scale (the others' mean intensity may be far off, pulled by the uplift). */
+        kappa = mean_kappa > 0 ? mean_kappa : g->kappa_ref;
+        se = kappa > window_w ? kappa : window_w;
+    }
+    if (se < floor_se)
+        se = floor_se;
+    *ret_mu = kappa;
+    *ret_var = se * se;
+}
+
+/* Its mean activity per second over the rows it is remembered from (the rows' weighted sum
+ * of its activity x their length, over that of their lengths squared). */
+static double usual_activity(const struct intensity_gpu *g, uint32_t s) {
+    size_t p = PARAM_CLASS0 + s;
+    double dt2 = g->m[PARAM_IDLE * g->dim + PARAM_IDLE];
+
+    return dt2 > 0 ? g->m[p * g->dim + PARAM_IDLE] / dt2 : 0;
+}
+
+/* A class the rows have never seen and nothing is remembered of: new in this window or the
+ * last (its row waits for the next window). */
+static bool is_new(const struct intensity_gpu *g, uint32_t s) {
+    size_t p = PARAM_CLASS0 + s;
+
+    return g->m[p * g->dim + p] <= 0 && !g->has_memory[p];
+}
+
+/* Each process its class's intensity x its activity; when the uplift is not handed out
+ * apart, the classes the prediction covered carry it, by activity, as they did in it. */
+static void posterior_shares(struct intensity_gpu *g, const struct intensity_window *w,
+                             bool context_booked, double context_j,
+                             struct intensity_share *shares) {
+    double most = 0, known_act = 0;
+
+    for (size_t i = 0; i < w->n; i++)
+        if (!is_new(g, g->slot_of[i]))
+            known_act += (double)split_act(&w->consumers[i]);
+    for (size_t i = 0; i < w->n; i++) {
+        uint32_t s = g->slot_of[i];
+        double a = (double)split_act(&w->consumers[i]);
+        double j = g->win_kappa[s] * a / PCT_US_PER_SM_S;
+
+        if (!context_booked && !is_new(g, s) && known_act > 0)
+            j += context_j * a / known_act;
+        g->win_kappa_j[i] = j;
+        most = j > most ? j : most;
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        uint32_t s = g->slot_of[i];
+        uint64_t a = split_act(&w->consumers[i]);
+
+        shares[i] = (struct intensity_share){
+            .weight = most > 0 ? (uint64_t)llround(g->win_kappa_j[i] / most * POSTERIOR_SCALE) : a,
+            .watts = g->theta[PARAM_CLASS0 + s],
+            .learned = g->learned[PARAM_CLASS0 + s],
+        };
+    }
+}
+
+bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window *w,
+                         const uint32_t *touched, size_t n_touched, double mean_kappa,
+                         bool context_booked, struct intensity_share *shares) {
+    double dur_s = (double)w->duration_us / 1e6, context_j, pred, new_var = 0;
+    double window_w, pred_var, gain, pred_known, energy_j = (double)w->energy_uj / 1e6;
+    double known_act = 0, known_usual = 0;
+    double most_w = mean_kappa > g->kappa_ref ? mean_kappa : g->kappa_ref;
+    bool any_known = false, any_new = false;
+
+    if (g->rows == 0 || g->oos_rows < MIN_OOS_ROWS || w->energy_uj == 0 || dur_s <= 0)
+        return false;
+    window_w = energy_j / dur_s;
+    most_w = window_w > most_w ? window_w : most_w;
+    pred_known = g->theta[PARAM_IDLE] * dur_s;
+    pred = 0;
+    for (size_t k = 0; k < n_touched; k++) {
+        uint32_t s = touched[k];
+        double act = g->win_act[s], mu, var;
+
+        if (!is_new(g, s)) {
+            known_act += act;
+            known_usual += usual_activity(g, s) * dur_s;
+            pred_known += g->win_kappa[s] * act;
+            most_w = g->win_kappa[s] > most_w ? g->win_kappa[s] : most_w;
+            any_known = true;
+            continue;
+        }
+        new_prior(g, s, mean_kappa, window_w, &mu, &var);
+        pred += mu * act;
+        new_var += var * act * act;
+        any_new = true;
+    }
+    /* An uplift not told apart from the known classes' intensities is split with them by
+     * activity, and moves with it as theirs does: a trainer slowed by the newcomer beside
+     * it draws less, whichever of the two terms the fit put its power in. */
+    context_j = g->theta[PARAM_CTX] * (double)w->context_us / 1e6;
+    if (!context_booked && known_usual > 0)
+        context_j *= known_act / known_usual;
+    pred_known += context_j;
+    pred_var = g->oos_err2 * dur_s;
+    /* The known ones alone already draw more than the window did: the fit is off here. */
+    if (pred_known >= energy_j)
+        return false;
+    if (!any_known || !any_new || pred_var > MAX_PREDICTION_VAR_PART * new_var)
+        return false;
+
+    gain = (energy_j - pred_known - pred) / (new_var + pred_var);
+    for (size_t k = 0; k < n_touched; k++) {
+        uint32_t s = touched[k];
+        double mu, var, kappa, floor_w = MIN_POSTERIOR_PART * mean_kappa;
+
+        if (!is_new(g, s))
+            continue;
+        new_prior(g, s, mean_kappa, window_w, &mu, &var);
+        kappa = mu + var * g->win_act[s] * gain;
+        /* Far beyond anything this GPU has shown: not the new class's draw but the fit
+         * being off in this window. */
+        if (kappa > MAX_KAPPA_RATIO * most_w)
+            return false;
+        g->win_kappa[s] = kappa > floor_w ? kappa : floor_w;
+    }
+    posterior_shares(g, w, context_booked, context_j, shares);
+    return true;
+}

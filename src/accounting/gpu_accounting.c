@@ -356,9 +356,9 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     r = learned_activity(a, t, d->n_utils, n, t->window_start_us, now_us, &ws);
     if (r < 0)
         return r;
-    finished_activity(a, t, d, now_us);
     if (per_process)
         credit_ahead(a, t, d->n_utils, n, t->window_start_us, now_us);
+    finished_activity(a, t, d, per_process, now_us);
     if (d->mig_enabled) /* by instance: measured activity (GPM) can be learned from */
         learnable = mig_activity(a, d, n, now_us - t->window_start_us);
     else if (!per_process && n > 0) /* no per-process utilisation: the split is even */

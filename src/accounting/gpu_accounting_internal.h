@@ -106,8 +106,8 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
 /*
  * Windows shorter than the sample period (gpu_learned.c): running processes not sampled in
  * the window are credited their last utilisation ahead of their samples (a->weights); what
- * the samples said stays in a->sampled for the learner. Call after the window's activity is
- * complete (learned_activity(), finished_activity()); not for MIG (instance activity).
+ * the samples said stays in a->sampled for the learner. Call after learned_activity(),
+ * before finished_activity(); not for MIG (instance activity).
  */
 void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
                   uint64_t t0_us, uint64_t t1_us);
@@ -148,11 +148,11 @@ int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_
 /* Accounting mode (gpu_finished.c): the processes the driver says finished since the last
  * reading become consumers of the window; finished_activity() gives those that never left
  * a utilisation sample their lifetime utilisation times their active time, and all the
- * start time the driver kept. */
+ * start time the driver kept. Call after credit_ahead() (credited: it ran). */
 int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *n,
                      size_t n_sorted);
 void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
-                       const struct gpu_device_reading *d, uint64_t t1_us);
+                       const struct gpu_device_reading *d, bool credited, uint64_t t1_us);
 
 /* The process's MIG instance and profile, the first window it is seen on a MIG GPU. */
 void mig_label(struct ledger_process *p, const struct gpu_device_reading *d);

@@ -36,23 +36,32 @@ int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *
 
 /*
  * A process that never left a sample is given its lifetime utilisation times its active
- * time, in the window in which it is reported (its life lies in this window or the one
- * before). One that ended within the last sample period may still leave its last sample in
- * the next window, which is then its measure: it waits for it.
+ * time, in the window in which it is reported: its life lies in this window or the one
+ * before. One that ended within the last sample period may still leave its last sample in
+ * the next window, but its energy is in this one: with per-process samples (credited), it
+ * is credited here ahead of that sample, which then counts only what was not credited
+ * (credit_ahead()), and the learner, which takes the samples as they come, waits for it.
  */
 void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
-                       const struct gpu_device_reading *d, uint64_t t1_us) {
+                       const struct gpu_device_reading *d, bool credited, uint64_t t1_us) {
     uint64_t period = d->n_finished ? sample_period_us(&t->period) : 0;
 
     for (size_t k = 0; k < d->n_finished; k++) {
         const struct gpu_finished_process *f = &d->finished[k];
-        struct ledger_process *p = a->procs[a->finished_idx[k]];
-        uint64_t end = f->start_us + f->active_us;
+        size_t i = a->finished_idx[k];
+        struct ledger_process *p = a->procs[i];
+        uint64_t end = f->start_us + f->active_us, activity = (uint64_t)f->gpu_util * f->active_us;
 
         if (p->start_time_seconds <= 0 && f->start_us > 0)
             p->start_time_seconds = (double)f->start_us / 1e6;
-        if (p->last_sample_us != 0 || end + period > t1_us)
+        if (p->last_sample_us != 0)
             continue; /* sampled: its samples say more than its lifetime average */
-        a->weights[a->finished_idx[k]] = (uint64_t)f->gpu_util * f->active_us;
+        if (end + period > t1_us) {
+            if (!credited)
+                continue; /* no crediting ahead: it waits for its sample */
+            p->ahead += activity;
+        } else if (credited)
+            a->sampled[i] = activity;
+        a->weights[i] = activity;
     }
 }

@@ -9,9 +9,9 @@
  * One Kalman measurement update of the new classes' intensities, the known ones held at
  * their estimates: with P the prediction of the known part (idle, uplift, known classes),
  * pv its variance (the fit's error on rows it had not learned from yet, scaled to the
- * window), and each new class c a prior mean mu_c (its family's estimate, else the known
- * classes' mean) and variance v_c (its family's spread, else as broad as the window's mean
- * power),
+ * window), and each new class c a prior mean mu_c (its family's estimate, else what the
+ * known classes draw per unit of activity: SM share) and variance v_c (its family's spread,
+ * else as broad as the window's mean power),
  *
  *     gain = (dE - P - sum mu_c A_c) / (sum v_c A_c^2 + pv),   kappa_c = mu_c + v_c A_c gain
  *
@@ -38,22 +38,29 @@
  * priors (variances): else the window's residual tells nothing of the new ones. */
 #define MAX_PREDICTION_VAR_PART 0.5
 
-/* The prior of a new class: its family's estimate, else the window's mean intensity, as
- * uncertain as it is large. */
-static void new_prior(const struct intensity_gpu *g, uint32_t s, double mean_kappa, double window_w,
+/* The prior of a new class: its family's estimate, else like the known ones, as uncertain
+ * as the window's mean power: anything from nothing to the board's whole draw. */
+static void new_prior(const struct intensity_gpu *g, uint32_t s, double like_known, double window_w,
                       double *ret_mu, double *ret_var) {
     double kappa, se, floor_se = g->opt.min_se_w;
 
     if (!intensity_class_estimate(g, s, &kappa, &se)) {
-        /* Anything from nothing to the board's whole draw: the window's mean power is the
-         * scale (the others' mean intensity may be far off, pulled by the uplift). */
-        kappa = mean_kappa > 0 ? mean_kappa : g->kappa_ref;
+        kappa = like_known;
         se = kappa > window_w ? kappa : window_w;
     }
     if (se < floor_se)
         se = floor_se;
     *ret_mu = kappa;
     *ret_var = se * se;
+}
+
+/* The window's activity over its classes. */
+static double win_total(const struct intensity_gpu *g, const uint32_t *touched, size_t n) {
+    double total = 0;
+
+    for (size_t k = 0; k < n; k++)
+        total += g->win_act[touched[k]];
+    return total;
 }
 
 /* Its mean activity per second over the rows it is remembered from (the rows' weighted sum
@@ -108,57 +115,63 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
 bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window *w,
                          const uint32_t *touched, size_t n_touched, double mean_kappa,
                          bool context_booked, struct intensity_share *shares) {
-    double dur_s = (double)w->duration_us / 1e6, context_j, pred, new_var = 0;
-    double window_w, pred_var, gain, pred_known, energy_j = (double)w->energy_uj / 1e6;
-    double known_act = 0, known_usual = 0;
+    double dur_s = (double)w->duration_us / 1e6, energy_j = (double)w->energy_uj / 1e6;
+    double known_act = 0, known_usual = 0, known_j = 0, pred_new = 0, new_var = 0;
     double most_w = mean_kappa > g->kappa_ref ? mean_kappa : g->kappa_ref;
-    bool any_known = false, any_new = false;
+    double window_w, context_j, pred_known, pred_var, like_known, gain;
 
     if (g->rows == 0 || g->oos_rows < MIN_OOS_ROWS || w->energy_uj == 0 || dur_s <= 0)
         return false;
     window_w = energy_j / dur_s;
     most_w = window_w > most_w ? window_w : most_w;
-    pred_known = g->theta[PARAM_IDLE] * dur_s;
-    pred = 0;
     for (size_t k = 0; k < n_touched; k++) {
         uint32_t s = touched[k];
-        double act = g->win_act[s], mu, var;
 
-        if (!is_new(g, s)) {
-            known_act += act;
-            known_usual += usual_activity(g, s) * dur_s;
-            pred_known += g->win_kappa[s] * act;
-            most_w = g->win_kappa[s] > most_w ? g->win_kappa[s] : most_w;
-            any_known = true;
+        if (is_new(g, s))
             continue;
-        }
-        new_prior(g, s, mean_kappa, window_w, &mu, &var);
-        pred += mu * act;
-        new_var += var * act * act;
-        any_new = true;
+        known_act += g->win_act[s];
+        known_usual += usual_activity(g, s) * dur_s;
+        known_j += g->win_kappa[s] * g->win_act[s];
+        most_w = g->win_kappa[s] > most_w ? g->win_kappa[s] : most_w;
     }
+    if (known_act <= 0 || known_act >= win_total(g, touched, n_touched))
+        return false; /* no known class, or no new one */
     /* An uplift not told apart from the known classes' intensities is split with them by
      * activity, and moves with it as theirs does: a trainer slowed by the newcomer beside
      * it draws less, whichever of the two terms the fit put its power in. */
     context_j = g->theta[PARAM_CTX] * (double)w->context_us / 1e6;
     if (!context_booked && known_usual > 0)
         context_j *= known_act / known_usual;
-    pred_known += context_j;
-    pred_var = g->oos_err2 * dur_s;
+    pred_known = g->theta[PARAM_IDLE] * dur_s + known_j + context_j;
     /* The known ones alone already draw more than the window did: the fit is off here. */
     if (pred_known >= energy_j)
         return false;
-    if (!any_known || !any_new || pred_var > MAX_PREDICTION_VAR_PART * new_var)
-        return false;
+    /* What the known classes draw per unit of activity, the uplift with them when it is
+     * split with them: a newcomer is like them until its window says otherwise (SM share). */
+    like_known = (known_j + (context_booked ? 0 : context_j)) / known_act;
 
-    gain = (energy_j - pred_known - pred) / (new_var + pred_var);
     for (size_t k = 0; k < n_touched; k++) {
         uint32_t s = touched[k];
-        double mu, var, kappa, floor_w = MIN_POSTERIOR_PART * mean_kappa;
+        double mu, var;
 
         if (!is_new(g, s))
             continue;
-        new_prior(g, s, mean_kappa, window_w, &mu, &var);
+        new_prior(g, s, like_known, window_w, &mu, &var);
+        pred_new += mu * g->win_act[s];
+        new_var += var * g->win_act[s] * g->win_act[s];
+    }
+    pred_var = g->oos_err2 * dur_s;
+    if (pred_var > MAX_PREDICTION_VAR_PART * new_var)
+        return false;
+
+    gain = (energy_j - pred_known - pred_new) / (new_var + pred_var);
+    for (size_t k = 0; k < n_touched; k++) {
+        uint32_t s = touched[k];
+        double mu, var, kappa, floor_w = MIN_POSTERIOR_PART * like_known;
+
+        if (!is_new(g, s))
+            continue;
+        new_prior(g, s, like_known, window_w, &mu, &var);
         kappa = mu + var * g->win_act[s] * gain;
         /* Far beyond anything this GPU has shown: not the new class's draw but the fit
          * being off in this window. */

@@ -524,6 +524,52 @@ static void test_finished_without_samples(void **state _unused_) {
     fixture_free(f);
 }
 
+/* Accounting mode: a job that ended within the last sample period (pid 300: 50 % for
+ * 100 ms, ending 50 ms before the tick) drew its energy in this window, though its one
+ * sample will come in the next: it is credited here, ahead of that sample, which then
+ * counts nothing more (its 30 % over the 1/6 s period is what was credited). */
+static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    uint64_t first, t0;
+    size_t n = 0;
+
+    tick(f, 0);
+    t0 = f->now_us;
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    for (uint64_t t = 1; t <= 10; t++)
+        f->utils[n++] =
+            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    f->dev.n_utils = n;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = t0 + 850000, .active_us = 100000, .gpu_util = 50};
+    f->dev.accounting = true;
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 60000);
+    first = process_total(f, 300, NULL, NULL);
+    /* 50 x 100000 of 40 x (166667 + 900000) + 50 x 100000: 6.3 J of the 60 */
+    assert_true(llabs((long long)first - 6291946) <= 1);
+    assert_conserved(f);
+
+    /* Its late sample, stamped after the tick; 100 goes on at 40 %. */
+    n = 0;
+    f->utils[n++] = (struct gpu_util_sample){
+        .pid = 300, .sm_util = 30, .timestamp_us = t0 + USEC_PER_SEC + 50000};
+    for (uint64_t t = 11; t <= 20; t++)
+        f->utils[n++] =
+            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    f->dev.n_utils = n;
+    f->dev.n_finished = 0;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 120000);
+    assert_true(process_total(f, 300, NULL, NULL) - first <= 1);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_is_measured),
@@ -541,6 +587,7 @@ int main(void) {
         cmocka_unit_test(test_process_order_does_not_matter),
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_finished_without_samples),
+        cmocka_unit_test(test_finished_just_now_is_credited_ahead),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,8 @@
 /* A new class's intensity from the window may reach this many times the highest the GPU's
  * known classes show, or the window's mean power. */
 #define MAX_KAPPA_RATIO 3.0
+/* Windows shorter than this part of a row are left to SM share (ticks jitter around 1 s). */
+#define MIN_ROW_PART 0.9
 /* Rows the fit must have been checked against, unseen, before its predictions count. */
 #define MIN_OOS_ROWS 1U
 /* The prediction of the known classes must be at least this much surer than the new ones'
@@ -120,7 +122,10 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
     double most_w = mean_kappa > g->kappa_ref ? mean_kappa : g->kappa_ref;
     double window_w, context_j, pred_known, pred_var, like_known, gain;
 
-    if (g->rows == 0 || g->oos_rows < MIN_OOS_ROWS || w->energy_uj == 0 || dur_s <= 0)
+    /* The prediction is judged by the fit's error on whole rows: a shorter window (a
+     * sampling interval under a second) swings with its processes' phases far more. */
+    if (g->rows == 0 || g->oos_rows < MIN_OOS_ROWS || w->energy_uj == 0 ||
+        dur_s < MIN_ROW_PART * g->opt.row_s)
         return false;
     window_w = energy_j / dur_s;
     most_w = window_w > most_w ? window_w : most_w;
@@ -136,6 +141,14 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
     }
     if (known_act <= 0 || known_act >= win_total(g, touched, n_touched))
         return false; /* no known class, or no new one */
+    /* A newcomer whose samples reach back before the window for the most part drew most of
+     * their energy in windows already split: this one's residual is not its. */
+    for (size_t i = 0; i < w->n; i++) {
+        const struct intensity_consumer *c = &w->consumers[i];
+
+        if (is_new(g, g->slot_of[i]) && 2 * c->early > c->activity)
+            return false;
+    }
     /* An uplift not told apart from the known classes' intensities is split with them by
      * activity, and moves with it as theirs does: a trainer slowed by the newcomer beside
      * it draws less, whichever of the two terms the fit put its power in. */

@@ -41,6 +41,8 @@ int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *
  * the next window, but its energy is in this one: with per-process samples (credited), it
  * is credited here ahead of that sample, which then counts only what was not credited
  * (credit_ahead()), and the learner, which takes the samples as they come, waits for it.
+ * One that was sampled is credited so the time since its last sample, at its lifetime
+ * utilisation.
  */
 void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
                        const struct gpu_device_reading *d, bool credited, uint64_t t1_us) {
@@ -54,8 +56,17 @@ void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
 
         if (p->start_time_seconds <= 0 && f->start_us > 0)
             p->start_time_seconds = (double)f->start_us / 1e6;
-        if (p->last_sample_us != 0)
-            continue; /* sampled: its samples say more than its lifetime average */
+        if (p->last_sample_us != 0) {
+            /* Sampled: its samples say more than its lifetime average, but the last one,
+             * for the time since the one before, may still be to come. */
+            if (credited && end + period > t1_us && end > p->last_sample_us) {
+                uint64_t tail = (uint64_t)f->gpu_util * (end - p->last_sample_us);
+
+                p->ahead += tail;
+                a->weights[i] += tail;
+            }
+            continue;
+        }
         if (end + period > t1_us) {
             if (!credited)
                 continue; /* no crediting ahead: it waits for its sample */

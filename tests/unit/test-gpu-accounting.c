@@ -570,6 +570,65 @@ static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
     fixture_free(f);
 }
 
+/* The same for a job that was sampled: pid 300 at 60 %, sampled at 0.9 s, ending at
+ * 0.95 s: the 50 ms since that sample is credited at its lifetime 60 %, and its late
+ * sample (covering those 50 ms) then counts nothing more. */
+static void test_finished_tail_is_credited_ahead(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    uint64_t first, t0;
+    size_t n = 0;
+
+    tick(f, 0);
+    t0 = f->now_us;
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 2;
+    for (uint64_t t = 1; t <= 10; t++)
+        f->utils[n++] =
+            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    f->utils[n++] =
+        (struct gpu_util_sample){.pid = 300, .sm_util = 60, .timestamp_us = t0 + 900000};
+    f->dev.n_utils = n;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 60000);
+
+    /* At the next tick it has finished, its last sample still to come. */
+    f->dev.n_processes = 1;
+    n = 0;
+    for (uint64_t t = 11; t <= 20; t++)
+        f->utils[n++] =
+            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    f->dev.n_utils = n;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = t0 + 700000, .active_us = 1250000, .gpu_util = 60};
+    f->dev.accounting = true;
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    f->now_us += USEC_PER_SEC;
+    first = process_total(f, 300, NULL, NULL);
+    tick(f, 120000);
+    /* 60 x 1050000 of 40 x 1000000 + 60 x 1050000: 36.7 J of the 60 */
+    assert_true(llabs((long long)(process_total(f, 300, NULL, NULL) - first) - 36699029) <= 1);
+    assert_conserved(f);
+
+    /* Its late sample: nothing more. */
+    first = process_total(f, 300, NULL, NULL);
+    n = 0;
+    f->utils[n++] = (struct gpu_util_sample){
+        .pid = 300, .sm_util = 60, .timestamp_us = t0 + 2 * USEC_PER_SEC + 50000};
+    for (uint64_t t = 21; t <= 30; t++)
+        f->utils[n++] =
+            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    f->dev.n_utils = n;
+    f->dev.n_finished = 0;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 180000);
+    assert_true(process_total(f, 300, NULL, NULL) - first <= 1);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_is_measured),
@@ -588,6 +647,7 @@ int main(void) {
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_finished_without_samples),
         cmocka_unit_test(test_finished_just_now_is_credited_ahead),
+        cmocka_unit_test(test_finished_tail_is_credited_ahead),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -524,6 +524,14 @@ static void test_finished_without_samples(void **state _unused_) {
     fixture_free(f);
 }
 
+/* pid's samples at util every 100 ms, the k-th at t0 + k x 100 ms for k in [from, to]. */
+static void add_samples(struct fixture *f, size_t *n, uint32_t pid, uint32_t util, uint64_t t0,
+                        uint64_t from, uint64_t to) {
+    for (uint64_t k = from; k <= to; k++)
+        f->utils[(*n)++] =
+            (struct gpu_util_sample){.pid = pid, .sm_util = util, .timestamp_us = t0 + k * 100000};
+}
+
 /* Accounting mode: a job that ended within the last sample period (pid 300: 50 % for
  * 100 ms, ending 50 ms before the tick) drew its energy in this window, though its one
  * sample will come in the next: it is credited here, ahead of that sample, which then
@@ -538,9 +546,7 @@ static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
     t0 = f->now_us;
     f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
     f->dev.n_processes = 1;
-    for (uint64_t t = 1; t <= 10; t++)
-        f->utils[n++] =
-            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    add_samples(f, &n, 100, 40, t0, 1, 10);
     f->dev.n_utils = n;
     fin = (struct gpu_finished_process){
         .pid = 300, .start_us = t0 + 850000, .active_us = 100000, .gpu_util = 50};
@@ -558,9 +564,7 @@ static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
     n = 0;
     f->utils[n++] = (struct gpu_util_sample){
         .pid = 300, .sm_util = 30, .timestamp_us = t0 + USEC_PER_SEC + 50000};
-    for (uint64_t t = 11; t <= 20; t++)
-        f->utils[n++] =
-            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    add_samples(f, &n, 100, 40, t0, 11, 20);
     f->dev.n_utils = n;
     f->dev.n_finished = 0;
     f->now_us += USEC_PER_SEC;
@@ -570,9 +574,9 @@ static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
     fixture_free(f);
 }
 
-/* The same for a job that was sampled: pid 300 at 60 %, sampled at 0.9 s, ending at
- * 0.95 s: the 50 ms since that sample is credited at its lifetime 60 %, and its late
- * sample (covering those 50 ms) then counts nothing more. */
+/* The same for a job that was sampled: pid 300 at 60 %, last sampled at 0.9 s, ends at
+ * 1.95 s, 50 ms before the second tick: the 1.05 s since that sample is credited at its
+ * lifetime 60 % in the second window, and its late sample then counts nothing more. */
 static void test_finished_tail_is_credited_ahead(void **state _unused_) {
     struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
     struct gpu_finished_process fin;
@@ -584,9 +588,7 @@ static void test_finished_tail_is_credited_ahead(void **state _unused_) {
     f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
     f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
     f->dev.n_processes = 2;
-    for (uint64_t t = 1; t <= 10; t++)
-        f->utils[n++] =
-            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    add_samples(f, &n, 100, 40, t0, 1, 10);
     f->utils[n++] =
         (struct gpu_util_sample){.pid = 300, .sm_util = 60, .timestamp_us = t0 + 900000};
     f->dev.n_utils = n;
@@ -596,9 +598,7 @@ static void test_finished_tail_is_credited_ahead(void **state _unused_) {
     /* At the next tick it has finished, its last sample still to come. */
     f->dev.n_processes = 1;
     n = 0;
-    for (uint64_t t = 11; t <= 20; t++)
-        f->utils[n++] =
-            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    add_samples(f, &n, 100, 40, t0, 11, 20);
     f->dev.n_utils = n;
     fin = (struct gpu_finished_process){
         .pid = 300, .start_us = t0 + 700000, .active_us = 1250000, .gpu_util = 60};
@@ -617,9 +617,7 @@ static void test_finished_tail_is_credited_ahead(void **state _unused_) {
     n = 0;
     f->utils[n++] = (struct gpu_util_sample){
         .pid = 300, .sm_util = 60, .timestamp_us = t0 + 2 * USEC_PER_SEC + 50000};
-    for (uint64_t t = 21; t <= 30; t++)
-        f->utils[n++] =
-            (struct gpu_util_sample){.pid = 100, .sm_util = 40, .timestamp_us = t0 + t * 100000};
+    add_samples(f, &n, 100, 40, t0, 21, 30);
     f->dev.n_utils = n;
     f->dev.n_finished = 0;
     f->now_us += USEC_PER_SEC;

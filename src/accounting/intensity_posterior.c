@@ -9,16 +9,17 @@
  * One Kalman measurement update of the new classes' intensities, the known ones held at
  * their estimates: with P the prediction of the known part (idle, uplift, known classes),
  * pv its variance (the fit's error on rows it had not learned from yet, scaled to the
- * window), and each new class c a prior mean mu_c (its family's estimate, else what the
- * known classes draw per unit of activity: SM share) and variance v_c (its family's spread,
- * else as broad as the window's mean power),
+ * window; its own residual before any), and each new class c a prior mean mu_c (its family's
+ * estimate, else what the known classes draw per unit of activity: SM share) and variance v_c (its
+ * family's spread, else as broad as the window's mean power),
  *
  *     gain = (dE - P - sum mu_c A_c) / (sum v_c A_c^2 + pv),   kappa_c = mu_c + v_c A_c gain
  *
- * It stands aside (the caller keeps SM share) when it cannot say: no known class or no new
- * one, no unseen row checked yet, a prediction less sure than the new classes' priors, the
- * known part alone above the window's energy, or a new intensity far beyond any the GPU
- * shows (the fit is off in this window, not the newcomer a furnace).
+ * It stands aside (the caller keeps SM share) when it cannot say: a window shorter than a
+ * row, no known class or no new one, a newcomer whose samples mostly reach back before the
+ * window, a prediction less sure than the new classes' priors, the known part alone above
+ * the window's energy, or a new intensity far beyond any the GPU shows (the fit is off in
+ * this window, not the newcomer a furnace).
  */
 #include <math.h>
 
@@ -32,10 +33,10 @@
 /* A new class's intensity from the window may reach this many times the highest the GPU's
  * known classes show, or the window's mean power. */
 #define MAX_KAPPA_RATIO 3.0
+/* Rows in which the fit's own residual stands in for its error on unseen rows. */
+#define FIRST_ROWS 2U
 /* Windows shorter than this part of a row are left to SM share (ticks jitter around 1 s). */
 #define MIN_ROW_PART 0.9
-/* Rows the fit must have been checked against, unseen, before its predictions count. */
-#define MIN_OOS_ROWS 1U
 /* The prediction of the known classes must be at least this much surer than the new ones'
  * priors (variances): else the window's residual tells nothing of the new ones. */
 #define MAX_PREDICTION_VAR_PART 0.5
@@ -124,8 +125,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
 
     /* The prediction is judged by the fit's error on whole rows: a shorter window (a
      * sampling interval under a second) swings with its processes' phases far more. */
-    if (g->rows == 0 || g->oos_rows < MIN_OOS_ROWS || w->energy_uj == 0 ||
-        dur_s < MIN_ROW_PART * g->opt.row_s)
+    if (g->rows == 0 || w->energy_uj == 0 || dur_s < MIN_ROW_PART * g->opt.row_s)
         return false;
     window_w = energy_j / dur_s;
     most_w = window_w > most_w ? window_w : most_w;
@@ -173,7 +173,11 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
         pred_new += mu * g->win_act[s];
         new_var += var * g->win_act[s] * g->win_act[s];
     }
-    pred_var = g->oos_err2 * dur_s;
+    /* In the first rows, before any was checked unseen, the fit's own residual; later, a
+     * fit never checked (every row had a newcomer in it) is not trusted. */
+    if (g->oos_rows == 0 && g->rows > FIRST_ROWS)
+        return false;
+    pred_var = g->oos_rows ? g->oos_err2 * dur_s : g->sigma_j * g->sigma_j * dur_s / g->opt.row_s;
     if (pred_var > MAX_PREDICTION_VAR_PART * new_var)
         return false;
 

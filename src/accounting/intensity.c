@@ -20,7 +20,6 @@
 #define MIN_INTENSITY_PART 0.01
 /* Weights stay below 2^62 (a window of months at full activity): no overflow in the sum. */
 #define MAX_WEIGHT 4611686018427387904.0
-
 #define CONTEXT_MAX_REL_SE 0.5
 #define CONTEXT_MAX_IDLE_RATIO 3.0
 /* A row is unsaturated below this total SM activity; the uplift is learned only when at
@@ -435,8 +434,9 @@ bool intensity_class_estimate(const struct intensity_gpu *g, uint32_t s, double 
  * (empirical Bayes): with tau^2 the spread of the estimates beyond their noise,
  * kappa_eff = mean + (kappa - mean) x tau^2 / (tau^2 + se^2). Estimates that differ by no
  * more than their noise all become the mean (SM share); well-measured ones keep their own.
+ * New classes beside known ones, where that gives no learned split, may be split by their
+ * window's energy instead (intensity_posterior.c).
  */
-
 static void window_shares(struct intensity_gpu *g, const struct intensity_window *w,
                           bool context_booked, struct intensity_share *shares,
                           struct intensity_result *res) {

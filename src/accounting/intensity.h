@@ -59,8 +59,10 @@
  * (fallback, said so); well-measured ones keep their own. A class with no estimate yet gets
  * the mean of the others' kappa_eff, so that the unlearned group keeps exactly its SM share
  * (pooling from the whole GPU could give a 40 W newcomer a 450 W trainer's intensity, worse
- * than SM share). Every weight is an input to distribute()/split_energy(), so the split
- * stays exact to the microjoule whatever is learned. "Learned" in a class's info (and the
+ * than SM share). A window where that gives no learned split but has new classes beside
+ * known ones is split by its own energy: the known part predicted, the rest to the new
+ * ones (intensity_posterior.c). Every weight is an input to distribute()/split_energy(),
+ * so the split stays exact to the microjoule whatever is learned. "Learned" in a class's info (and the
  * exported intensity) still means identifiable by (a)-(c) above.
  *
  * Context uplift: when P_ctx is identifiable, or the idle power is known (a prior or

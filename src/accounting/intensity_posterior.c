@@ -9,9 +9,9 @@
  * One Kalman measurement update of the new classes' intensities, the known ones held at
  * their estimates: with P the prediction of the known part (idle, uplift, known classes),
  * pv its variance (the fit's error on rows it had not learned from yet, scaled to the
- * window; its own residual before any), and each new class c a prior mean mu_c (its family's
- * estimate, else what the known classes draw per unit of activity: SM share) and variance v_c (its
- * family's spread, else as broad as the window's mean power),
+ * window; its own residual before any), and each new class c a prior mean mu_c (its
+ * family's estimate, else what the known classes draw per unit of activity: SM share) and
+ * variance v_c (its family's spread, else as broad as the window's mean power),
  *
  *     gain = (dE - P - sum mu_c A_c) / (sum v_c A_c^2 + pv),   kappa_c = mu_c + v_c A_c gain
  *
@@ -27,8 +27,8 @@
 
 /* The largest weight: 2^40, room for 2^22 consumers below 2^62. */
 #define POSTERIOR_SCALE 1099511627776.0
-/* A new class's intensity never drops below this part of the window's mean: a
- * prediction a little high leaves a process with activity something. */
+/* A new class's intensity never drops below this part of the known classes' draw per unit
+ * of activity: a prediction a little high leaves a process with activity something. */
 #define MIN_POSTERIOR_PART 0.01
 /* A new class's intensity from the window may reach this many times the highest the GPU's
  * known classes show, or the window's mean power. */

@@ -486,21 +486,12 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     tau2 = act_sum > 0 ? (spread - noise) / act_sum : 0;
     if (tau2 < 0)
         tau2 = 0;
-    /* The posterior's view of the classes the rows know: shrunk as below. */
-    for (size_t k = 0; k < n_touched; k++) {
-        uint32_t s = g->win_touched[k];
-        double kappa, se;
-
-        if (intensity_class_estimate(g, s, &kappa, &se))
-            g->win_kappa[s] = mean + (kappa - mean) * (tau2 > 0 ? tau2 / (tau2 + se * se) : 0);
-        else
-            g->win_kappa[s] = g->theta[PARAM_CLASS0 + s];
-    }
     /* Not learned, but new classes beside known ones: the window's own energy may say
      * what the new ones drew. */
-    posterior = unslotted == 0 && n_touched >= 2 && res->idle_known &&
-                !(known >= 2 && tau2 > 0 && mean > 0) &&
-                intensity_posterior(g, w, g->win_touched, n_touched, mean, context_booked, shares);
+    posterior =
+        unslotted == 0 && n_touched >= 2 && res->idle_known &&
+        !(known >= 2 && tau2 > 0 && mean > 0) &&
+        intensity_posterior(g, w, g->win_touched, n_touched, mean, tau2, context_booked, shares);
     for (size_t k = 0; k < n_touched; k++)
         g->win_act[g->win_touched[k]] = 0;
     if (posterior) {

@@ -62,8 +62,8 @@
  * than SM share). A window where that gives no learned split but has new classes beside
  * known ones is split by its own energy: the known part predicted, the rest to the new
  * ones (intensity_posterior.c). Every weight is an input to distribute()/split_energy(),
- * so the split stays exact to the microjoule whatever is learned. "Learned" in a class's info (and the
- * exported intensity) still means identifiable by (a)-(c) above.
+ * so the split stays exact to the microjoule whatever is learned. "Learned" in a class's info (and
+ * the exported intensity) still means identifiable by (a)-(c) above.
  *
  * Context uplift: when P_ctx is identifiable, or the idle power is known (a prior or
  * learned) and P_ctx's standard error is within half of it, the result carries

@@ -128,10 +128,11 @@ void intensity_families_free(struct intensity_gpu *g);
 bool intensity_class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
                               double *ret_se);
 /* The split of a window with new classes beside known ones, from the window's own energy
- * (intensity_posterior.c), into shares. win_act holds the touched slots' activity and
- * win_kappa the known ones' intensities. false, shares untouched, when it cannot say. */
+ * (intensity_posterior.c), into shares. win_act holds the touched slots' activity; mean
+ * and tau2 are the window's shrinkage (intensity.c). false, shares untouched, when it
+ * cannot say. */
 bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window *w,
-                         const uint32_t *touched, size_t n_touched, double mean_kappa,
+                         const uint32_t *touched, size_t n_touched, double mean_kappa, double tau2,
                          bool context_booked, struct intensity_share *shares);
 
 /* The activity the split weighs: the caller's smoothed one where it gives one. */

@@ -116,7 +116,7 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
 }
 
 bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window *w,
-                         const uint32_t *touched, size_t n_touched, double mean_kappa,
+                         const uint32_t *touched, size_t n_touched, double mean_kappa, double tau2,
                          bool context_booked, struct intensity_share *shares) {
     double dur_s = (double)w->duration_us / 1e6, energy_j = (double)w->energy_uj / 1e6;
     double known_act = 0, known_usual = 0, known_j = 0, pred_new = 0, new_var = 0;
@@ -131,9 +131,17 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
     most_w = window_w > most_w ? window_w : most_w;
     for (size_t k = 0; k < n_touched; k++) {
         uint32_t s = touched[k];
+        double kappa, se;
 
         if (is_new(g, s))
             continue;
+        /* Shrunk as the learned split shrinks it, so that the known classes together
+         * predict what their mean intensity does. */
+        if (intensity_class_estimate(g, s, &kappa, &se))
+            g->win_kappa[s] =
+                mean_kappa + (kappa - mean_kappa) * (tau2 > 0 ? tau2 / (tau2 + se * se) : 0);
+        else
+            g->win_kappa[s] = g->theta[PARAM_CLASS0 + s];
         known_act += g->win_act[s];
         known_usual += usual_activity(g, s) * dur_s;
         known_j += g->win_kappa[s] * g->win_act[s];

@@ -323,29 +323,23 @@ struct task_iter *task_iter_free(struct task_iter *ti) {
     return NULL;
 }
 
-/* The iterator's view of this process against <procfs>/self/stat: another pid namespace
- * (its pids are the initial namespace's) or another clock would not match. */
-static int check_self(struct task_iter *ti, int procfs_fd, const char **ret_reason) {
+/* The iterator's view of this process against its <procfs>/self/stat (st): another pid
+ * namespace (its pids are the initial namespace's) or another clock would not match. */
+static int check_self(struct task_iter *ti, const struct proc_pid_stat *st,
+                      const char **ret_reason) {
     const struct task_iter_process *rows, *me;
     struct task_iter_process key = {.pid = (uint32_t)getpid()};
-    struct proc_pid_stat st;
-    char buf[2048];
     long tck = sysconf(_SC_CLK_TCK);
-    int n, r;
+    int r;
 
-    n = read_file_into_at(procfs_fd, "self/stat", buf, sizeof(buf));
-    if (n < 0 || proc_pid_stat_parse(buf, (size_t)n, &st) < 0) {
-        *ret_reason = "cannot read this process's stat under the procfs root";
-        return n < 0 ? n : -EINVAL;
-    }
     r = task_iter_read(ti, &rows);
     if (r < 0) {
         *ret_reason = "reading the iterator failed";
         return r;
     }
     me = bsearch(&key, rows, (size_t)r, sizeof(*rows), by_pid);
-    if (!me || st.pid != key.pid || tck <= 0 ||
-        me->start_boottime_ns / (1000000000u / (uint64_t)tck) != st.starttime) {
+    if (!me || st->pid != key.pid || tck <= 0 ||
+        me->start_boottime_ns / (1000000000u / (uint64_t)tck) != st->starttime) {
         *ret_reason = "the iterator's pids are not those of the procfs root (another pid "
                       "namespace)";
         return -EXDEV;
@@ -353,26 +347,24 @@ static int check_self(struct task_iter *ti, int procfs_fd, const char **ret_reas
     return 0;
 }
 
-/* Whether this process has threads besides this one, as far as <procfs>/self/stat tells. */
-static bool other_threads(int procfs_fd) {
-    struct proc_pid_stat st;
-    char buf[2048];
-    int n = read_file_into_at(procfs_fd, "self/stat", buf, sizeof(buf));
-
-    return n >= 0 && proc_pid_stat_parse(buf, (size_t)n, &st) >= 0 && st.num_threads > 1;
-}
-
 int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reason) {
     _cleanup_(freep) struct task_iter *ti = NULL;
-    int r;
+    struct proc_pid_stat st;
+    char buf[2048];
+    int n, r;
 
     if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
         *ret_reason = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
         return -errno;
     }
+    n = read_file_into_at(procfs_fd, "self/stat", buf, sizeof(buf));
+    if (n < 0 || proc_pid_stat_parse(buf, (size_t)n, &st) < 0) {
+        *ret_reason = "cannot read this process's stat under the procfs root";
+        return n < 0 ? n : -EINVAL;
+    }
     /* The loader is a forked child, which could hang on a lock another thread held at the
      * fork: it is loaded at the start, before any thread, or not at all. */
-    if (other_threads(procfs_fd)) {
+    if (st.num_threads > 1) {
         *ret_reason = "other threads are running (it is loaded only at the start)";
         return -EBUSY;
     }
@@ -394,7 +386,7 @@ int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reaso
                                         : "the kernel refused the task iterator";
         return r;
     }
-    r = check_self(ti, procfs_fd, ret_reason);
+    r = check_self(ti, &st, ret_reason);
     if (r < 0) {
         ti = task_iter_free(TAKE_PTR(ti));
         return r;

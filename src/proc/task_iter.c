@@ -248,7 +248,6 @@ static int add_record(struct task_iter *ti, const struct task_iter_record *rec) 
         .threads = rec->threads,
         .start_boottime_ns = rec->start_boottime_ns,
         .cpu_ns = rec->runtime_ns,
-        .cgroup_id = rec->cgroup_id,
         .state = task_iter_state_letter(rec->run_state, rec->exit_state),
     };
     memcpy(p->comm, rec->comm, sizeof(p->comm));

@@ -11,7 +11,6 @@ struct task_iter_record {
     __u32 tgid;
     __u64 runtime_ns;        /* on-CPU ns; the leader adds its group's exited threads */
     __u64 start_boottime_ns; /* leader: start, ns since boot (stat field 22 in ns) */
-    __u64 cgroup_id;         /* leader: its cgroup v2 directory's inode number */
     __u32 ppid;              /* leader: the parent's tgid */
     __u32 flags;             /* leader: PF_* */
     __u32 threads;           /* leader: live threads of the group */

@@ -99,7 +99,6 @@ int joulestat_tasks(struct bpf_iter__task *ctx) {
         rec.ppid = (__u32)task->real_parent->tgid;
         rec.flags = task->flags;
         rec.start_boottime_ns = task->start_boottime;
-        rec.cgroup_id = task->cgroups->dfl_cgrp->kn->id;
         if (bpf_core_field_exists(task->__state))
             rec.run_state = task->__state;
         else

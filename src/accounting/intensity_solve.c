@@ -27,8 +27,10 @@
 /* A class's standard error may always reach this part of the GPU's mean intensity. */
 #define REF_SE_PART 0.05
 
+/* Room for a solve over n class slots: at most max_live of them are live, and a GPU with a
+ * few workloads needs a few (a full 64 are 35 KiB per matrix, per GPU). */
 static int reserve_solve(struct intensity_gpu *g, size_t n) {
-    size_t want = g->opt.max_live + PARAM_CLASS0;
+    size_t want = (n < g->opt.max_live ? n : g->opt.max_live) + PARAM_CLASS0;
     double **vectors[] = {&g->g, &g->x, &g->r, &g->hinv_diag};
     uint32_t *u;
 

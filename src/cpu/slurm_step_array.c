@@ -45,7 +45,7 @@ int slurm_step_array(int sys_fd, int proc_fd, const char *mount, struct slurm_wa
     if (r == -ENOENT || r == -EALREADY)
         return 0; /* a task of the job, in no array */
     if (r < 0)
-        return -EAGAIN; /* not the job's task */
+        return -EAGAIN; /* not the job's task (yet: slurmstepd's child before its exec) */
     s->array_valid = true;
     s->array_job_id = id.slurm.array_job_id;
     s->array_task_id = id.slurm.array_task_id;

@@ -40,6 +40,7 @@ struct step {
     struct slurm_watch_step pub;
     struct cgroup_cpu *cg;
     unsigned array_tries;          /* left; 0: known, or not an array job, or given up */
+    uint64_t array_next_ns;        /* no try before (a poll interval after the last) */
     uint64_t read_ns, interval_ns; /* the last read, and the time since the one before */
     bool finalized;                /* step_final() ran */
 };

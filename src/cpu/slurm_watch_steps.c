@@ -109,8 +109,17 @@ void slurm_watch_step_ended(struct slurm_watch *w, struct step *j) {
 }
 
 void slurm_watch_step_array(struct slurm_watch *w, struct step *s) {
+    uint64_t now;
+
     if (s->array_tries == 0 || s->pub.gone)
         return;
+    /* A poll interval between tries: the thread also wakes at every inotify event, and the
+     * events of jobs that start together would spend the tries in a few milliseconds,
+     * before the step's first task has exec'd. */
+    now = clock_monotonic_ns();
+    if (now < s->array_next_ns)
+        return;
+    s->array_next_ns = now + SLURM_WATCH_POLL_MS * NSEC_PER_MSEC;
     s->array_tries--;
     if (slurm_step_array(w->sys_fd, w->proc_fd, w->mount, &s->pub) >= 0)
         s->array_tries = 0;

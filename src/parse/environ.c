@@ -139,6 +139,8 @@ int workload_identity_apply_array_environ(struct workload_identity *id, const ch
     if (id->kind != IDENTITY_SLURM_JOB || !id->slurm.job_id_valid)
         return -EALREADY;
     r = environ_job_id(env, len, &job);
+    if (r == -ENOENT)
+        return -ESRCH; /* names no job: says nothing of the job's array */
     if (r < 0)
         return r;
     if (job != id->slurm.job_id)

@@ -56,8 +56,10 @@ int workload_identity_apply_slurm_environ(struct workload_identity *id, const ch
  * taken only when the blob's SLURM_JOB_ID (or SLURM_JOBID) is the job id id already has
  * (the path's, or the environment's), so one job's process cannot label another job.
  * Returns 0 and sets slurm.array_*; -EALREADY when id is no job with a numeric id;
- * -ENOENT when the process is in no array job; -EINVAL for malformed or mismatched
- * values. *id is modified only on success.
+ * -ESRCH when the blob has no job id variable (slurmstepd's child before its exec, the
+ * extern step's sleep: no word on the job's array); -ENOENT when the job's process is in
+ * no array job; -EINVAL for malformed or mismatched values. *id is modified only on
+ * success.
  */
 int workload_identity_apply_array_environ(struct workload_identity *id, const char *env,
                                           size_t len);

@@ -100,7 +100,8 @@ static void test_array(void **state) {
     assert_int_equal(id.slurm.array_job_id, 505491);
     assert_int_equal(id.slurm.array_task_id, 0);
 
-    /* Not an array job; another job's environment; malformed values: nothing changes. */
+    /* Not an array job; another job's environment; malformed values; an environment that
+     * names no job (slurmstepd's child before its exec): nothing changes. */
     ASSERT_OK(cgroup_path_parse(path, strlen(path), &id));
     before = id;
     ASSERT_ERRNO(workload_identity_apply_array_environ(&id, ENV("SLURM_JOB_ID=505492\0")), ENOENT);
@@ -113,7 +114,7 @@ static void test_array(void **state) {
     ASSERT_ERRNO(workload_identity_apply_array_environ(
                      &id, ENV("SLURM_JOB_ID=505492\0SLURM_ARRAY_JOB_ID=0\0SLURM_ARRAY_TASK_ID=1")),
                  EINVAL);
-    ASSERT_ERRNO(workload_identity_apply_array_environ(&id, ENV("SLURM_ARRAY_JOB_ID=1\0")), ENOENT);
+    ASSERT_ERRNO(workload_identity_apply_array_environ(&id, ENV("SLURM_ARRAY_JOB_ID=1\0")), ESRCH);
     assert_false(id.slurm.array_valid);
     assert_memory_equal(&id, &before, sizeof(id));
 

@@ -26,7 +26,7 @@ struct task_iter_process {
     uint32_t threads; /* live threads */
     uint64_t start_boottime_ns;
     uint64_t cpu_ns; /* on-CPU ns of the whole group, exited threads included */
-    char state; /* as stat's field 3 */
+    char state;      /* as stat's field 3 */
     char comm[16];
 };
 

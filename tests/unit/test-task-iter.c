@@ -308,6 +308,49 @@ static void test_scanner_forced_off(void **state) {
     scan_busy_child(false);
 }
 
+/* A process that exits between two scans of the iterator comes once more, flagged exited
+ * (its series is marked inactive from it), then no more. */
+static void test_scanner_iterator_exit(void **state) {
+    struct procfs_options opts = {.try_bpf = true};
+    struct timespec nap = {.tv_sec = 0, .tv_nsec = 200000000L};
+    const struct procfs_process *rows;
+    struct procfs_scanner *s = NULL;
+    const char *reason = NULL;
+    int fd, n, exited = 0, listed = 0, error = 0;
+    pid_t kid;
+
+    (void)state;
+    fd = open_root("/proc");
+    ASSERT_OK(fd);
+    ASSERT_OK(procfs_scanner_new(fd, &opts, &s));
+    (void)close(fd);
+    if (!procfs_uses_bpf(s, &reason, &error)) {
+        print_message("skipped: the scanner lists /proc: %s (%s)\n", reason, strerror(-error));
+        procfs_scanner_free(s);
+        skip();
+    }
+    kid = busy_child(false);
+    ASSERT_OK(procfs_scan(s, &rows));
+    (void)nanosleep(&nap, NULL);
+    ASSERT_OK(procfs_scan(s, &rows)); /* a baseline of its CPU time */
+    (void)nanosleep(&nap, NULL);
+    reap(kid);
+    n = procfs_scan(s, &rows);
+    ASSERT_OK(n);
+    for (int i = 0; i < n; i++)
+        if (rows[i].pid == (uint32_t)kid) {
+            assert_true(rows[i].flags & PROCFS_PROCESS_EXITED);
+            exited++;
+        }
+    assert_int_equal(exited, 1);
+    n = procfs_scan(s, &rows);
+    ASSERT_OK(n);
+    for (int i = 0; i < n; i++)
+        listed += rows[i].pid == (uint32_t)kid;
+    assert_int_equal(listed, 0);
+    procfs_scanner_free(s);
+}
+
 /* Under the steady state's system-call filter a new iterator is made and read each scan
  * (bpf(BPF_ITER_CREATE), read, close), and no other bpf() command gets through. In a
  * child, which keeps the filter to itself. */
@@ -363,11 +406,9 @@ static void test_state_letters(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_letters),
-        cmocka_unit_test(test_cpu_matches_schedstat),
-        cmocka_unit_test(test_scanner_reads_iterator),
-        cmocka_unit_test(test_scanner_forced_off),
-        cmocka_unit_test(test_read_under_filter),
+        cmocka_unit_test(test_state_letters),          cmocka_unit_test(test_cpu_matches_schedstat),
+        cmocka_unit_test(test_scanner_reads_iterator), cmocka_unit_test(test_scanner_forced_off),
+        cmocka_unit_test(test_scanner_iterator_exit),  cmocka_unit_test(test_read_under_filter),
         cmocka_unit_test(test_refused_beside_threads),
     };
 

@@ -57,15 +57,6 @@ static void new_prior(const struct intensity_gpu *g, uint32_t s, double like_kno
     *ret_var = se * se;
 }
 
-/* The window's activity over its classes. */
-static double win_total(const struct intensity_gpu *g, const uint32_t *touched, size_t n) {
-    double total = 0;
-
-    for (size_t k = 0; k < n; k++)
-        total += g->win_act[touched[k]];
-    return total;
-}
-
 /* Its mean activity per second over the rows it is remembered from (the rows' weighted sum
  * of its activity x their length, over that of their lengths squared). */
 static double usual_activity(const struct intensity_gpu *g, uint32_t s) {
@@ -119,7 +110,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
                          const uint32_t *touched, size_t n_touched, double mean_kappa, double tau2,
                          bool context_booked, struct intensity_share *shares) {
     double dur_s = (double)w->duration_us / 1e6, energy_j = (double)w->energy_uj / 1e6;
-    double known_act = 0, known_usual = 0, known_j = 0, pred_new = 0, new_var = 0;
+    double total_act = 0, known_act = 0, known_usual = 0, known_j = 0, pred_new = 0, new_var = 0;
     double most_w = mean_kappa > g->kappa_ref ? mean_kappa : g->kappa_ref;
     double window_w, context_j, pred_known, pred_var, like_known, gain;
 
@@ -133,6 +124,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
         uint32_t s = touched[k];
         double kappa, se;
 
+        total_act += g->win_act[s];
         if (is_new(g, s))
             continue;
         /* Shrunk as the learned split shrinks it, so that the known classes together
@@ -147,7 +139,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
         known_j += g->win_kappa[s] * g->win_act[s];
         most_w = g->win_kappa[s] > most_w ? g->win_kappa[s] : most_w;
     }
-    if (known_act <= 0 || known_act >= win_total(g, touched, n_touched))
+    if (known_act <= 0 || known_act >= total_act)
         return false; /* no known class, or no new one */
     /* A newcomer whose samples reach back before the window for the most part drew most of
      * their energy in windows already split: this one's residual is not its. */

@@ -532,6 +532,20 @@ static void add_samples(struct fixture *f, size_t *n, uint32_t pid, uint32_t uti
             (struct gpu_util_sample){.pid = pid, .sm_util = util, .timestamp_us = t0 + k * 100000};
 }
 
+/* The first window of the accounting-mode tests: a baseline tick, then pid 100 running at
+ * 40 %, sampled every 100 ms for a second, in accounting mode. Returns the window's start. */
+static uint64_t steady_first_window(struct fixture *f, size_t *n) {
+    uint64_t t0;
+
+    tick(f, 0);
+    t0 = f->now_us;
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    f->dev.accounting = true;
+    add_samples(f, n, 100, 40, t0, 1, 10);
+    return t0;
+}
+
 /* Accounting mode: a job that ended within the last sample period (pid 300: 50 % for
  * 100 ms, ending 50 ms before the tick) drew its energy in this window, though its one
  * sample will come in the next: it is credited here, ahead of that sample, which then
@@ -542,15 +556,10 @@ static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
     uint64_t first, t0;
     size_t n = 0;
 
-    tick(f, 0);
-    t0 = f->now_us;
-    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
-    f->dev.n_processes = 1;
-    add_samples(f, &n, 100, 40, t0, 1, 10);
+    t0 = steady_first_window(f, &n);
     f->dev.n_utils = n;
     fin = (struct gpu_finished_process){
         .pid = 300, .start_us = t0 + 850000, .active_us = 100000, .gpu_util = 50};
-    f->dev.accounting = true;
     f->dev.n_finished = 1;
     f->dev.finished = &fin;
     f->now_us += USEC_PER_SEC;
@@ -583,12 +592,9 @@ static void test_finished_tail_is_credited_ahead(void **state _unused_) {
     uint64_t first, t0;
     size_t n = 0;
 
-    tick(f, 0);
-    t0 = f->now_us;
-    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    t0 = steady_first_window(f, &n);
     f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
     f->dev.n_processes = 2;
-    add_samples(f, &n, 100, 40, t0, 1, 10);
     f->utils[n++] =
         (struct gpu_util_sample){.pid = 300, .sm_util = 60, .timestamp_us = t0 + 900000};
     f->dev.n_utils = n;
@@ -602,7 +608,6 @@ static void test_finished_tail_is_credited_ahead(void **state _unused_) {
     f->dev.n_utils = n;
     fin = (struct gpu_finished_process){
         .pid = 300, .start_us = t0 + 700000, .active_us = 1250000, .gpu_util = 60};
-    f->dev.accounting = true;
     f->dev.n_finished = 1;
     f->dev.finished = &fin;
     f->now_us += USEC_PER_SEC;

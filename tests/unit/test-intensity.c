@@ -451,12 +451,24 @@ static void test_unlearned_class_keeps_its_sm_share(void **state) {
     synth_done(&s);
 }
 
+/* The window is split by SM share (each consumer's weight its activity), said so. */
+static void assert_sm_share_window(struct intensity_gpu *est, const struct intensity_window *w,
+                                   struct intensity_share *sh) {
+    struct intensity_result res;
+
+    ASSERT_OK(intensity_window(est, w, sh, &res));
+    assert_false(res.learned);
+    for (size_t i = 0; i < w->n; i++)
+        assert_int_equal(sh[i].weight, w->consumers[i].activity);
+}
+
 /*
  * A new workload beside a known one: its first window, before any row of it is learned,
  * is split by what the window's energy leaves once the known part is predicted (idle 60 W,
  * uplift 50 W, the 450 W class at 50 %): a 300 W newcomer at 20 % gets within 5 % of its
  * 60 J, where SM share would give it 20/70 of the active energy. When the window leaves
- * more than any intensity the GPU shows could draw, the fit is off there: SM share.
+ * more than any intensity the GPU shows could draw, or less than the known part, or is
+ * shorter than a row, the update stands aside: SM share.
  */
 static void test_new_class_takes_what_the_window_leaves(void **state) {
     struct intensity_consumer c[] = {{.class_key = 1000, .activity = 50 * S},
@@ -490,10 +502,16 @@ static void test_new_class_takes_what_the_window_leaves(void **state) {
      * that. */
     w.energy_uj = 2000 * S;
     c[1].class_key = 8888;
-    ASSERT_OK(intensity_window(r.est, &w, sh, &res));
-    assert_false(res.learned);
-    assert_int_equal(sh[0].weight, 50 * S);
-    assert_int_equal(sh[1].weight, 20 * S);
+    assert_sm_share_window(r.est, &w, sh);
+    /* 300 J, less than the known part alone is predicted to draw: the fit is off here. */
+    w.energy_uj = 300 * S;
+    assert_sm_share_window(r.est, &w, sh);
+    /* Half a second (a sampling interval under a row): not judged against rows. */
+    w.energy_uj = 395 * S / 2;
+    w.duration_us = w.context_us = S / 2;
+    c[0].activity = 25 * S;
+    c[1].activity = 10 * S;
+    assert_sm_share_window(r.est, &w, sh);
     synth_run_done(&r);
     synth_done(&s);
 }

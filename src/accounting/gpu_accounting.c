@@ -39,6 +39,7 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
         free(a->tracks[i].last_procs);
         a->tracks[i].intensity = intensity_gpu_free(a->tracks[i].intensity);
     }
+    intensity_scratch_done(&a->intensity_scratch);
     free(a->pids);
     free(a->consumers);
     free(a->procs);

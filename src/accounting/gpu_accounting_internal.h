@@ -72,6 +72,7 @@ struct gpu_accounting {
     uint64_t *held_us;
     int64_t *carries;
     struct intensity_consumer *intensity_in;
+    struct intensity_scratch intensity_scratch; /* every track's solve, one at a time */
     struct intensity_share *intensity_out;
     size_t samples_cap;
     struct util_sample *samples;

@@ -155,7 +155,7 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, bo
     for (size_t i = 0; i < n; i++)
         a->carries[i] = a->procs[i]->carry;
     if (!t->intensity && !t->intensity_failed &&
-        intensity_gpu_new(&a->opts.intensity, &t->intensity) < 0)
+        intensity_gpu_new(&a->opts.intensity, &a->intensity_scratch, &t->intensity) < 0)
         t->intensity_failed = true; /* out of memory: SM share from now on */
     if (!t->intensity) {
         learned_sm_share(a, n);

@@ -33,7 +33,14 @@ static double or_default(double v, double def) {
     return v > 0 ? v : def;
 }
 
-int intensity_gpu_new(const struct intensity_options *o, struct intensity_gpu **ret) {
+void intensity_scratch_done(struct intensity_scratch *s) {
+    free(s->h);
+    free(s->chol);
+    *s = (struct intensity_scratch){0};
+}
+
+int intensity_gpu_new(const struct intensity_options *o, struct intensity_scratch *shared,
+                      struct intensity_gpu **ret) {
     struct intensity_gpu *g = calloc(1, sizeof(*g));
     struct intensity_options opt = o ? *o : (struct intensity_options){0};
 
@@ -53,6 +60,7 @@ int intensity_gpu_new(const struct intensity_options *o, struct intensity_gpu **
     opt.memory_weight = or_default(opt.memory_weight, 0.5);
     opt.idle_prior_weight = or_default(opt.idle_prior_weight, 10.0);
     g->opt = opt;
+    g->scratch = shared ? shared : &g->own_scratch;
     g->dim = PARAM_CLASS0;
     hashmap_init(&g->index);
     hashmap_init(&g->family_index);
@@ -88,8 +96,7 @@ struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g) {
     free(g->win_kappa);
     free(g->live);
     free(g->frozen);
-    free(g->h);
-    free(g->chol);
+    intensity_scratch_done(&g->own_scratch);
     free(g->g);
     free(g->x);
     free(g->r);

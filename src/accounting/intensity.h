@@ -159,8 +159,18 @@ struct intensity_result {
 
 struct intensity_gpu;
 
-/* Returns 0 or -ENOMEM. ret written only on success. */
-int intensity_gpu_new(const struct intensity_options *o, struct intensity_gpu **ret);
+/* The solve's two square matrices, (L + 2)^2 doubles each. GPUs solved one after another on
+ * one thread may share them: 8 GPUs of 64 live classes then hold 70 KiB, not 560. */
+struct intensity_scratch {
+    size_t cap; /* parameters */
+    double *h, *chol;
+};
+void intensity_scratch_done(struct intensity_scratch *s);
+
+/* shared: the scratch this GPU solves in, kept by the caller until every GPU using it is
+ * freed; NULL: its own. Returns 0 or -ENOMEM. ret written only on success. */
+int intensity_gpu_new(const struct intensity_options *o, struct intensity_scratch *shared,
+                      struct intensity_gpu **ret);
 struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g);
 
 /*

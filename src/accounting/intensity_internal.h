@@ -105,7 +105,8 @@ struct intensity_gpu {
     size_t solve_cap, frozen_cap;
     uint32_t *live;   /* parameter indices */
     uint32_t *frozen; /* tracked classes with data, not live */
-    double *h, *chol, *g, *x, *r, *hinv_diag;
+    double *g, *x, *r, *hinv_diag;
+    struct intensity_scratch own_scratch, *scratch; /* scratch: own_scratch or shared */
 };
 
 /* Watches a complete row against the fit before it is learned from (intensity_change.c);

@@ -28,22 +28,26 @@
 #define REF_SE_PART 0.05
 
 /* Room for a solve over n class slots: at most max_live of them are live, and a GPU with a
- * few workloads needs a few (a full 64 are 35 KiB per matrix, per GPU). */
+ * few workloads needs a few (a full 64 are 35 KiB per matrix). */
 static int reserve_solve(struct intensity_gpu *g, size_t n) {
     size_t want = (n < g->opt.max_live ? n : g->opt.max_live) + PARAM_CLASS0;
+    struct intensity_scratch *s = g->scratch;
     double **vectors[] = {&g->g, &g->x, &g->r, &g->hinv_diag};
     uint32_t *u;
 
-    if (g->solve_cap < want) {
-        double *h = reallocarray(g->h, want * want, sizeof(*h));
+    if (s->cap < want) {
+        double *h = reallocarray(s->h, want * want, sizeof(*h));
 
         if (!h)
             return -ENOMEM;
-        g->h = h;
-        h = reallocarray(g->chol, want * want, sizeof(*h));
+        s->h = h;
+        h = reallocarray(s->chol, want * want, sizeof(*h));
         if (!h)
             return -ENOMEM;
-        g->chol = h;
+        s->chol = h;
+        s->cap = want;
+    }
+    if (g->solve_cap < want) {
         for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
             double *v = reallocarray(*vectors[i], want, sizeof(*v));
 
@@ -117,12 +121,14 @@ static size_t select_live(struct intensity_gpu *g, size_t *ret_frozen) {
 
 /* H and g over the live parameters, priors included; frozen classes enter as constants. */
 static void assemble(struct intensity_gpu *g, size_t n, size_t n_frozen, double s) {
+    double *h = g->scratch->h;
+
     for (size_t a = 0; a < n; a++) {
         size_t p = g->live[a];
         double ga = s * g->b[p], ridge, center, prior = 0, prior_at = 0;
 
         for (size_t c = 0; c < n; c++)
-            g->h[a * n + c] = s * stored(g, p, g->live[c]);
+            h[a * n + c] = s * stored(g, p, g->live[c]);
         for (size_t f = 0; f < n_frozen; f++)
             ga -= s * stored(g, p, g->frozen[f]) * g->theta[g->frozen[f]];
 
@@ -134,8 +140,8 @@ static void assemble(struct intensity_gpu *g, size_t n, size_t n_frozen, double 
             prior_at = g->memory[p];
         }
         center = p >= PARAM_CLASS0 ? g->kappa_ref : 0;
-        ridge = RIDGE_PART * g->h[a * n + a] + RIDGE_FLOOR;
-        g->h[a * n + a] += prior + ridge;
+        ridge = RIDGE_PART * h[a * n + a] + RIDGE_FLOOR;
+        h[a * n + a] += prior + ridge;
         g->g[a] = ga + prior * prior_at + ridge * center;
     }
 }
@@ -199,7 +205,7 @@ static void inverse_diagonal(const double *l, size_t n, double *y, double *out) 
 
 /* Projected coordinate descent for min x'Hx/2 - g'x, x >= 0, from x clamped at 0. */
 static void project_nonnegative(struct intensity_gpu *g, size_t n) {
-    const double *h = g->h;
+    const double *h = g->scratch->h;
     double *x = g->x, *r = g->r;
 
     for (size_t a = 0; a < n; a++)
@@ -261,20 +267,20 @@ int intensity_solve(struct intensity_gpu *g) {
         return r;
     n = select_live(g, &n_frozen);
     assemble(g, n, n_frozen, s);
-    memcpy(g->chol, g->h, n * n * sizeof(*g->chol));
-    if (!cholesky(g->chol, n)) {
+    memcpy(g->scratch->chol, g->scratch->h, n * n * sizeof(*g->scratch->chol));
+    if (!cholesky(g->scratch->chol, n)) {
         /* Not positive definite even with the ridge: learn nothing from this solve. */
         for (size_t a = 0; a < n; a++)
             g->learned[g->live[a]] = g->has_memory[g->live[a]];
         g->dof = 0;
         return 0;
     }
-    chol_solve(g->chol, n, g->g, g->x);
+    chol_solve(g->scratch->chol, n, g->g, g->x);
     for (size_t a = 0; a < n; a++)
         positive = positive && g->x[a] >= 0;
     if (!positive)
         project_nonnegative(g, n);
-    inverse_diagonal(g->chol, n, g->r, g->hinv_diag);
+    inverse_diagonal(g->scratch->chol, n, g->r, g->hinv_diag);
 
     /* Parameters with data: the intercepts (when seen) and every class with rows. A class
      * fitted to rows that have since faded uses up only what they still weigh: a run of

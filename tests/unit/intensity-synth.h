@@ -237,7 +237,7 @@ static inline int synth_run_init(struct synth_run *r, const struct intensity_opt
     r->idle_configured = true;
     if (split_scratch_reserve(&r->scratch, SYNTH_MAX_PROCS) < 0)
         return -1;
-    return intensity_gpu_new(o, &r->est);
+    return intensity_gpu_new(o, NULL, &r->est);
 }
 
 static inline void synth_run_done(struct synth_run *r) {

@@ -33,7 +33,7 @@ static double measure(unsigned n_classes, size_t n, unsigned windows) {
     uint64_t rng = n_classes * 1000 + n;
     double start, elapsed = 0;
 
-    ASSERT_OK(intensity_gpu_new(NULL, &g));
+    ASSERT_OK(intensity_gpu_new(NULL, NULL, &g));
     for (unsigned w = 0; w < windows; w++) {
         double energy = 60;
 

@@ -87,6 +87,60 @@ static void test_recover_within_10_percent(void **state) {
     synth_done(&s);
 }
 
+/* Two GPUs of different sizes solving in one shared scratch, one after another, learn and
+ * split exactly as each does in its own: nothing of one solve leaks into the next. */
+static void test_shared_scratch_changes_nothing(void **state) {
+    /* Each run draws its own noise: two identical node models, one per run. */
+    struct synth s_own[2], s_shared[2];
+    struct synth_run own[2], shared[2];
+    struct intensity_scratch scratch = {0};
+    struct intensity_class_info a, b;
+
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = k ? 6 : 3;
+        struct synth *s = &s_own[k];
+
+        assert_int_equal(synth_init(s, n, 120, 11 + k), 0);
+        s->idle_w = 60;
+        s->ctx_w = 40;
+        s->noise = 0.01;
+        for (size_t p = 0; p < n; p++) {
+            s->procs[p].kappa_w = 50 + 70 * p;
+            s->procs[p].class_key = 10 * k + p + 1;
+            synth_random_duty(s, p, 0, 120, 10, 100, 4, 4, false);
+        }
+        s_shared[k] = *s;
+        ASSERT_OK(synth_run_init(&own[k], NULL));
+        ASSERT_OK(synth_run_init(&shared[k], NULL));
+        /* Swap in a GPU that solves in the shared scratch. */
+        intensity_gpu_free(shared[k].est);
+        ASSERT_OK(intensity_gpu_new(NULL, &scratch, &shared[k].est));
+    }
+    for (unsigned w = 0; w < 120; w++)
+        for (size_t k = 0; k < 2; k++) {
+            ASSERT_OK(synth_step(&s_own[k], &own[k], S));
+            ASSERT_OK(synth_step(&s_shared[k], &shared[k], S));
+        }
+    /* The larger GPU grew the scratch past what the smaller one needs. */
+    assert_true(scratch.cap >= 6 + 2);
+    for (size_t k = 0; k < 2; k++) {
+        assert_int_equal(own[k].windows_learned, shared[k].windows_learned);
+        assert_true(own[k].windows_learned > 60);
+        for (size_t p = 0; p < s_own[k].n_procs; p++) {
+            uint64_t key = s_own[k].procs[p].class_key;
+
+            assert_memory_equal(&own[k].got_j[p], &shared[k].got_j[p], sizeof(double));
+            ASSERT_OK(intensity_class_get(own[k].est, key, &a));
+            ASSERT_OK(intensity_class_get(shared[k].est, key, &b));
+            assert_memory_equal(&a, &b, sizeof(a));
+        }
+        synth_run_done(&own[k]);
+        synth_run_done(&shared[k]);
+        synth_done(&s_own[k]);
+    }
+    intensity_scratch_done(&scratch);
+}
+
 /*
  * The worked example of docs/ATTRIBUTION.md ("The learned split"): a spinner at 40 W and a
  * trainer at 450 W per 100 % SM, idle 60 W, context uplift 50 W, five one-second windows
@@ -113,7 +167,7 @@ static void test_documented_example(void **state) {
     uint64_t parts[2], held[2] = {S, S};
     struct intensity_gpu *g;
 
-    ASSERT_OK(intensity_gpu_new(NULL, &g));
+    ASSERT_OK(intensity_gpu_new(NULL, NULL, &g));
     ASSERT_OK(split_scratch_reserve(&scratch, 2));
     for (int round = 0; round < 3; round++)
         for (size_t k = 0; k < ARRAY_SIZE(windows); k++) {
@@ -527,7 +581,7 @@ static void test_eviction(void **state) {
     struct intensity_gpu *g;
     unsigned tracked = 0;
 
-    ASSERT_OK(intensity_gpu_new(&o, &g));
+    ASSERT_OK(intensity_gpu_new(&o, NULL, &g));
     for (uint64_t k = 0; k < 30; k += 3) {
         for (uint64_t j = 0; j < 3; j++)
             c[j] = (struct intensity_consumer){.class_key = 100 + k + j, .activity = 10 * S};
@@ -589,7 +643,7 @@ static void test_families_make_room(void **state) {
     struct intensity_class_info info;
     struct intensity_gpu *g;
 
-    ASSERT_OK(intensity_gpu_new(&o, &g));
+    ASSERT_OK(intensity_gpu_new(&o, NULL, &g));
     window_of_commands(g, 1, 4);
     for (uint64_t k = 1; k <= 4; k++) {
         ASSERT_OK(intensity_class_get(g, k, &info));
@@ -619,7 +673,7 @@ static void test_split_activity_given_apart(void **state) {
     struct intensity_result res;
     struct intensity_gpu *g;
 
-    ASSERT_OK(intensity_gpu_new(NULL, &g));
+    ASSERT_OK(intensity_gpu_new(NULL, NULL, &g));
     ASSERT_OK(intensity_window(g,
                                &(struct intensity_window){.duration_us = S,
                                                           .context_us = S,
@@ -642,7 +696,7 @@ static void test_errors(void **state) {
     struct intensity_result res = {.classes_active = 77};
     struct intensity_gpu *g;
 
-    ASSERT_OK(intensity_gpu_new(NULL, &g));
+    ASSERT_OK(intensity_gpu_new(NULL, NULL, &g));
     ASSERT_ERRNO(
         intensity_window(g, &(struct intensity_window){.duration_us = S, .n = 1}, &sh, &res),
         EINVAL);
@@ -723,6 +777,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_recover_within_10_percent),
+        cmocka_unit_test(test_shared_scratch_changes_nothing),
         cmocka_unit_test(test_documented_example),
         cmocka_unit_test(test_proportional_not_identifiable),
         cmocka_unit_test(test_single_class),

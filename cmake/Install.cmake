@@ -67,6 +67,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # libcurl4 for the API server's pod names; libbpf1 for the eBPF task iterator: both are
 # dlopen()ed and optional.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libbpf1")
+# dlopen()ed when needed, so dpkg-shlibdeps does not see them: libseccomp2 while the
+# system-call filter is built.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libseccomp2")
 set(CPACK_STRIP_FILES ON)
 # The options file is the administrator's: dpkg keeps their edits on upgrade.
 file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/deb/conffiles CONTENT "${_defaults_file}\n")

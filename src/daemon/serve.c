@@ -168,7 +168,10 @@ static void lock_down(const struct config *cfg, bool task_iter) {
         return;
     }
     r = syscall_filter_install(task_iter);
-    if (r < 0)
+    if (r == -ENOENT)
+        log_warning("cannot install the system-call filter: libseccomp.so.2 not found (Debian "
+                    "package libseccomp2); serving without it");
+    else if (r < 0)
         log_warning_errno(r, "cannot install the system-call filter: %m; serving without it");
     else
         log_info("system-call filter installed (seccomp allow-list; --no-seccomp turns it off)");

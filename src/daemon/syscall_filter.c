@@ -2,6 +2,7 @@
 /* The seccomp allow-list of the steady state (libseccomp), with refusals logged. */
 #include "syscall_filter.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -15,6 +16,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "dl_symbols.h"
 #include "macro.h"
 
 /* AddressSanitizer: gcc says __SANITIZE_ADDRESS__, clang __has_feature. */
@@ -244,73 +246,129 @@ static void on_sigsys(int sig _unused_, siginfo_t *si, void *context) {
 }
 #endif
 
-static int allow_if(scmp_filter_ctx ctx, const char *name, struct scmp_arg_cmp cmp) {
-    int nr = seccomp_syscall_resolve_name(name);
+/*
+ * libseccomp is needed for the few milliseconds that build and load the filter, and not
+ * after: it is dlopen()ed for them and closed again, so the daemon does not keep its pages
+ * resident (about 120 KiB) for the rest of its life.
+ */
+struct seccomp_api {
+    __typeof__(seccomp_init) *init;
+    __typeof__(seccomp_attr_set) *attr_set;
+    __typeof__(seccomp_rule_add_array) *rule_add_array;
+    __typeof__(seccomp_syscall_resolve_name) *resolve_name;
+    __typeof__(seccomp_load) *load;
+    __typeof__(seccomp_release) *release;
+};
+
+#define SECCOMP_SYMBOL(field, name)                                                                \
+    {                                                                                              \
+        offsetof(struct seccomp_api, field), true, {                                               \
+            __builtin_choose_expr(                                                                 \
+                __builtin_types_compatible_p(__typeof__(((struct seccomp_api *)NULL)->field),      \
+                                             __typeof__(name) *),                                  \
+                #name, (void)0),                                                                   \
+                NULL                                                                               \
+        }                                                                                          \
+    }
+
+static const struct dl_symbol seccomp_symbols[] = {
+    SECCOMP_SYMBOL(init, seccomp_init),
+    SECCOMP_SYMBOL(attr_set, seccomp_attr_set),
+    SECCOMP_SYMBOL(rule_add_array, seccomp_rule_add_array),
+    SECCOMP_SYMBOL(resolve_name, seccomp_syscall_resolve_name),
+    SECCOMP_SYMBOL(load, seccomp_load),
+    SECCOMP_SYMBOL(release, seccomp_release),
+};
+
+static const char *const seccomp_sonames[] = {"libseccomp.so.2"};
+
+static int rule_add(const struct seccomp_api *api, scmp_filter_ctx ctx, uint32_t action, int nr,
+                    const struct scmp_arg_cmp *cmp) {
+    return api->rule_add_array(ctx, action, nr, cmp ? 1 : 0, cmp);
+}
+
+static int allow_if(const struct seccomp_api *api, scmp_filter_ctx ctx, const char *name,
+                    struct scmp_arg_cmp cmp) {
+    int nr = api->resolve_name(name);
 
     if (nr == __NR_SCMP_ERROR)
         return 0;
-    return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, cmp);
+    return rule_add(api, ctx, SCMP_ACT_ALLOW, nr, &cmp);
 }
 
-static int add_rules(scmp_filter_ctx ctx, bool bpf_iter) {
+static int add_rules(const struct seccomp_api *api, scmp_filter_ctx ctx, bool bpf_iter) {
     static const int families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
     static const int prctls[] = {PR_SET_NAME, PR_GET_NAME, PR_CAPBSET_READ};
     int r, nr;
 
     for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
-        nr = seccomp_syscall_resolve_name(allowed[i]);
+        nr = api->resolve_name(allowed[i]);
         if (nr == __NR_SCMP_ERROR)
             continue;
-        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+        r = rule_add(api, ctx, SCMP_ACT_ALLOW, nr, NULL);
         if (r < 0)
             return r;
     }
-    r = allow_if(ctx, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+    r = allow_if(api, ctx, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
     if (r < 0)
         return r;
-    nr = seccomp_syscall_resolve_name("clone3");
-    if (nr != __NR_SCMP_ERROR && (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0)) < 0)
+    nr = api->resolve_name("clone3");
+    if (nr != __NR_SCMP_ERROR && (r = rule_add(api, ctx, SCMP_ACT_ERRNO(ENOSYS), nr, NULL)) < 0)
         return r;
     for (size_t i = 0; i < ARRAY_SIZE(families); i++)
-        if ((r = allow_if(ctx, "socket", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]))) < 0)
+        if ((r = allow_if(api, ctx, "socket", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]))) < 0)
             return r;
     for (size_t i = 0; i < ARRAY_SIZE(prctls); i++)
-        if ((r = allow_if(ctx, "prctl", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctls[i]))) < 0)
+        if ((r = allow_if(api, ctx, "prctl", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctls[i]))) < 0)
             return r;
-    r = allow_if(ctx, "tgkill", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+    r = allow_if(api, ctx, "tgkill", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
     if (r < 0)
         return r;
     /* The process scan makes a new iterator from its kept link each scan (task_iter.h):
      * no other bpf() command, so nothing can be loaded or attached any more; without the
      * iterator, not even that. */
     if (bpf_iter) {
-        r = allow_if(ctx, "bpf", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)BPF_ITER_CREATE));
+        r = allow_if(api, ctx, "bpf", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)BPF_ITER_CREATE));
         if (r < 0)
             return r;
     }
-    return allow_if(ctx, "ioctl", SCMP_A1(SCMP_CMP_NE, (scmp_datum_t)TIOCSTI));
+    return allow_if(api, ctx, "ioctl", SCMP_A1(SCMP_CMP_NE, (scmp_datum_t)TIOCSTI));
+}
+
+static int load_filter(const struct seccomp_api *api, bool bpf_iter) {
+    scmp_filter_ctx ctx = api->init(SCMP_ACT_TRAP);
+    int r;
+
+    if (!ctx)
+        return -ENOMEM;
+    r = api->attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+    if (r >= 0)
+        r = add_rules(api, ctx, bpf_iter);
+    if (r >= 0)
+        r = api->load(ctx);
+    api->release(ctx);
+    return r;
 }
 
 int syscall_filter_install(bool bpf_iter) {
 #ifdef FILTER_ARCH
     struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
-    scmp_filter_ctx ctx;
-    int r;
+    struct seccomp_api api;
+    void *dl;
+    int r = 0;
 
     if (!syscall_filter_supported())
         return -EOPNOTSUPP;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSYS, &sa, NULL) < 0)
         return -errno;
-    ctx = seccomp_init(SCMP_ACT_TRAP);
-    if (!ctx)
-        return -ENOMEM;
-    r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+    dl = dl_open("libseccomp", NULL, seccomp_sonames, ARRAY_SIZE(seccomp_sonames), &r);
+    if (!dl)
+        return r;
+    r = dl_resolve(dl, "libseccomp", seccomp_symbols, ARRAY_SIZE(seccomp_symbols), &api);
     if (r >= 0)
-        r = add_rules(ctx, bpf_iter);
-    if (r >= 0)
-        r = seccomp_load(ctx);
-    seccomp_release(ctx);
+        r = load_filter(&api, bpf_iter);
+    dlclose(dl);
     return r < 0 ? r : 0;
 #else
     return -EOPNOTSUPP;

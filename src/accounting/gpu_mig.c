@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "own_math.h"
 #include "gpu_accounting_internal.h"
 
 #define MIG_GPU_SLICES 7.0
@@ -42,7 +43,7 @@ static void share_instance(struct gpu_accounting *a, size_t n, uint32_t gi, doub
         if (a->gpu_instance[i] == gi) {
             double share =
                 by_memory ? (double)a->consumers[i].memory / memory : 1.0 / (double)members;
-            a->weights[i] = (uint64_t)llround(activity * share);
+            a->weights[i] = (uint64_t)own_llround(activity * share);
         }
 }
 

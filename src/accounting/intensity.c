@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include "own_math.h"
 #include "intensity.h"
 
 #include <errno.h>
@@ -271,7 +272,7 @@ static void row_reset(struct intensity_row *row) {
 }
 
 double intensity_decay_now(const struct intensity_gpu *g) {
-    return exp(-(g->clock_s - g->t_ref_s) / g->opt.tau_s);
+    return own_exp(-(g->clock_s - g->t_ref_s) / g->opt.tau_s);
 }
 
 void intensity_scale_sums(struct intensity_gpu *g, double f) {
@@ -286,7 +287,7 @@ void intensity_scale_sums(struct intensity_gpu *g, double f) {
 
 /* Brings the stored sums to the scale of time t, so new weights start again at 1. */
 static void rebase(struct intensity_gpu *g, double t) {
-    intensity_scale_sums(g, exp(-(t - g->t_ref_s) / g->opt.tau_s));
+    intensity_scale_sums(g, own_exp(-(t - g->t_ref_s) / g->opt.tau_s));
     g->t_ref_s = t;
 }
 
@@ -297,7 +298,7 @@ static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) 
 
     if ((row->end_s - g->t_ref_s) / g->opt.tau_s > MAX_SCALE_EXPONENT)
         rebase(g, row->end_s);
-    wt = exp((row->end_s - g->t_ref_s) / g->opt.tau_s);
+    wt = own_exp((row->end_s - g->t_ref_s) / g->opt.tau_s);
     for (size_t a = 0; a < n; a++) {
         size_t i = a < PARAM_CLASS0 ? a : PARAM_CLASS0 + row->touched[a - PARAM_CLASS0];
         double xi = a == PARAM_IDLE  ? row->dt_s
@@ -554,7 +555,8 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         if (!res->learned || a == 0 || kappa_max <= 0)
             continue;
         weight = (double)a * (kappa / kappa_max) * WEIGHT_SCALE;
-        shares[i].weight = weight < MAX_WEIGHT ? (uint64_t)llround(weight) : (uint64_t)MAX_WEIGHT;
+        shares[i].weight =
+            weight < MAX_WEIGHT ? (uint64_t)own_llround(weight) : (uint64_t)MAX_WEIGHT;
     }
 }
 
@@ -621,7 +623,7 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
     if (res.context_known) {
         double uj = g->theta[PARAM_CTX] * (double)w->context_us;
 
-        res.context_uj = uj >= (double)w->energy_uj ? w->energy_uj : (uint64_t)llround(uj);
+        res.context_uj = uj >= (double)w->energy_uj ? w->energy_uj : (uint64_t)own_llround(uj);
     }
     *ret = res;
     return 0;

@@ -23,6 +23,7 @@
  */
 #include <math.h>
 
+#include "own_math.h"
 #include "intensity_internal.h"
 
 /* The largest weight: 2^40, room for 2^22 consumers below 2^62. */
@@ -99,7 +100,8 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
         uint64_t a = split_act(&w->consumers[i]);
 
         shares[i] = (struct intensity_share){
-            .weight = most > 0 ? (uint64_t)llround(g->win_kappa_j[i] / most * POSTERIOR_SCALE) : a,
+            .weight =
+                most > 0 ? (uint64_t)own_llround(g->win_kappa_j[i] / most * POSTERIOR_SCALE) : a,
             .watts = g->theta[PARAM_CLASS0 + s],
             .learned = g->learned[PARAM_CLASS0 + s],
         };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "own_math.h"
 #include "intensity_internal.h"
 
 /* Classes not seen for this many time constants leave the live set (their data has
@@ -80,7 +81,7 @@ static double stored(const struct intensity_gpu *g, size_t i, size_t j) {
 static double class_weight_now(const struct intensity_gpu *g, size_t p) {
     double age = g->clock_s - g->classes[p - PARAM_CLASS0].last_seen_s;
 
-    return age > 0 ? exp(-age / g->opt.tau_s) : 1;
+    return age > 0 ? own_exp(-age / g->opt.tau_s) : 1;
 }
 
 /* Splits the classes with data into live (recently seen, most recent first, capped) and

@@ -107,6 +107,17 @@ window local JOULESTAT_SIM_SCENARIO="$d/evil.scn" JOULESTAT_SIM_PROCFS="$d/proc-
 wait_pane local 'joulestat top - local sources' 'processes: 3 of 3' \
     'heavy +pod ml-workloads/training-job-123' 'medium +pod serving/inference-api-7f9c' \
     'Node GPU [0-9.]+ W  CPU n/a'
+# ncursesw is loaded by top (src/top/curses_loader.c): the binary does not link it, so
+# `serve` never maps it, and the running top has it mapped.
+ldd "$js" | grep -E 'libncurses|libtinfo' && e2e_fail "joulestat links ncurses"
+pane_pid=$(tmx display-message -p -t top:local '#{pane_pid}')
+top_pid=
+for f in /proc/[0-9]*/stat; do # the window's shell runs top as its one child
+    s=$(cat "$f" 2>/dev/null) || continue
+    read -r _ ppid _ <<<"${s##*) }"
+    [[ $ppid == "$pane_pid" ]] && { top_pid=${f//[^0-9]/}; break; }
+done
+grep -q 'libncursesw\.so\.6' "/proc/$top_pid/maps" || e2e_fail "top (pid '$top_pid') has no ncursesw"
 # The name is shown escaped: the sequence never reached the terminal.
 wait_pane local 'l\\x1b\[2Jt +pod research/notebook-alice'
 # Process row: PID POWER_W GPU_W CPU_W ENERGY_J GPU_J CPU_J INTENSITY_W GPUS NAME WORKLOAD

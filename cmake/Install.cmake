@@ -64,6 +64,9 @@ SLURM jobs, exported as Prometheus counters.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# ncursesw (and through it libtinfo6) is dlopen()ed by `joulestat top`, so dpkg-shlibdeps no
+# longer sees it; top is part of the package, hence a dependency, merged with the found ones.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libncursesw6 (>= 6)")
 # libcurl4 for the API server's pod names; libbpf1 for the eBPF task iterator: both are
 # dlopen()ed and optional.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libbpf1")

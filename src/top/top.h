@@ -10,6 +10,7 @@
  * from the local sources or from a running exporter's /metrics URL (top_source.h).
  *
  * Runs until the user quits (q) or SIGINT/SIGTERM. Returns 0, or a negative errno after
- * saying why on stderr (no terminal, TERM=dumb, the URL does not answer at start).
+ * saying why on stderr (no terminal, no ncursesw, TERM=dumb, the URL does not answer at
+ * start).
  */
 int top_run(const struct config *cfg);

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <term.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "curses_loader.h"
 #include "escape.h"
 #include "macro.h"
 
@@ -18,7 +18,9 @@
 #define HEADER_LINES 4 /* title, node, status, column titles */
 
 struct top_ui {
+    const struct curses_api *nc; /* every ncurses call goes through it */
     SCREEN *screen;
+    WINDOW *win;  /* the screen's stdscr */
     bool editing; /* typing a filter */
     char filter_before[TOP_FILTER_MAX];
     size_t scroll; /* first row shown */
@@ -26,9 +28,10 @@ struct top_ui {
 };
 
 int top_ui_check_terminal(char *err, size_t err_size) {
-    const char *term = getenv("TERM");
+    const struct curses_api *nc = NULL;
+    const char *term = getenv("TERM"), *reason = NULL;
     char *cup;
-    int e = 0;
+    int e = 0, r;
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         (void)snprintf(err, err_size,
@@ -40,12 +43,17 @@ int top_ui_check_terminal(char *err, size_t err_size) {
         (void)snprintf(err, err_size, "TERM is not set: top cannot drive this terminal");
         return -ENOTTY;
     }
-    if (setupterm(NULL, STDOUT_FILENO, &e) != OK) {
+    r = curses_api_get(&nc, &reason);
+    if (r < 0) {
+        (void)snprintf(err, err_size, "%s", reason);
+        return r;
+    }
+    if (nc->setupterm(NULL, STDOUT_FILENO, &e) != OK) {
         (void)snprintf(err, err_size, "unknown terminal type TERM=%s (no terminfo entry)", term);
         return -ENOTTY;
     }
-    cup = tigetstr("cup");
-    (void)del_curterm(cur_term);
+    cup = nc->tigetstr("cup");
+    (void)nc->del_curterm(*nc->cur_term_var);
     if (!cup || cup == (char *)-1) {
         (void)snprintf(err, err_size,
                        "TERM=%s cannot move the cursor, which top needs; run it in a full "
@@ -57,25 +65,34 @@ int top_ui_check_terminal(char *err, size_t err_size) {
 }
 
 int top_ui_open(struct top_ui **ret) {
-    struct top_ui *ui = calloc(1, sizeof(*ui));
+    const struct curses_api *nc = NULL;
+    const char *reason = NULL;
+    struct top_ui *ui;
+    int r;
 
+    r = curses_api_get(&nc, &reason);
+    if (r < 0)
+        return r;
+    ui = calloc(1, sizeof(*ui));
     if (!ui)
         return -ENOMEM;
+    ui->nc = nc;
     /* Names are UTF-8: ncursesw writes them as such only in the user's locale (LC_CTYPE;
      * numbers keep the C locale's decimal point). */
     (void)setlocale(LC_CTYPE, "");
-    ui->screen = newterm(NULL, stdout, stdin);
+    ui->screen = nc->newterm(NULL, stdout, stdin);
     if (!ui->screen) {
         free(ui);
         return -ENOTTY;
     }
-    (void)set_term(ui->screen);
-    (void)cbreak();
-    (void)noecho();
-    (void)nonl();
-    (void)keypad(stdscr, TRUE);
-    (void)curs_set(0);
-    (void)set_escdelay(25);
+    (void)nc->set_term(ui->screen);
+    ui->win = *nc->stdscr_var;
+    (void)nc->cbreak();
+    (void)nc->noecho();
+    (void)nc->nonl();
+    (void)nc->keypad(ui->win, TRUE);
+    (void)nc->curs_set(0);
+    (void)nc->set_escdelay(25);
     *ret = ui;
     return 0;
 }
@@ -83,10 +100,34 @@ int top_ui_open(struct top_ui **ret) {
 struct top_ui *top_ui_close(struct top_ui *ui) {
     if (!ui)
         return NULL;
-    (void)endwin();
-    delscreen(ui->screen);
+    (void)ui->nc->endwin();
+    ui->nc->delscreen(ui->screen);
     free(ui);
     return NULL;
+}
+
+/* The screen's size now: ncurses updates both on a resize. */
+static int screen_cols(const struct top_ui *ui) {
+    return *ui->nc->cols_var;
+}
+
+static int screen_lines(const struct top_ui *ui) {
+    return *ui->nc->lines_var;
+}
+
+/* attron() and attroff() of <curses.h>, on the screen's window. */
+static void style_on(const struct top_ui *ui, attr_t a) {
+    (void)ui->nc->wattr_on(ui->win, a, NULL);
+}
+
+static void style_off(const struct top_ui *ui, attr_t a) {
+    (void)ui->nc->wattr_off(ui->win, a, NULL);
+}
+
+/* mvhline(y, x, ' ', n) of <curses.h>. */
+static void blank_at(const struct top_ui *ui, int y, int x, int n) {
+    if (ui->nc->wmove(ui->win, y, x) != ERR)
+        (void)ui->nc->whline(ui->win, ' ', n);
 }
 
 /* Bytes of s that fill at most `cols` columns (a UTF-8 sequence counts as one column:
@@ -107,22 +148,24 @@ static size_t bytes_for_columns(const char *s, int cols, int *ret_used) {
 
 /* Writes text (already safe) at (y, x), cut to `width` columns and to the screen, padded
  * on the left (right-aligned) or the right. Returns the column after the cell. */
-static int put_cell(int y, int x, int width, bool right, const char *text) {
-    int used, room = MIN(width, COLS - x);
+static int put_cell(const struct top_ui *ui, int y, int x, int width, bool right,
+                    const char *text) {
+    int used, room = MIN(width, screen_cols(ui) - x);
     size_t n;
 
     if (room <= 0)
         return x + width;
     n = bytes_for_columns(text, room, &used);
     if (right && used < room)
-        (void)mvhline(y, x, ' ', room - used);
-    (void)mvaddnstr(y, x + (right ? room - used : 0), text, (int)n);
+        blank_at(ui, y, x, room - used);
+    if (ui->nc->wmove(ui->win, y, x + (right ? room - used : 0)) != ERR)
+        (void)ui->nc->waddnstr(ui->win, text, (int)n);
     return x + width;
 }
 
 /* A line of text from x to the right edge. */
-static void put_line(int y, int x, const char *text) {
-    (void)put_cell(y, x, COLS - x, false, text);
+static void put_line(const struct top_ui *ui, int y, int x, const char *text) {
+    (void)put_cell(ui, y, x, screen_cols(ui) - x, false, text);
 }
 
 static void format_power(char *buf, size_t size, bool valid, double w) {
@@ -190,13 +233,13 @@ static const unsigned drop_order[] = {5, 4, 2, 1, 6, 3};
 #define NAME_ROOM 24 /* columns the last text column keeps at least, when it can */
 
 /* Which number columns fit beside the text columns of the level (bit i: numbers[i]). */
-static unsigned visible_numbers(enum top_level level) {
+static unsigned visible_numbers(const struct top_ui *ui, enum top_level level) {
     int need = (level == TOP_LEVEL_PROCESS ? 9 + 6 + 18 : 7 + 7) + NAME_ROOM;
     unsigned shown = (1u << ARRAY_SIZE(numbers)) - 1;
 
     for (size_t i = 0; i < ARRAY_SIZE(numbers); i++)
         need += numbers[i].width + 1;
-    for (size_t i = 0; i < ARRAY_SIZE(drop_order) && need > COLS; i++) {
+    for (size_t i = 0; i < ARRAY_SIZE(drop_order) && need > screen_cols(ui); i++) {
         shown &= ~(1u << drop_order[i]);
         need -= numbers[drop_order[i]].width + 1;
     }
@@ -222,38 +265,39 @@ static const struct column texts[_TOP_LEVEL_MAX][3] = {
                            {"UNIT", 0, false, TOP_SORT_NAME}},
 };
 
-static void draw_titles(int y, const struct top_view *v, unsigned shown) {
+static void draw_titles(const struct top_ui *ui, int y, const struct top_view *v, unsigned shown) {
     int x = 0;
 
-    (void)attron(A_REVERSE);
-    (void)mvhline(y, 0, ' ', COLS);
+    style_on(ui, A_REVERSE);
+    blank_at(ui, y, 0, screen_cols(ui));
     if (v->level == TOP_LEVEL_PROCESS)
-        x = put_cell(y, x, 8, true, "PID") + 1;
+        x = put_cell(ui, y, x, 8, true, "PID") + 1;
     for (size_t i = 0; i < ARRAY_SIZE(numbers); i++) {
         bool sorted = numbers[i].sort == (int)v->sort;
 
         if (!(shown & (1u << i)))
             continue;
         if (sorted)
-            (void)attron(A_BOLD | A_UNDERLINE);
-        x = put_cell(y, x, numbers[i].width, true, numbers[i].title) + 1;
+            style_on(ui, A_BOLD | A_UNDERLINE);
+        x = put_cell(ui, y, x, numbers[i].width, true, numbers[i].title) + 1;
         if (sorted)
-            (void)attroff(A_BOLD | A_UNDERLINE);
+            style_off(ui, A_BOLD | A_UNDERLINE);
     }
     for (size_t i = 0; i < 3; i++) {
         const struct column *c = &texts[v->level][i];
         bool sorted = c->sort == (int)v->sort;
 
         if (sorted)
-            (void)attron(A_BOLD | A_UNDERLINE);
-        x = put_cell(y, x, c->width ? c->width : COLS, c->right, c->title) + 1;
+            style_on(ui, A_BOLD | A_UNDERLINE);
+        x = put_cell(ui, y, x, c->width ? c->width : screen_cols(ui), c->right, c->title) + 1;
         if (sorted)
-            (void)attroff(A_BOLD | A_UNDERLINE);
+            style_off(ui, A_BOLD | A_UNDERLINE);
     }
-    (void)attroff(A_REVERSE);
+    style_off(ui, A_REVERSE);
 }
 
-static void draw_row(int y, const struct top_row *r, enum top_level level, unsigned shown) {
+static void draw_row(const struct top_ui *ui, int y, const struct top_row *r, enum top_level level,
+                     unsigned shown) {
     char raw[3 * TOP_TEXT_MAX + 32], buf[ESCAPED_SIZE(sizeof(raw))];
     char cells[ARRAY_SIZE(numbers)][32];
     int x = 0;
@@ -268,25 +312,25 @@ static void draw_row(int y, const struct top_row *r, enum top_level level, unsig
     format_power(cells[6], sizeof(cells[6]), r->intensity_valid, r->intensity_w);
     if (level == TOP_LEVEL_PROCESS) {
         (void)snprintf(raw, sizeof(raw), "%u", r->pid);
-        x = put_cell(y, x, 8, true, raw) + 1;
+        x = put_cell(ui, y, x, 8, true, raw) + 1;
     }
     for (size_t i = 0; i < ARRAY_SIZE(numbers); i++)
         if (shown & (1u << i))
-            x = put_cell(y, x, numbers[i].width, true, cells[i]) + 1;
+            x = put_cell(ui, y, x, numbers[i].width, true, cells[i]) + 1;
     if (level == TOP_LEVEL_PROCESS) {
         format_gpus(raw, sizeof(raw), r->gpus);
-        x = put_cell(y, x, 5, false, raw) + 1;
-        x = put_cell(y, x, 17, false,
+        x = put_cell(ui, y, x, 5, false, raw) + 1;
+        x = put_cell(ui, y, x, 17, false,
                      escape_terminal(r->name[0] ? r->name : "?", buf, sizeof(buf))) +
             1;
         process_workload(r, raw, sizeof(raw));
-        put_line(y, x, escape_terminal(raw, buf, sizeof(buf)));
+        put_line(ui, y, x, escape_terminal(raw, buf, sizeof(buf)));
         return;
     }
     (void)snprintf(raw, sizeof(raw), "%u", r->processes);
-    x = put_cell(y, x, 6, true, raw) + 1;
+    x = put_cell(ui, y, x, 6, true, raw) + 1;
     format_gpus(raw, sizeof(raw), r->gpus);
-    x = put_cell(y, x, 6, false, raw) + 1;
+    x = put_cell(ui, y, x, 6, false, raw) + 1;
     if (level == TOP_LEVEL_POD && r->namespace_[0])
         (void)snprintf(raw, sizeof(raw), "%s/%s", r->namespace_, r->name);
     else if (level == TOP_LEVEL_CONTAINER)
@@ -294,11 +338,11 @@ static void draw_row(int y, const struct top_row *r, enum top_level level, unsig
                        r->namespace_[0] ? r->namespace_ : "?", r->pod[0] ? r->pod : "?");
     else
         (void)snprintf(raw, sizeof(raw), "%s", r->name);
-    put_line(y, x, escape_terminal(raw, buf, sizeof(buf)));
+    put_line(ui, y, x, escape_terminal(raw, buf, sizeof(buf)));
 }
 
-static void draw_header(const struct top_model *m, const struct top_view *v,
-                        const struct top_status *st, size_t shown) {
+static void draw_header(const struct top_ui *ui, const struct top_model *m,
+                        const struct top_view *v, const struct top_status *st, size_t shown) {
     char line[512], filter[ESCAPED_SIZE(TOP_FILTER_MAX)], power[2][32];
     time_t now = time(NULL);
     struct tm tm;
@@ -306,9 +350,9 @@ static void draw_header(const struct top_model *m, const struct top_view *v,
     (void)localtime_r(&now, &tm);
     (void)snprintf(line, sizeof(line), "joulestat top - %s - %02d:%02d:%02d", st->source,
                    tm.tm_hour, tm.tm_min, tm.tm_sec);
-    (void)attron(A_BOLD);
-    put_line(0, 0, line);
-    (void)attroff(A_BOLD);
+    style_on(ui, A_BOLD);
+    put_line(ui, 0, 0, line);
+    style_off(ui, A_BOLD);
     for (unsigned c = 0; c < _TOP_COMPONENT_MAX; c++)
         if (m->node_power_valid[c])
             (void)snprintf(power[c], sizeof(power[c]), "%.1f W", m->node_power_w[c]);
@@ -319,19 +363,19 @@ static void draw_header(const struct top_model *m, const struct top_view *v,
         line, sizeof(line), "Node GPU %s  CPU %s | %s: %zu of %zu | sort: %s%s | filter: %s",
         power[TOP_GPU], power[TOP_CPU], top_level_plural(v->level), shown, m->levels[v->level].n,
         top_sort_to_string(v->sort), v->reverse ? " (reversed)" : "", v->filter[0] ? filter : "-");
-    put_line(1, 0, line);
+    put_line(ui, 1, 0, line);
     if (st->error && st->error[0]) {
         (void)snprintf(line, sizeof(line), "! %s", st->error);
-        (void)attron(A_BOLD);
-        put_line(2, 0, line);
-        (void)attroff(A_BOLD);
+        style_on(ui, A_BOLD);
+        put_line(ui, 2, 0, line);
+        style_off(ui, A_BOLD);
     } else {
         (void)snprintf(line, sizeof(line),
                        "refresh %.1fs; energy since %s started; power over the last measured "
                        "window%s",
                        st->refresh_seconds, st->local ? "top" : "the exporter",
                        st->log_kept ? "; log messages shown at exit" : "");
-        put_line(2, 0, line);
+        put_line(ui, 2, 0, line);
     }
 }
 
@@ -341,48 +385,48 @@ static void draw_footer(const struct top_ui *ui, const struct top_view *v) {
     if (ui->editing) {
         (void)snprintf(line, sizeof(line), "Filter: %s_   (Enter keep, Esc drop)",
                        escape_terminal(v->filter, filter, sizeof(filter)));
-        put_line(LINES - 1, 0, line);
+        put_line(ui, screen_lines(ui) - 1, 0, line);
         return;
     }
-    (void)attron(A_REVERSE);
-    (void)mvhline(LINES - 1, 0, ' ', COLS);
-    put_line(LINES - 1, 0,
+    style_on(ui, A_REVERSE);
+    blank_at(ui, screen_lines(ui) - 1, 0, screen_cols(ui));
+    put_line(ui, screen_lines(ui) - 1, 0,
              "q Quit  g Group  </> Sort  r Reverse  P Power  E Energy  N Name  I Intensity  "
              "/ Filter  Esc Clear");
-    (void)attroff(A_REVERSE);
+    style_off(ui, A_REVERSE);
 }
 
 void top_ui_draw(struct top_ui *ui, const struct top_model *m, const struct top_view *v,
                  const struct top_status *st) {
     const struct top_row **rows = NULL;
     size_t n = 0;
-    int body = LINES - HEADER_LINES - 1;
+    int body = screen_lines(ui) - HEADER_LINES - 1;
     unsigned shown;
 
-    (void)erase();
+    (void)ui->nc->werase(ui->win);
     if (top_view_rows(m, v, &rows, &n) < 0)
         n = 0;
     ui->rows_total = n;
-    if (body < 1 || COLS < 20) {
-        put_line(0, 0, "joulestat top: the terminal is too small");
-        (void)refresh();
+    if (body < 1 || screen_cols(ui) < 20) {
+        put_line(ui, 0, 0, "joulestat top: the terminal is too small");
+        (void)ui->nc->wrefresh(ui->win);
         free(rows);
         return;
     }
     if (ui->scroll + (size_t)body > n)
         ui->scroll = n > (size_t)body ? n - (size_t)body : 0;
-    draw_header(m, v, st, n);
-    shown = visible_numbers(v->level);
-    draw_titles(HEADER_LINES - 1, v, shown);
+    draw_header(ui, m, v, st, n);
+    shown = visible_numbers(ui, v->level);
+    draw_titles(ui, HEADER_LINES - 1, v, shown);
     for (int i = 0; i < body && ui->scroll + (size_t)i < n; i++)
-        draw_row(HEADER_LINES + i, rows[ui->scroll + (size_t)i], v->level, shown);
+        draw_row(ui, HEADER_LINES + i, rows[ui->scroll + (size_t)i], v->level, shown);
     if (n == 0)
-        put_line(HEADER_LINES, 0,
+        put_line(ui, HEADER_LINES, 0,
                  v->filter[0] ? "(no row matches the filter)"
                               : "(nothing yet at this level: g shows another)");
     ui->rows_shown = (size_t)body;
     draw_footer(ui, v);
-    (void)refresh();
+    (void)ui->nc->wrefresh(ui->win);
     free(rows);
 }
 
@@ -419,8 +463,8 @@ static void sort_by(struct top_view *v, enum top_sort s) {
 bool top_ui_key(struct top_ui *ui, struct top_view *v, int timeout_ms) {
     int key;
 
-    (void)timeout(timeout_ms);
-    key = getch();
+    ui->nc->wtimeout(ui->win, timeout_ms);
+    key = ui->nc->wgetch(ui->win);
     if (key == ERR || key == KEY_RESIZE)
         return true; /* a resize: the next draw uses the new size */
     if (ui->editing) {

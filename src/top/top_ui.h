@@ -19,9 +19,9 @@
 struct top_ui;
 
 /*
- * Whether this terminal can show top: stdin and stdout are terminals, TERM names a known
- * terminal that can move the cursor (not "dumb"). Returns 0, or -ENOTTY with the reason
- * in err[err_size].
+ * Whether this terminal can show top: stdin and stdout are terminals, ncursesw loads
+ * (curses_loader.h), TERM names a known terminal that can move the cursor (not "dumb").
+ * Returns 0, or -ENOTTY or the loader's negative errno, with the reason in err[err_size].
  */
 int top_ui_check_terminal(char *err, size_t err_size);
 

@@ -5,8 +5,8 @@
 # against a running exporter's /metrics URL. Each time the pane is captured and read as a
 # user would: the scenario's processes and pods are there, powers are plausible for the
 # simulated A100 (idle 55 W, at most 400 W), energy grows, and the keys do what the
-# footer says (group, sort, filter, quit). TERM=dumb, no terminal and a URL that does not
-# answer are clear errors.
+# footer says (group, sort, filter, quit). TERM=dumb, no terminal, no ncursesw and a URL
+# that does not answer are clear errors.
 # Usage: top-tmux.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -107,6 +107,17 @@ window local JOULESTAT_SIM_SCENARIO="$d/evil.scn" JOULESTAT_SIM_PROCFS="$d/proc-
 wait_pane local 'joulestat top - local sources' 'processes: 3 of 3' \
     'heavy +pod ml-workloads/training-job-123' 'medium +pod serving/inference-api-7f9c' \
     'Node GPU [0-9.]+ W  CPU n/a'
+# ncursesw is loaded by top (src/top/curses_loader.c): the binary does not link it, so
+# `serve` never maps it, and the running top has it mapped.
+ldd "$js" | grep -E 'libncurses|libtinfo' && e2e_fail "joulestat links ncurses"
+pane_pid=$(tmx display-message -p -t top:local '#{pane_pid}')
+top_pid=
+for f in /proc/[0-9]*/stat; do # the window's shell runs top as its one child
+    s=$(cat "$f" 2>/dev/null) || continue
+    read -r _ ppid _ <<<"${s##*) }"
+    [[ $ppid == "$pane_pid" ]] && { top_pid=${f//[^0-9]/}; break; }
+done
+grep -q 'libncursesw\.so\.6' "/proc/$top_pid/maps" || e2e_fail "top (pid '$top_pid') has no ncursesw"
 # The name is shown escaped: the sequence never reached the terminal.
 wait_pane local 'l\\x1b\[2Jt +pod research/notebook-alice'
 # Process row: PID POWER_W GPU_W CPU_W ENERGY_J GPU_J CPU_J INTENSITY_W GPUS NAME WORKLOAD
@@ -264,6 +275,15 @@ window dumb TERM=dumb -- "$js" top --no-gpu --rapl-source off
 wait_pane dumb 'top exited 1'
 grep -q "TERM=dumb cannot move the cursor" "$d/dumb.stderr" ||
     e2e_fail "TERM=dumb: $(cat "$d/dumb.stderr")"
+# Without ncursesw (JOULESTAT_CURSES_LIBRARY, the tests-only override, names a missing file):
+# the library and the package to install, before anything is sampled.
+window nolib JOULESTAT_CURSES_LIBRARY="$d/missing/libncursesw.so.6" -- \
+    "$js" top --no-gpu --rapl-source off
+wait_pane nolib 'top exited 1'
+grep -qx "joulestat top: libncursesw.so.6 not found: install libncursesw6 (Debian) .*" \
+    "$d/nolib.stderr" || e2e_fail "without ncursesw: $(cat "$d/nolib.stderr")"
+[[ $(wc -l <"$d/nolib.stderr") == 1 ]] ||
+    e2e_fail "without ncursesw, more than one line: $(cat "$d/nolib.stderr")"
 window down -- "$js" top "http://127.0.0.1:$(e2e_free_port)/metrics"
 wait_pane down 'top exited 1'
 grep -qE "joulestat top: http://127.0.0.1:[0-9]+/metrics: .*(onnect|refused)" "$d/down.stderr" ||
@@ -273,5 +293,5 @@ status=0
 if [[ $status != 1 ]] || ! grep -q "top needs a terminal" "$d/notty.err"; then
     e2e_fail "without a terminal: status $status, $(cat "$d/notty.err")"
 fi
-echo "ok: TERM=dumb, a dead URL and no terminal are clear errors"
+echo "ok: TERM=dumb, no ncursesw, a dead URL and no terminal are clear errors"
 echo "top-tmux: ok in $((SECONDS - t0)) s"

@@ -64,15 +64,13 @@ SLURM jobs, exported as Prometheus counters.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# ncursesw (and through it libtinfo6) is dlopen()ed by `joulestat top`, so dpkg-shlibdeps no
-# longer sees it; top is part of the package, hence a dependency, merged with the found ones.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libncursesw6 (>= 6)")
+# dlopen()ed when needed, so dpkg-shlibdeps does not see them; merged with the ones it finds:
+# ncursesw (and through it libtinfo6) by `joulestat top`, libseccomp2 while the system-call
+# filter is built.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libncursesw6 (>= 6), libseccomp2")
 # libcurl4 for the API server's pod names; libbpf1 for the eBPF task iterator: both are
 # dlopen()ed and optional.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libbpf1")
-# dlopen()ed when needed, so dpkg-shlibdeps does not see them: libseccomp2 while the
-# system-call filter is built.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libseccomp2")
 set(CPACK_STRIP_FILES ON)
 # The options file is the administrator's: dpkg keeps their edits on upgrade.
 file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/deb/conffiles CONTENT "${_defaults_file}\n")

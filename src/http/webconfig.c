@@ -335,7 +335,8 @@ int web_config_parse(const char *path, const char *text, size_t size, bool read_
     c->http2 = true; /* exporter-toolkit's default */
     l.dir = read_files ? dirname(dir_copy) : NULL;
     l.c = c;
-    /* The libraries are loaded here, before the system-call filter when serving starts. */
+    /* Loaded on first use: at start-up before the system-call filter; a reload that first
+     * names users loads libcrypt under it (it allows openat and mmap). */
     r = yaml_api_get(&l.yaml, &reason);
     if (r < 0)
         r = library_fail(&l, r, reason);

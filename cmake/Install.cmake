@@ -50,7 +50,8 @@ install(TARGETS joulestat_sim_nvml LIBRARY DESTINATION ${_sim_dir} NAMELINK_SKIP
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/joulestat/scenarios COMPONENT sim ${_sim_asked})
 
-# The .deb: dependencies from dpkg-shlibdeps; libcurl is loaded only for the Kubernetes API.
+# The .deb: dependencies from dpkg-shlibdeps, which sees only the libraries the binary links;
+# those it dlopen()s are named here.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME joulestat)
 set(CPACK_PACKAGE_VENDOR joulestat)
@@ -66,11 +67,12 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # dlopen()ed when needed, so dpkg-shlibdeps does not see them; merged with the ones it finds:
 # ncursesw (and through it libtinfo6) by `joulestat top`, libseccomp2 while the system-call
-# filter is built.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libncursesw6 (>= 6), libseccomp2")
-# libcurl4 for the API server's pod names; libbpf1 for the eBPF task iterator: both are
-# dlopen()ed and optional.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libbpf1")
+# filter is built, libyaml-0-2 and libcrypt1 to read --web.config.file and check its
+# passwords (without them a configured server does not start).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libncursesw6 (>= 6), libseccomp2, libyaml-0-2, libcrypt1")
+# libcurl4 and libjansson4 for the API server's pod names; libbpf1 for the eBPF task
+# iterator: all dlopen()ed and optional (the daemon runs on without them, and says so).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libjansson4, libbpf1")
 set(CPACK_STRIP_FILES ON)
 # The options file is the administrator's: dpkg keeps their edits on upgrade.
 file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/deb/conffiles CONTENT "${_defaults_file}\n")

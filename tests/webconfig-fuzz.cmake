@@ -10,6 +10,7 @@ if(JOULESTAT_HAVE_LIBFUZZER)
                  ${CMAKE_SOURCE_DIR}/src/http/webconfig.c ${CMAKE_SOURCE_DIR}/src/http/webconfig_tls.c
                  ${CMAKE_SOURCE_DIR}/src/http/web_auth.c ${CMAKE_SOURCE_DIR}/src/http/web_rate.c
                  ${CMAKE_SOURCE_DIR}/src/http/webconfig_client.c
+                 ${CMAKE_SOURCE_DIR}/src/http/yaml_loader.c ${CMAKE_SOURCE_DIR}/src/http/crypt_loader.c
                  ${CMAKE_SOURCE_DIR}/src/http/tls_check.c ${CMAKE_SOURCE_DIR}/src/http/tls_init.c)
   target_include_directories(fuzz-webconfig PRIVATE ${_webfuzz_dir} ${CMAKE_SOURCE_DIR}/src/http)
   # src/http's imported targets are not visible here: found again.

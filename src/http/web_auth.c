@@ -47,7 +47,7 @@ static int make_token(const struct web_config *c, const char *user, const char *
     memcpy(pair, user, lu);
     pair[lu] = ':';
     memcpy(pair + lu + 1, password, lp + 1);
-    t = crypt_rn(pair, c->token_salt, cd, sizeof(*cd));
+    t = c->crypt->rn(pair, c->token_salt, cd, sizeof(*cd));
     explicit_bzero(pair, lu + lp + 2);
     free(pair);
     if (!t || t[0] == '*')
@@ -150,7 +150,7 @@ int web_config_check_password(struct web_config *c, const char *user, const char
 
     /* An unknown user is checked against another user's hash (same cost), then refused,
      * so timing does not tell which user names exist. */
-    out = crypt_rn(password, u ? u->hash : c->users[0].hash, cd, sizeof(*cd));
+    out = c->crypt->rn(password, u ? u->hash : c->users[0].hash, cd, sizeof(*cd));
     ok = u && out && out[0] != '*' && equal_const_time(out, u->hash);
     (void)pthread_mutex_lock(&c->lock);
     c->checks--;

@@ -52,8 +52,8 @@ int web_config_parse_rate(struct loader *l, const yaml_node_t *map) {
         return web_config_fail(l, map, "rate_limit must be a mapping (interval, burst)");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        const yaml_node_t *k = doc_node(l, p->key);
+        const yaml_node_t *v = doc_node(l, p->value);
         const char *key = scalar(k);
         bool *seen;
 

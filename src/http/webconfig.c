@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "webconfig.h"
 
-#include <crypt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -96,8 +95,7 @@ static int parse_users(struct loader *l, const yaml_node_t *map) {
         return web_config_fail(l, map, "basic_auth_users must be a mapping of user: bcrypt-hash");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        r = add_user(l, yaml_document_get_node(l->doc, p->key),
-                     yaml_document_get_node(l->doc, p->value));
+        r = add_user(l, doc_node(l, p->key), doc_node(l, p->value));
         if (r < 0)
             return r;
     }
@@ -115,8 +113,8 @@ static int parse_headers(struct loader *l, const yaml_node_t *map) {
                                "http_server_config.headers must be a mapping of header: value");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        const yaml_node_t *k = doc_node(l, p->key);
+        const yaml_node_t *v = doc_node(l, p->value);
         const char *name = scalar(k), *value = scalar(v);
         size_t i;
 
@@ -186,8 +184,8 @@ static int parse_http(struct loader *l, const yaml_node_t *map) {
         return web_config_fail(l, map, "http_server_config must be a mapping");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        const yaml_node_t *k = doc_node(l, p->key);
+        const yaml_node_t *v = doc_node(l, p->value);
         const char *key = scalar(k);
 
         if (key && strcmp(key, "headers") == 0) {
@@ -224,8 +222,8 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
         return web_config_fail(l, root, "the top level must be a mapping");
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
          p++) {
-        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        const yaml_node_t *k = doc_node(l, p->key);
+        const yaml_node_t *v = doc_node(l, p->value);
         const char *key = scalar(k);
 
         if (!key)
@@ -285,33 +283,42 @@ static int yaml_fail(struct loader *l, const yaml_parser_t *p) {
 }
 
 static int parse_text(struct loader *l, const char *text, size_t size) {
+    const struct yaml_api *y = l->yaml;
     yaml_parser_t parser;
     yaml_document_t doc;
     int r;
 
-    if (!yaml_parser_initialize(&parser))
+    if (!y->parser_initialize(&parser))
         return -ENOMEM;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, size);
-    if (!yaml_parser_load(&parser, &doc)) {
+    y->parser_set_input_string(&parser, (const unsigned char *)text, size);
+    if (!y->parser_load(&parser, &doc)) {
         if (parser.error == YAML_MEMORY_ERROR)
             r = -ENOMEM;
         else
             r = yaml_fail(l, &parser);
-        yaml_parser_delete(&parser);
+        y->parser_delete(&parser);
         return r;
     }
     l->doc = &doc;
-    r = parse_root(l, yaml_document_get_root_node(&doc));
+    r = parse_root(l, y->document_get_root_node(&doc));
     l->doc = NULL;
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
+    y->document_delete(&doc);
+    y->parser_delete(&parser);
     return r;
+}
+
+/* "FILE: REASON" for a library that did not load; returns error. */
+static int library_fail(struct loader *l, int error, const char *reason) {
+    if (l->err && l->err_size)
+        (void)snprintf(l->err, l->err_size, "%s: %s", l->path, reason);
+    return error;
 }
 
 int web_config_parse(const char *path, const char *text, size_t size, bool read_files,
                      struct web_config **ret, char *err, size_t err_size) {
     _cleanup_(freep) char *dir_copy = NULL;
     struct loader l = {.path = path, .err = err, .err_size = err_size};
+    const char *reason = NULL;
     struct web_config *c;
     int r;
 
@@ -328,10 +335,21 @@ int web_config_parse(const char *path, const char *text, size_t size, bool read_
     c->http2 = true; /* exporter-toolkit's default */
     l.dir = read_files ? dirname(dir_copy) : NULL;
     l.c = c;
-    r = parse_text(&l, text, size);
-    if (r >= 0 && c->n_users > 0 &&
-        !crypt_gensalt_rn("$5$", TOKEN_ROUNDS, NULL, 0, c->token_salt, sizeof(c->token_salt)))
-        r = errno > 0 ? -errno : -EINVAL;
+    /* Loaded on first use: at start-up before the system-call filter; a reload that first
+     * names users loads libcrypt under it (it allows openat and mmap). */
+    r = yaml_api_get(&l.yaml, &reason);
+    if (r < 0)
+        r = library_fail(&l, r, reason);
+    else
+        r = parse_text(&l, text, size);
+    if (r >= 0 && c->n_users > 0) {
+        r = crypt_api_get(&c->crypt, &reason);
+        if (r < 0)
+            r = library_fail(&l, r, reason);
+        else if (!c->crypt->gensalt_rn("$5$", TOKEN_ROUNDS, NULL, 0, c->token_salt,
+                                       sizeof(c->token_salt)))
+            r = errno > 0 ? -errno : -EINVAL;
+    }
     if (r < 0) {
         web_config_free(c);
         return r;

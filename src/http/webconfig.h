@@ -45,8 +45,10 @@ struct web_config;
  * checks that every hash has bcrypt's shape and a cost libxcrypt computes (04..31), without
  * computing one (a costly hash never delays start-up). Returns 0, -ENOENT/-EACCES when path itself
  * cannot be read, -EINVAL for any problem in it (bad YAML, unknown or unsupported key,
- * missing or unreadable cert/key file, bad hash), -ENOMEM. On failure, err (if not NULL)
- * receives a message naming the file, line and key. *ret is written only on success.
+ * missing or unreadable cert/key file, bad hash), -ENOMEM, or -ENOENT/-ELIBBAD when libyaml
+ * (any file) or libcrypt (a file with users) cannot be loaded. On failure, err (if not NULL)
+ * receives a message naming the file, line and key, or the library and its package. *ret is
+ * written only on success.
  */
 int web_config_load(const char *path, struct web_config **ret, char *err, size_t err_size);
 /* web_config_load() on text already read; path names it in messages and, with

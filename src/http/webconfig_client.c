@@ -91,7 +91,7 @@ static int parse_sans(struct loader *l, const yaml_node_t *k, const yaml_node_t 
     if (!l->c->allowed_sans)
         return -ENOMEM;
     for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
-        const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
+        const yaml_node_t *item = doc_node(l, *i);
         const char *san = scalar(item);
 
         if (!san || !*san)

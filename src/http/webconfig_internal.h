@@ -4,17 +4,17 @@
 /* The web configuration's fields, shared by the loader (webconfig.c) and the password
  * checks (web_auth.c). Nothing outside src/http includes this. */
 
-#include <crypt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <yaml.h>
 
+#include "crypt_loader.h"
 #include "macro.h"
 #include "tls_check.h"
 #include "webconfig.h"
+#include "yaml_loader.h"
 
 /* Wrong "user:password" pairs remembered per configuration (least recently used out). */
 #define WEB_AUTH_FAILURES 64
@@ -48,6 +48,7 @@ struct web_config {
     char *headers[WEB_HEADERS]; /* http_server_config.headers, NULL when unset */
     struct web_user *users;
     size_t n_users;
+    const struct crypt_api *crypt; /* loaded when there are users */
     size_t cap_users;
     /* Tokens are SHA-256-crypt of "user:password" with this salt, made at load: one
      * configuration's tokens mean nothing to another (a reloaded file starts afresh). */
@@ -65,6 +66,7 @@ struct web_config {
 struct loader {
     const char *path;
     char *dir;
+    const struct yaml_api *yaml;
     yaml_document_t *doc;
     struct web_config *c;
     /* Where tls_server_config's client keys and cipher_suites were given (NULL: not). */
@@ -76,6 +78,11 @@ struct loader {
 /* Writes "FILE:LINE: message" (the line of `at`, if any) into the loader's message;
  * returns -EINVAL. */
 _printf_(3, 4) int web_config_fail(struct loader *l, const yaml_node_t *at, const char *fmt, ...);
+
+/* The document's node number i (yaml_document_get_node()), or NULL. */
+static inline const yaml_node_t *doc_node(const struct loader *l, int i) {
+    return l->yaml->document_get_node(l->doc, i);
+}
 
 static inline const char *scalar(const yaml_node_t *n) {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;

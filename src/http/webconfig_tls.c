@@ -74,7 +74,7 @@ static int parse_ciphers(struct loader *l, const yaml_node_t *k, const yaml_node
     if (v->type != YAML_SEQUENCE_NODE)
         return web_config_fail(l, v, "tls_server_config.cipher_suites must be a list");
     for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
-        const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
+        const yaml_node_t *item = doc_node(l, *i);
         int c = tls_cipher_from_string(scalar(item));
 
         if (c < 0)
@@ -114,7 +114,7 @@ static int parse_curves(struct loader *l, const yaml_node_t *v, struct tls_setti
     if (v->type != YAML_SEQUENCE_NODE)
         return web_config_fail(l, v, "tls_server_config.curve_preferences must be a list");
     for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
-        const yaml_node_t *item = yaml_document_get_node(l->doc, *i);
+        const yaml_node_t *item = doc_node(l, *i);
         int c = tls_curve_from_string(scalar(item));
 
         if (c < 0)
@@ -173,8 +173,8 @@ int web_config_parse_tls(struct loader *l, const yaml_node_t *map) {
         return web_config_fail(l, map, "tls_server_config must be a mapping");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        const yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+        const yaml_node_t *k = doc_node(l, p->key);
+        const yaml_node_t *v = doc_node(l, p->value);
         const char *key = scalar(k);
 
         if (!key)

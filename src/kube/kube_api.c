@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "curl_loader.h"
+#include "jansson_loader.h"
 #include "kube_model.h"
 #include "kube_request.h"
 #include "macro.h"
@@ -29,7 +30,8 @@ const char *kube_failure_to_string(enum kube_failure f) {
 struct kube_api {
     char *url, *token_file, *ca_file, *node_name;
     struct kube_api_options o;
-    const struct curl_api *cu; /* NULL when libcurl could not be loaded */
+    const struct curl_api *cu; /* NULL when libcurl or libjansson could not be loaded */
+    const struct jansson_api *js;
     int load_error;
     const char *load_reason;
 
@@ -72,7 +74,7 @@ static int handle_event(struct kube_request *req, const char *line, size_t len) 
     struct kube_event e;
     int r;
 
-    r = kube_parse_watch_event(line, len, &e);
+    r = kube_parse_watch_event(req->js, line, len, &e);
     if (r < 0) {
         kube_fail(req->report, KUBE_FAIL_PARSE, req->status, "a watch event is not a pod event");
         return r;
@@ -135,7 +137,7 @@ static int list_pods(struct kube_request *req, struct kube_pod_list *ret) {
     strbuf_init(&req->body);
     r = kube_request_perform(req);
     if (r >= 0) {
-        r = kube_parse_pod_list(req->body.buf ? req->body.buf : "", req->body.len, ret);
+        r = kube_parse_pod_list(req->js, req->body.buf ? req->body.buf : "", req->body.len, ret);
         if (r == -EBADMSG)
             kube_fail(req->report, KUBE_FAIL_PARSE, req->status, "the pod list is not a PodList");
     }
@@ -148,20 +150,38 @@ static void fail_library(struct kube_report *rep, int error, const char *reason)
     rep->err = error;
 }
 
+/* The API client's two libraries, loaded on first use; both written only on success. */
+static int load_libraries(const struct curl_api **ret_cu, const struct jansson_api **ret_js,
+                          const char **ret_reason) {
+    const struct curl_api *cu = NULL;
+    const struct jansson_api *js = NULL;
+    int r;
+
+    r = curl_api_get(&cu, ret_reason);
+    if (r >= 0)
+        r = jansson_api_get(&js, ret_reason);
+    if (r < 0)
+        return r;
+    *ret_cu = cu;
+    *ret_js = js;
+    return 0;
+}
+
 int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
     const struct curl_api *cu = NULL;
+    const struct jansson_api *js = NULL;
     const char *reason = NULL;
     struct kube_pod_list list;
     struct kube_report rep = {0};
     int r;
 
-    r = curl_api_get(&cu, &reason);
+    r = load_libraries(&cu, &js, &reason);
     if (r < 0) {
         fail_library(ret, r, reason);
         return r;
     }
     (void)cu->global_init(CURL_GLOBAL_DEFAULT);
-    r = list_pods(&(struct kube_request){.cu = cu, .o = o, .report = &rep}, &list);
+    r = list_pods(&(struct kube_request){.cu = cu, .js = js, .o = o, .report = &rep}, &list);
     cu->global_cleanup();
     if (r >= 0) {
         rep = (struct kube_report){.ok = true, .http_status = 200, .n_pods = list.n_pods};
@@ -173,8 +193,12 @@ int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
 
 static int do_list(struct kube_api *a, struct kube_report *rep) {
     struct watch w = {.api = a};
-    struct kube_request req = {
-        .cu = a->cu, .o = &a->o, .report = rep, .on_progress = on_progress, .userdata = &w};
+    struct kube_request req = {.cu = a->cu,
+                               .js = a->js,
+                               .o = &a->o,
+                               .report = rep,
+                               .on_progress = on_progress,
+                               .userdata = &w};
     struct kube_pod_list list;
     int r;
 
@@ -193,6 +217,7 @@ static int do_list(struct kube_api *a, struct kube_report *rep) {
 static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_events) {
     struct watch w = {.api = a};
     struct kube_request req = {.cu = a->cu,
+                               .js = a->js,
                                .o = &a->o,
                                .watch = true,
                                .resource_version = a->rv,
@@ -290,8 +315,9 @@ int kube_api_start(const struct kube_api_options *o, struct kube_api **ret_api) 
     a = calloc(1, sizeof(*a));
     if (!a)
         return -ENOMEM;
-    /* Loaded here, not at program start: only nodes that use the API map libcurl. */
-    a->load_error = curl_api_get(&a->cu, &a->load_reason);
+    /* Loaded here, not at program start: only nodes that use the API map libcurl and
+     * libjansson. */
+    a->load_error = load_libraries(&a->cu, &a->js, &a->load_reason);
     if (a->cu)
         (void)a->cu->global_init(CURL_GLOBAL_DEFAULT);
     kube_model_init(&a->model, o->retention_ns);

@@ -25,7 +25,7 @@ enum kube_failure {
     KUBE_FAIL_AUTH,    /* 401 or 403: wrong or expired token, or missing RBAC */
     KUBE_FAIL_HTTP,    /* any other HTTP status, or an ERROR watch event */
     KUBE_FAIL_PARSE,   /* a body that is not the JSON we expect */
-    KUBE_FAIL_LIBRARY, /* libcurl cannot be loaded (err, detail say why); reported once */
+    KUBE_FAIL_LIBRARY, /* libcurl or libjansson cannot be loaded (err, detail say why); once */
     _KUBE_FAIL_MAX,
 };
 

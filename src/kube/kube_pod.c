@@ -2,10 +2,10 @@
 #include "kube_pod.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jansson_loader.h"
 #include "macro.h"
 
 /* Longest string joulestat keeps from the API: names are DNS subdomains (253), ids 64. */
@@ -45,16 +45,16 @@ const char *kube_strip_container_id(const char *s) {
 }
 
 /* A non-empty string member of at most KUBE_FIELD_MAX bytes, or NULL. */
-static const char *get_string(const json_t *obj, const char *key) {
-    const json_t *v = json_object_get(obj, key);
+static const char *get_string(const struct jansson_api *js, const json_t *obj, const char *key) {
+    const json_t *v = js->object_get(obj, key);
     size_t len;
 
     if (!json_is_string(v))
         return NULL;
-    len = json_string_length(v);
-    if (len == 0 || len > KUBE_FIELD_MAX || memchr(json_string_value(v), '\0', len))
+    len = js->string_length(v);
+    if (len == 0 || len > KUBE_FIELD_MAX || memchr(js->string_value(v), '\0', len))
         return NULL;
-    return json_string_value(v);
+    return js->string_value(v);
 }
 
 static int add_container(struct kube_pod *p, size_t *cap, const char *raw_id, const char *name) {
@@ -85,20 +85,19 @@ static int add_container(struct kube_pod *p, size_t *cap, const char *raw_id, co
 
 /* containerStatuses[] and friends: the current instance, then the previous one (a
  * restarted container's processes may still be in the ledger). */
-static int add_statuses(struct kube_pod *p, size_t *cap, const json_t *statuses) {
-    const json_t *s;
-    size_t i;
-
+static int add_statuses(const struct jansson_api *js, struct kube_pod *p, size_t *cap,
+                        const json_t *statuses) {
     if (!json_is_array(statuses))
         return 0;
-    json_array_foreach(statuses, i, s) {
-        const char *name = get_string(s, "name");
-        const json_t *last = json_object_get(json_object_get(s, "lastState"), "terminated");
+    for (size_t i = 0, n = js->array_size(statuses); i < n; i++) {
+        const json_t *s = js->array_get(statuses, i);
+        const char *name = get_string(js, s, "name");
+        const json_t *last = js->object_get(js->object_get(s, "lastState"), "terminated");
         int r;
 
-        r = add_container(p, cap, get_string(s, "containerID"), name);
+        r = add_container(p, cap, get_string(js, s, "containerID"), name);
         if (r >= 0)
-            r = add_container(p, cap, get_string(last, "containerID"), name);
+            r = add_container(p, cap, get_string(js, last, "containerID"), name);
         if (r < 0)
             return r;
     }
@@ -115,12 +114,12 @@ static int dup_field(const char *s, char **ret) {
 }
 
 /* Parses a v1.Pod object. -EBADMSG when uid, name or namespace is missing. */
-static int pod_from_json(const json_t *obj, struct kube_pod **ret) {
+static int pod_from_json(const struct jansson_api *js, const json_t *obj, struct kube_pod **ret) {
     _cleanup_(kube_pod_freep) struct kube_pod *p = NULL;
-    const json_t *meta = json_object_get(obj, "metadata");
-    const json_t *status = json_object_get(obj, "status");
-    const char *uid = get_string(meta, "uid"), *name = get_string(meta, "name");
-    const char *ns = get_string(meta, "namespace");
+    const json_t *meta = js->object_get(obj, "metadata");
+    const json_t *status = js->object_get(obj, "status");
+    const char *uid = get_string(js, meta, "uid"), *name = get_string(js, meta, "name");
+    const char *ns = get_string(js, meta, "namespace");
     size_t cap = 0;
     int r;
 
@@ -136,14 +135,14 @@ static int pod_from_json(const json_t *obj, struct kube_pod **ret) {
         r = dup_field(ns, &p->namespace_);
     if (r >= 0)
         r = dup_field(
-            get_string(json_object_get(meta, "annotations"), "kubernetes.io/config.mirror"),
+            get_string(js, js->object_get(meta, "annotations"), "kubernetes.io/config.mirror"),
             &p->config_hash);
     if (r >= 0)
-        r = add_statuses(p, &cap, json_object_get(status, "containerStatuses"));
+        r = add_statuses(js, p, &cap, js->object_get(status, "containerStatuses"));
     if (r >= 0)
-        r = add_statuses(p, &cap, json_object_get(status, "initContainerStatuses"));
+        r = add_statuses(js, p, &cap, js->object_get(status, "initContainerStatuses"));
     if (r >= 0)
-        r = add_statuses(p, &cap, json_object_get(status, "ephemeralContainerStatuses"));
+        r = add_statuses(js, p, &cap, js->object_get(status, "ephemeralContainerStatuses"));
     if (r < 0)
         return r;
     *ret = TAKE_PTR(p);
@@ -151,8 +150,9 @@ static int pod_from_json(const json_t *obj, struct kube_pod **ret) {
 }
 
 /* metadata.resourceVersion into buf; -EBADMSG when absent or too long. */
-static int get_resource_version(const json_t *obj, char buf[static KUBE_RV_MAX]) {
-    const char *rv = get_string(json_object_get(obj, "metadata"), "resourceVersion");
+static int get_resource_version(const struct jansson_api *js, const json_t *obj,
+                                char buf[static KUBE_RV_MAX]) {
+    const char *rv = get_string(js, js->object_get(obj, "metadata"), "resourceVersion");
 
     if (!rv || strlen(rv) >= KUBE_RV_MAX)
         return -EBADMSG;
@@ -162,9 +162,9 @@ static int get_resource_version(const json_t *obj, char buf[static KUBE_RV_MAX])
 
 /* Strict RFC 8259 parse of one document; a parse failure is -EBADMSG. jansson reports an
  * allocation failure as an error too, with its own code. */
-static int load(const char *buf, size_t len, json_t **ret) {
+static int load(const struct jansson_api *js, const char *buf, size_t len, json_t **ret) {
     json_error_t err;
-    json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+    json_t *j = js->loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
 
     if (!j)
         return json_error_code(&err) == json_error_out_of_memory ? -ENOMEM : -EBADMSG;
@@ -179,30 +179,25 @@ void kube_pod_list_done(struct kube_pod_list *l) {
     *l = (struct kube_pod_list){0};
 }
 
-int kube_parse_pod_list(const char *json, size_t len, struct kube_pod_list *ret_list) {
-    _cleanup_(json_decrefp) json_t *root = NULL;
+static int pod_list_from_json(const struct jansson_api *js, const json_t *root,
+                              struct kube_pod_list *ret_list) {
+    const char *kind = get_string(js, root, "kind");
+    const json_t *items = js->object_get(root, "items");
     struct kube_pod_list l = {0};
-    const json_t *items, *item;
-    const char *kind;
-    size_t i, cap = 0;
+    size_t cap = 0;
     int r;
 
-    r = load(json, len, &root);
-    if (r < 0)
-        return r;
-    kind = get_string(root, "kind");
-    items = json_object_get(root, "items");
     /* "items": null is how an empty list looks from some servers. */
     if (!json_is_object(root) || (kind && strcmp(kind, "PodList") != 0) ||
         !(json_is_array(items) || json_is_null(items) || !items))
         return -EBADMSG;
-    r = get_resource_version(root, l.resource_version);
+    r = get_resource_version(js, root, l.resource_version);
     if (r < 0)
         return r;
-    json_array_foreach(items, i, item) {
+    for (size_t i = 0, n = js->array_size(items); i < n; i++) {
         struct kube_pod *p;
 
-        r = pod_from_json(item, &p);
+        r = pod_from_json(js, js->array_get(items, i), &p);
         if (r == -EBADMSG) {
             l.n_skipped++;
             continue;
@@ -222,6 +217,19 @@ int kube_parse_pod_list(const char *json, size_t len, struct kube_pod_list *ret_
     return 0;
 }
 
+int kube_parse_pod_list(const struct jansson_api *js, const char *json, size_t len,
+                        struct kube_pod_list *ret_list) {
+    json_t *root = NULL;
+    int r;
+
+    r = load(js, json, len, &root);
+    if (r < 0)
+        return r;
+    r = pod_list_from_json(js, root, ret_list);
+    jansson_decref(js, root);
+    return r;
+}
+
 void kube_event_done(struct kube_event *e) {
     e->pod = kube_pod_free(e->pod);
 }
@@ -232,19 +240,14 @@ static const char *const event_types[] = {
     [KUBE_EVENT_ERROR] = "ERROR",
 };
 
-int kube_parse_watch_event(const char *json, size_t len, struct kube_event *ret_event) {
-    _cleanup_(json_decrefp) json_t *root = NULL;
+static int event_from_json(const struct jansson_api *js, const json_t *root,
+                           struct kube_event *ret_event) {
+    const char *type = get_string(js, root, "type");
+    const json_t *obj = js->object_get(root, "object");
     struct kube_event e = {0};
-    const json_t *obj;
-    const char *type;
     size_t t;
     int r;
 
-    r = load(json, len, &root);
-    if (r < 0)
-        return r;
-    type = get_string(root, "type");
-    obj = json_object_get(root, "object");
     if (!type || !json_is_object(obj))
         return -EBADMSG;
     for (t = 0; t < ARRAY_SIZE(event_types); t++)
@@ -255,13 +258,13 @@ int kube_parse_watch_event(const char *json, size_t len, struct kube_event *ret_
     e.type = (enum kube_event_type)t;
 
     if (e.type == KUBE_EVENT_ERROR) {
-        const json_t *code = json_object_get(obj, "code");
-        const char *msg = get_string(obj, "message");
+        const json_t *code = js->object_get(obj, "code");
+        const char *msg = get_string(js, obj, "message");
 
-        if (!json_is_integer(code) || json_integer_value(code) < 100 ||
-            json_integer_value(code) > 599)
+        if (!json_is_integer(code) || js->integer_value(code) < 100 ||
+            js->integer_value(code) > 599)
             return -EBADMSG;
-        e.error_code = (int)json_integer_value(code);
+        e.error_code = (int)js->integer_value(code);
         if (msg) {
             size_t n = MIN(strlen(msg), sizeof(e.error_message) - 1);
 
@@ -270,14 +273,27 @@ int kube_parse_watch_event(const char *json, size_t len, struct kube_event *ret_
         *ret_event = e;
         return 0;
     }
-    r = get_resource_version(obj, e.resource_version);
+    r = get_resource_version(js, obj, e.resource_version);
     if (r < 0)
         return r;
     if (e.type != KUBE_EVENT_BOOKMARK) {
-        r = pod_from_json(obj, &e.pod);
+        r = pod_from_json(js, obj, &e.pod);
         if (r < 0)
             return r;
     }
     *ret_event = e;
     return 0;
+}
+
+int kube_parse_watch_event(const struct jansson_api *js, const char *json, size_t len,
+                           struct kube_event *ret_event) {
+    json_t *root = NULL;
+    int r;
+
+    r = load(js, json, len, &root);
+    if (r < 0)
+        return r;
+    r = event_from_json(js, root, ret_event);
+    jansson_decref(js, root);
+    return r;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct jansson_api; /* jansson_loader.h */
+
 /*
  * Pure parsers for the Kubernetes API's pod JSON: a PodList (GET /api/v1/pods) and one
  * line of a watch stream (?watch=1). Only the fields joulestat uses are kept; everything
@@ -44,9 +46,10 @@ struct kube_pod_list {
 
 void kube_pod_list_done(struct kube_pod_list *l);
 
-/* Parses a PodList. 0, -EBADMSG (not JSON, not a PodList, no metadata.resourceVersion),
- * or -ENOMEM. ret_list is written only on success. */
-int kube_parse_pod_list(const char *json, size_t len, struct kube_pod_list *ret_list);
+/* Parses a PodList with libjansson's table `js`. 0, -EBADMSG (not JSON, not a PodList, no
+ * metadata.resourceVersion), or -ENOMEM. ret_list is written only on success. */
+int kube_parse_pod_list(const struct jansson_api *js, const char *json, size_t len,
+                        struct kube_pod_list *ret_list);
 
 enum kube_event_type {
     KUBE_EVENT_ADDED,
@@ -67,4 +70,5 @@ struct kube_event {
 void kube_event_done(struct kube_event *e);
 
 /* Parses one watch event line. 0, -EBADMSG, or -ENOMEM; ret_event only on success. */
-int kube_parse_watch_event(const char *json, size_t len, struct kube_event *ret_event);
+int kube_parse_watch_event(const struct jansson_api *js, const char *json, size_t len,
+                           struct kube_event *ret_event);

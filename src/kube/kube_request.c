@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,11 +126,13 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 }
 
 /* The Status message of an error body, or a short excerpt of it. */
-static void error_detail(const struct strbuf *body, char *buf, size_t size) {
-    json_auto_t *j = body->len ? json_loadb(body->buf, body->len, 0, NULL) : NULL;
-    const char *msg = json_string_value(json_object_get(j, "message"));
+static void error_detail(const struct jansson_api *js, const struct strbuf *body, char *buf,
+                         size_t size) {
+    json_t *j = body->len ? js->loadb(body->buf, body->len, 0, NULL) : NULL;
+    const char *msg = js->string_value(js->object_get(j, "message"));
 
     (void)snprintf(buf, size, "%.200s", msg ? msg : body->len ? body->buf : "empty body");
+    jansson_decref(js, j);
 }
 
 static int append_query(const struct curl_api *cu, CURL *curl, struct strbuf *url, const char *key,
@@ -245,7 +246,7 @@ int kube_request_perform(struct kube_request *req) {
     if (req->status != 200) {
         char detail[256];
 
-        error_detail(&req->body, detail, sizeof(detail));
+        error_detail(req->js, &req->body, detail, sizeof(detail));
         if (req->status == 410 && req->watch) {
             r = -ESTALE;
             goto finish;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "curl_loader.h"
+#include "jansson_loader.h"
 #include "kube_api.h"
 #include "strbuf.h"
 
@@ -17,6 +18,7 @@
 struct kube_request {
     /* Set by the caller. */
     const struct curl_api *cu;
+    const struct jansson_api *js;
     const struct kube_api_options *o;
     bool watch;
     const char *resource_version; /* a watch's: where it starts */

@@ -3,8 +3,9 @@
 """Checks deploy/kubernetes/Dockerfile against the tree and the built binary (no Docker
 needed): the build stage installs the Debian package of every pkg-config module the
 CMake files ask for, the runtime stage installs the package of every shared library the
-binary links (DT_NEEDED, libc6 comes with the base image), both stages are debian:12-slim,
-and the entrypoint is the file the build stage installs.
+binary links (DT_NEEDED, libc6 comes with the base image) and of every one it dlopen()s by
+a *_LIBRARY_SONAME of src/, both stages are debian:12-slim, and the entrypoint is the file
+the build stage installs.
 
 Usage: dockerfile_check.py DOCKERFILE JOULESTAT_BINARY SOURCE_DIR
 """
@@ -67,6 +68,15 @@ def library_path(soname):
     return m.group(1) if m else None
 
 
+def dlopened_libraries(source_dir):
+    """The sonames src/ loads on demand, each named by a #define ..._LIBRARY_SONAME."""
+    sonames = set()
+    for f in glob.glob(os.path.join(source_dir, "src", "**", "*.h"), recursive=True):
+        with open(f, encoding="utf-8") as fh:
+            sonames.update(re.findall(r'#define \w+_LIBRARY_SONAME "([^"]+)"', fh.read()))
+    return sonames
+
+
 def pkgconfig_modules(source_dir):
     mods = set()
     files = glob.glob(os.path.join(source_dir, "**", "CMakeLists.txt"), recursive=True)
@@ -109,6 +119,13 @@ def check(dockerfile, binary, source_dir):
             errors.append(f"{soname}: no Debian package found here")
         elif pkg not in runtime and pkg not in IN_BASE_IMAGE:
             errors.append(f"runtime stage lacks {pkg} (the binary links {soname})")
+    for soname in sorted(dlopened_libraries(source_dir)):
+        path = library_path(soname)
+        pkg = owning_package(path) if path else None
+        if pkg is None:
+            errors.append(f"{soname}: no Debian package found here")
+        elif pkg not in runtime:
+            errors.append(f"runtime stage lacks {pkg} (the binary loads {soname})")
     for pkg in sorted(runtime):
         if pkg.endswith("-dev"):
             errors.append(f"runtime stage installs development package {pkg}")

@@ -110,8 +110,10 @@ K8S_BREAKS = [
 
 DF = "Dockerfile"
 DOCKER_BREAKS = [
-    ("runtime lib", edit_text(DF, "libisal2 libyaml-0-2", "libisal2"),
-     "runtime stage lacks libyaml-0-2 (the binary links libyaml-0.so.2)"),
+    ("runtime lib", edit_text(DF, "libmicrohttpd12 libisal2", "libmicrohttpd12"),
+     "runtime stage lacks libisal2 (the binary links libisal.so.2)"),
+    ("loaded lib", edit_text(DF, "libisal2 libyaml-0-2", "libisal2"),
+     "runtime stage lacks libyaml-0-2 (the binary loads libyaml-0.so.2)"),
     ("build lib", edit_text(DF, "libmicrohttpd-dev zlib1g-dev", "zlib1g-dev"),
      "build stage lacks libmicrohttpd-dev (pkg-config module libmicrohttpd)"),
     ("base image", edit_text(DF, "FROM debian:12-slim AS build", "FROM ubuntu:24.04 AS build"),

@@ -3,7 +3,8 @@
 # The web configuration is re-read on SIGHUP and when the file changes: a password changed
 # in the file works after the signal and the old one no longer does; a file that does not
 # load is logged and the running configuration kept; a file changed with no signal is
-# picked up within a few seconds (the file is looked at every 3 s).
+# picked up within a few seconds (the file is looked at every 3 s). libcrypt is loaded only
+# once a file names users: here by a reload, after the system-call filter is installed.
 # Usage: http-reload.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -13,7 +14,7 @@ export JOULESTAT_SIM_SCENARIO=$src/scenarios/two-process-80-20.scn
 hashgen=$build/tests/http-bcrypt-hash
 web=$E2E_TMP/web.yml
 log=$E2E_TMP/joulestat.log
-printf 'basic_auth_users:\n  prom: %s\n' "$("$hashgen" first-secret)" >"$web"
+printf 'http_server_config:\n  http2: false\n' >"$web"
 port=$(e2e_free_port)
 "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" --rapl-source off \
     --listen-address "127.0.0.1:$port" --web.config.file "$web" >"$log" 2>&1 &
@@ -41,6 +42,13 @@ hup() {
     tail -1 "$log" | grep -q "$1" || e2e_fail "no '$1' after SIGHUP: $(tail -1 "$log")"
 }
 
+[[ $(curl -s -o /dev/null --max-time 10 -w '%{http_code}' "$url") == 200 ]] ||
+    e2e_fail "no users yet, yet /metrics is refused"
+grep -q 'libyaml-0\.so' "/proc/$pid/maps" || e2e_fail "a web config read without libyaml mapped"
+grep -q 'libcrypt\.so' "/proc/$pid/maps" && e2e_fail "libcrypt mapped with no users configured"
+printf 'basic_auth_users:\n  prom: %s\n' "$("$hashgen" first-secret)" >"$web"
+hup "reloaded --web.config.file"
+grep -q 'libcrypt\.so' "/proc/$pid/maps" || e2e_fail "users configured, yet libcrypt is not mapped"
 expect first-secret 200 "the first password"
 expect second-secret 401 "the second password before the change"
 printf 'basic_auth_users:\n  prom: %s\n' "$("$hashgen" second-secret)" >"$web"

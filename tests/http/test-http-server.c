@@ -2,7 +2,6 @@
 /* The server, in-process, on 127.0.0.1 with an ephemeral port and a raw-socket client. */
 #include "testutil.h"
 
-#include <crypt.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,6 +13,7 @@
 #include <zlib.h>
 
 #include "clock.h"
+#include "crypt_loader.h"
 #include "exposition.h"
 #include "httpclient.h"
 #include "labels.h"
@@ -492,14 +492,24 @@ static void test_connection_limit(void **state) {
     stop(&f);
 }
 
+/* libcrypt as the daemon loads it. */
+static const struct crypt_api *crypt_lib(void) {
+    const struct crypt_api *api = NULL;
+    const char *reason = NULL;
+
+    if (crypt_api_get(&api, &reason) < 0)
+        fail_msg("%s", reason);
+    return api;
+}
+
 static char *bcrypt_cost(const char *password, unsigned long cost) {
     char salt[CRYPT_GENSALT_OUTPUT_SIZE];
     struct crypt_data *cd = calloc(1, sizeof(*cd));
     char *out;
 
     assert_non_null(cd);
-    assert_non_null(crypt_gensalt_rn("$2y$", cost, NULL, 0, salt, sizeof(salt)));
-    out = strdup(crypt_rn(password, salt, cd, sizeof(*cd)));
+    assert_non_null(crypt_lib()->gensalt_rn("$2y$", cost, NULL, 0, salt, sizeof(salt)));
+    out = strdup(crypt_lib()->rn(password, salt, cd, sizeof(*cd)));
     free(cd);
     return out;
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# libcurl is loaded only when the Kubernetes API is configured (src/kube/curl_loader.c):
-#   - the binary does not link it (ldd);
+# libcurl and libjansson are loaded only when the Kubernetes API is configured
+# (src/kube/curl_loader.c, jansson_loader.c); libyaml and libcrypt only with a web
+# configuration (src/http/yaml_loader.c, crypt_loader.c):
+#   - the binary links none of them (ldd);
 #   - `serve` with --kubernetes-enabled=false, and with default flags and no in-cluster
-#     environment, has no libcurl (nor libssl/libcrypto, unless ldd shows the binary links
+#     environment, maps none of them (nor libssl/libcrypto, unless ldd shows the binary links
 #     them by another route) in /proc/PID/maps;
-#   - `serve` pointed at a fake HTTPS API server maps libcurl once it is connected;
+#   - `serve` pointed at a fake HTTPS API server maps libcurl and libjansson once connected;
 #   - with the library missing (JOULESTAT_CURL_LIBRARY, the tests-only override) the source
 #     is down with one install-hint line, `check` says the same, and GPU energy still counts.
 # Usage: curl-maps.sh BUILD_DIR SOURCE_DIR
@@ -23,10 +25,11 @@ js=$build/joulestat
 hint="libcurl.so.4 not found: install libcurl4 (Debian) to get pod names from the Kubernetes API"
 
 ldd "$js" >"$d/ldd.txt"
-grep -q 'libcurl' "$d/ldd.txt" && e2e_fail "joulestat links libcurl: $(grep libcurl "$d/ldd.txt")"
+lazy='libcurl\.so|libjansson\.so|libyaml-0\.so|libcrypt\.so'
+grep -qE "$lazy" "$d/ldd.txt" && e2e_fail "joulestat links: $(grep -E "$lazy" "$d/ldd.txt")"
 # The TLS libraries libcurl pulls in; assert their absence only when nothing else links them.
-absent='libcurl\.so'
-grep -qE 'libssl\.so|libcrypto\.so' "$d/ldd.txt" || absent='libcurl\.so|libssl\.so|libcrypto\.so'
+absent=$lazy
+grep -qE 'libssl\.so|libcrypto\.so' "$d/ldd.txt" || absent="$lazy|libssl\.so|libcrypto\.so"
 
 pid=
 start() { # log-name port args...
@@ -51,7 +54,7 @@ for mode in disabled default; do
     for _ in 1 2 3; do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null; sleep 0.3; done
     grep -qE "$absent" "/proc/$pid/maps" &&
         e2e_fail "$mode: mapped without Kubernetes: $(grep -oE "[^ ]*($absent)[^ ]*" "/proc/$pid/maps" | sort -u)"
-    grep -q 'libjansson' "/proc/$pid/maps" || e2e_fail "$mode: maps not as expected (no libjansson)"
+    grep -q 'libmicrohttpd' "/proc/$pid/maps" || e2e_fail "$mode: maps not as expected (no libmicrohttpd)"
     stop
 done
 
@@ -76,6 +79,7 @@ port=$(e2e_free_port)
 start api "$port" "$js" serve --no-gpu --rapl-source off "${kube_flags[@]}"
 e2e_wait 20 up "http://127.0.0.1:$port/metrics" 1 || e2e_fail "never connected to the API server"
 grep -q 'libcurl\.so\.4' "/proc/$pid/maps" || e2e_fail "connected, yet libcurl is not mapped"
+grep -q 'libjansson\.so\.4' "/proc/$pid/maps" || e2e_fail "connected, yet libjansson is not mapped"
 # libcurl's own TLS library comes with it.
 tls=$(ldd "$(grep -o '/[^ ]*libcurl\.so\.4[^ ]*' "/proc/$pid/maps" | head -1)" |
     grep -oE 'libssl\.so[^ ]*|libgnutls\.so[^ ]*' | head -1)
@@ -104,4 +108,4 @@ stop
 out=$(JOULESTAT_CURL_LIBRARY=/nonexistent/libcurl.so.4 "$js" check --no-gpu --rapl-source off \
     "${kube_flags[@]}" 2>&1 || true)
 grep -qxF "kubeapi down      $hint" <<<"$out" || e2e_fail "check without libcurl: $out"
-echo "PASS: libcurl is mapped only when the Kubernetes API is configured"
+echo "PASS: libcurl and libjansson are mapped only when the Kubernetes API is configured, libyaml and libcrypt never without a web configuration"

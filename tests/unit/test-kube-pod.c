@@ -1,17 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /* The pod JSON parsers on a recorded-shape PodList and watch events, and every way a
- * document can be unusable. */
+ * document can be unusable; libjansson through its loaded table, as the daemon has it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fileio.h"
+#include "jansson_loader.h"
 #include "kube_pod.h"
 #include "macro.h"
 #include "testutil.h"
 
 #include <fcntl.h>
+
+static const struct jansson_api *js;
+
+static int load_jansson(void **state) {
+    const char *reason = NULL;
+
+    if (jansson_api_get(&js, &reason) < 0) {
+        print_error("%s\n", reason);
+        return -1;
+    }
+    return 0;
+}
 
 static char *load_fixture(const char *name, size_t *ret_len) {
     char path[4096], rel[256];
@@ -56,7 +69,7 @@ static void test_pod_list(void **state) {
     size_t len;
     _cleanup_(freep) char *json = load_fixture("podlist.json", &len);
 
-    ASSERT_OK(kube_parse_pod_list(json, len, &l));
+    ASSERT_OK(kube_parse_pod_list(js, json, len, &l));
     assert_string_equal(l.resource_version, "48417");
     assert_int_equal(l.n_pods, 5);
     assert_int_equal(l.n_skipped, 0);
@@ -113,7 +126,7 @@ static void test_pod_list_edge(void **state) {
         "ee\"},"
         "{\"name\":\"d\",\"containerID\":\"containerd://ee\"}]}}]}";
 
-    ASSERT_OK(kube_parse_pod_list(skipped, strlen(skipped), &l));
+    ASSERT_OK(kube_parse_pod_list(js, skipped, strlen(skipped), &l));
     assert_string_equal(l.resource_version, "7");
     assert_int_equal(l.n_pods, 1);
     assert_int_equal(l.n_skipped, 5);
@@ -127,7 +140,7 @@ static void test_pod_list_edge(void **state) {
     /* An empty node: items null or absent. */
     static const char empty[] =
         "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":null}";
-    ASSERT_OK(kube_parse_pod_list(empty, strlen(empty), &l));
+    ASSERT_OK(kube_parse_pod_list(js, empty, strlen(empty), &l));
     assert_int_equal(l.n_pods, 0);
     kube_pod_list_done(&l);
 }
@@ -149,11 +162,11 @@ static void test_pod_list_errors(void **state) {
     char long_rv[300];
 
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-        ASSERT_ERRNO(kube_parse_pod_list(bad[i], strlen(bad[i]), &l), EBADMSG);
+        ASSERT_ERRNO(kube_parse_pod_list(js, bad[i], strlen(bad[i]), &l), EBADMSG);
         assert_int_equal(l.n_pods, 99); /* untouched on failure */
     }
     (void)snprintf(long_rv, sizeof(long_rv), "{\"metadata\":{\"resourceVersion\":\"%0200d\"}}", 1);
-    ASSERT_ERRNO(kube_parse_pod_list(long_rv, strlen(long_rv), &l), EBADMSG);
+    ASSERT_ERRNO(kube_parse_pod_list(js, long_rv, strlen(long_rv), &l), EBADMSG);
 }
 
 static void test_watch_events(void **state) {
@@ -164,7 +177,7 @@ static void test_watch_events(void **state) {
 
     assert_true(asprintf(&line, "{\"type\":\"ADDED\",\"object\":%s}", pod) > 0);
     /* the fixture has resourceVersion "0": fine for a parser */
-    ASSERT_OK(kube_parse_watch_event(line, strlen(line), &e));
+    ASSERT_OK(kube_parse_watch_event(js, line, strlen(line), &e));
     assert_int_equal(e.type, KUBE_EVENT_ADDED);
     assert_string_equal(e.resource_version, "0");
     assert_string_equal(e.pod->uid, "7922aa99-d4aa-4885-a953-82976860b23a");
@@ -178,7 +191,7 @@ static void test_watch_events(void **state) {
     line = NULL;
 
     assert_true(asprintf(&line, "{\"type\":\"DELETED\",\"object\":%s}", pod) > 0);
-    ASSERT_OK(kube_parse_watch_event(line, strlen(line), &e));
+    ASSERT_OK(kube_parse_watch_event(js, line, strlen(line), &e));
     assert_int_equal(e.type, KUBE_EVENT_DELETED);
     kube_event_done(&e);
 
@@ -186,7 +199,7 @@ static void test_watch_events(void **state) {
                                    "\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
                                    "\"50123\",\"annotations\":{\"k8s.io/initial-events-end\":"
                                    "\"true\"}}}}";
-    ASSERT_OK(kube_parse_watch_event(bookmark, strlen(bookmark), &e));
+    ASSERT_OK(kube_parse_watch_event(js, bookmark, strlen(bookmark), &e));
     assert_int_equal(e.type, KUBE_EVENT_BOOKMARK);
     assert_string_equal(e.resource_version, "50123");
     assert_null(e.pod);
@@ -195,7 +208,7 @@ static void test_watch_events(void **state) {
         "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
         "\"status\":\"Failure\",\"message\":\"too old resource version: 48417 (50001)\","
         "\"reason\":\"Expired\",\"code\":410}}";
-    ASSERT_OK(kube_parse_watch_event(gone, strlen(gone), &e));
+    ASSERT_OK(kube_parse_watch_event(js, gone, strlen(gone), &e));
     assert_int_equal(e.type, KUBE_EVENT_ERROR);
     assert_int_equal(e.error_code, 410);
     assert_string_equal(e.error_message, "too old resource version: 48417 (50001)");
@@ -221,7 +234,7 @@ static void test_watch_errors(void **state) {
     struct kube_event e = {.error_code = -1};
 
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-        ASSERT_ERRNO(kube_parse_watch_event(bad[i], strlen(bad[i]), &e), EBADMSG);
+        ASSERT_ERRNO(kube_parse_watch_event(js, bad[i], strlen(bad[i]), &e), EBADMSG);
         assert_int_equal(e.error_code, -1);
     }
 }
@@ -233,7 +246,7 @@ static void test_truncations(void **state) {
     struct kube_pod_list l;
 
     for (size_t n = 0; n < len; n += 7) {
-        int r = kube_parse_pod_list(json, n, &l);
+        int r = kube_parse_pod_list(js, json, n, &l);
 
         if (r >= 0)
             fail_msg("a %zu-byte prefix parsed", n);
@@ -248,5 +261,5 @@ int main(void) {
         cmocka_unit_test(test_watch_events),  cmocka_unit_test(test_watch_errors),
         cmocka_unit_test(test_truncations),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, load_jansson, NULL);
 }

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,4 +49,30 @@ int dl_resolve(void *dl, const char *library, const struct dl_symbol *symbols, s
         memcpy((char *)table + sym->offset, &fn, sizeof(fn));
     }
     return 0;
+}
+
+int dl_lazy_load(struct dl_lazy *l, const char *library, const char *const *sonames, size_t n,
+                 const struct dl_symbol *symbols, size_t n_symbols, void *table,
+                 const char *missing, const char **ret_reason) {
+    int r;
+
+    pthread_mutex_lock(&l->lock);
+    if (!l->tried) {
+        l->tried = true;
+        l->dl = dl_open(library, NULL, sonames, n, &l->error);
+        if (!l->dl)
+            l->reason = missing;
+        else if ((l->error = dl_resolve(l->dl, library, symbols, n_symbols, table)) < 0) {
+            dlclose(l->dl);
+            l->dl = NULL;
+            snprintf(l->lacking, sizeof(l->lacking), "%s lacks a required function (too old?)",
+                     library);
+            l->reason = l->lacking;
+        }
+    }
+    r = l->error;
+    if (r < 0)
+        *ret_reason = l->reason;
+    pthread_mutex_unlock(&l->lock);
+    return r < 0 ? r : 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -18,6 +19,18 @@ struct dl_symbol {
     bool required;
     const char *names[DL_MAX_NAMES]; /* newest first; unused slots NULL */
 };
+
+/* A required slot of a `type` table whose `field` has the type of a pointer to `sym`: the
+ * name as a string when it does, otherwise a void expression that cannot initialise a name,
+ * so a mismatch does not compile. Data symbols (ncurses' LINES) take a pointer to them. */
+#define DL_SYMBOL(type, field, sym)                                                                \
+    {                                                                                              \
+        offsetof(type, field), true, {                                                             \
+            __builtin_choose_expr(                                                                 \
+                __builtin_types_compatible_p(__typeof__(((type *)NULL)->field), __typeof__(&sym)), \
+                #sym, (void)0)                                                                     \
+        }                                                                                          \
+    }
 
 /*
  * Opens `path` when given, else the first of sonames[0..n) that loads (versioned sonames
@@ -37,3 +50,28 @@ void *dl_open(const char *library, const char *path, const char *const *sonames,
  */
 int dl_resolve(void *dl, const char *library, const struct dl_symbol *symbols, size_t n,
                void *table);
+
+/*
+ * A library loaded by the first caller that needs it and kept until exit (its functions
+ * may be called from any thread): libyaml, libcrypt, libjansson.
+ */
+struct dl_lazy {
+    pthread_mutex_t lock;
+    bool tried;
+    int error;
+    const char *reason;
+    void *dl;
+    char lacking[128]; /* the reason when a function is missing */
+};
+#define DL_LAZY_INIT                                                                               \
+    { .lock = PTHREAD_MUTEX_INITIALIZER }
+
+/*
+ * On the first call: dl_open() of the first of sonames[0..n) that loads and dl_resolve()
+ * into `table`. Every call returns the first one's result: 0, or -ENOENT (not installed)
+ * with *ret_reason = `missing`, or -ELIBBAD (not loadable, or a function missing) with a
+ * reason naming `library`. Thread-safe.
+ */
+int dl_lazy_load(struct dl_lazy *l, const char *library, const char *const *sonames, size_t n,
+                 const struct dl_symbol *symbols, size_t n_symbols, void *table,
+                 const char *missing, const char **ret_reason);

@@ -37,8 +37,27 @@ double own_exp(double x) {
     r = (x - (double)k * LN2_HI) - (double)k * LN2_LO;
     /* e^r - 1 by its Taylor series to r^13 (the next term is below 5e-18 here), summed from
      * the small end; adding the 1 last keeps the rounding error near half an ulp. */
-    p = r * (1 + r / 2 * (1 + r / 3 * (1 + r / 4 * (1 + r / 5 * (1 + r / 6 * (1 + r / 7 *
-        (1 + r / 8 * (1 + r / 9 * (1 + r / 10 * (1 + r / 11 * (1 + r / 12 * (1 + r / 13))))))))))));
+    p = r *
+        (1 +
+         r / 2 *
+             (1 +
+              r / 3 *
+                  (1 +
+                   r / 4 *
+                       (1 +
+                        r / 5 *
+                            (1 +
+                             r / 6 *
+                                 (1 +
+                                  r / 7 *
+                                      (1 +
+                                       r / 8 *
+                                           (1 +
+                                            r / 9 *
+                                                (1 +
+                                                 r / 10 *
+                                                     (1 + r / 11 *
+                                                              (1 + r / 12 * (1 + r / 13))))))))))));
     p += 1;
     if (k > 1023)
         return p * power_of_two(1023) * 2;
@@ -54,7 +73,7 @@ long long own_llround(double x) {
     /* From 2^52 on every double is an integer. */
     if (x >= 0x1p52 || x <= -0x1p52)
         return (long long)x;
-    i = (long long)x; /* toward zero */
+    i = (long long)x;     /* toward zero */
     frac = x - (double)i; /* exact */
     if (frac >= 0.5)
         i++;

@@ -260,24 +260,13 @@ struct seccomp_api {
     __typeof__(seccomp_release) *release;
 };
 
-#define SECCOMP_SYMBOL(field, name)                                                                \
-    {                                                                                              \
-        offsetof(struct seccomp_api, field), true, {                                               \
-            __builtin_choose_expr(                                                                 \
-                __builtin_types_compatible_p(__typeof__(((struct seccomp_api *)NULL)->field),      \
-                                             __typeof__(name) *),                                  \
-                #name, (void)0),                                                                   \
-                NULL                                                                               \
-        }                                                                                          \
-    }
-
 static const struct dl_symbol seccomp_symbols[] = {
-    SECCOMP_SYMBOL(init, seccomp_init),
-    SECCOMP_SYMBOL(attr_set, seccomp_attr_set),
-    SECCOMP_SYMBOL(rule_add_array, seccomp_rule_add_array),
-    SECCOMP_SYMBOL(resolve_name, seccomp_syscall_resolve_name),
-    SECCOMP_SYMBOL(load, seccomp_load),
-    SECCOMP_SYMBOL(release, seccomp_release),
+    DL_SYMBOL(struct seccomp_api, init, seccomp_init),
+    DL_SYMBOL(struct seccomp_api, attr_set, seccomp_attr_set),
+    DL_SYMBOL(struct seccomp_api, rule_add_array, seccomp_rule_add_array),
+    DL_SYMBOL(struct seccomp_api, resolve_name, seccomp_syscall_resolve_name),
+    DL_SYMBOL(struct seccomp_api, load, seccomp_load),
+    DL_SYMBOL(struct seccomp_api, release, seccomp_release),
 };
 
 static const char *const seccomp_sonames[] = {"libseccomp.so.2"};

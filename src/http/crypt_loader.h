@@ -9,8 +9,6 @@
  * its function in <crypt.h> (checked at compile time).
  */
 struct crypt_api {
-    void *dl;
-
     __typeof__(crypt_rn) *rn;
     __typeof__(crypt_gensalt_rn) *gensalt_rn;
 };

@@ -11,47 +11,35 @@
 #include "dl_symbols.h"
 #include "macro.h"
 
-/* The name as a string if the slot's type is a pointer to the symbol's type, otherwise a
- * void expression that cannot initialise a name, so a mismatch does not compile. */
-#define SYMBOL(field, sym)                                                                         \
-    {                                                                                              \
-        offsetof(struct curses_api, field), true, {                                                \
-            __builtin_choose_expr(                                                                 \
-                __builtin_types_compatible_p(__typeof__(((struct curses_api *)NULL)->field),       \
-                                             __typeof__(&sym)),                                    \
-                #sym, (void)0)                                                                     \
-        }                                                                                          \
-    }
-
 _Static_assert(sizeof(void *) == sizeof(&wmove), "dlsym results fit a function pointer");
 
 static const struct dl_symbol curses_symbols[] = {
-    SYMBOL(newterm, newterm),
-    SYMBOL(set_term, set_term),
-    SYMBOL(delscreen, delscreen),
-    SYMBOL(endwin, endwin),
-    SYMBOL(noecho, noecho),
-    SYMBOL(nonl, nonl),
-    SYMBOL(set_escdelay, set_escdelay),
-    SYMBOL(waddnstr, waddnstr),
-    SYMBOL(wattr_on, wattr_on),
-    SYMBOL(wattr_off, wattr_off),
-    SYMBOL(werase, werase),
-    SYMBOL(wgetch, wgetch),
-    SYMBOL(whline, whline),
-    SYMBOL(wmove, wmove),
-    SYMBOL(wrefresh, wrefresh),
-    SYMBOL(cbreak, cbreak),
-    SYMBOL(curs_set, curs_set),
-    SYMBOL(keypad, keypad),
-    SYMBOL(wtimeout, wtimeout),
-    SYMBOL(tigetstr, tigetstr),
-    SYMBOL(setupterm, setupterm),
-    SYMBOL(del_curterm, del_curterm),
-    SYMBOL(lines_var, LINES),
-    SYMBOL(cols_var, COLS),
-    SYMBOL(stdscr_var, stdscr),
-    SYMBOL(cur_term_var, cur_term),
+    DL_SYMBOL(struct curses_api, newterm, newterm),
+    DL_SYMBOL(struct curses_api, set_term, set_term),
+    DL_SYMBOL(struct curses_api, delscreen, delscreen),
+    DL_SYMBOL(struct curses_api, endwin, endwin),
+    DL_SYMBOL(struct curses_api, noecho, noecho),
+    DL_SYMBOL(struct curses_api, nonl, nonl),
+    DL_SYMBOL(struct curses_api, set_escdelay, set_escdelay),
+    DL_SYMBOL(struct curses_api, waddnstr, waddnstr),
+    DL_SYMBOL(struct curses_api, wattr_on, wattr_on),
+    DL_SYMBOL(struct curses_api, wattr_off, wattr_off),
+    DL_SYMBOL(struct curses_api, werase, werase),
+    DL_SYMBOL(struct curses_api, wgetch, wgetch),
+    DL_SYMBOL(struct curses_api, whline, whline),
+    DL_SYMBOL(struct curses_api, wmove, wmove),
+    DL_SYMBOL(struct curses_api, wrefresh, wrefresh),
+    DL_SYMBOL(struct curses_api, cbreak, cbreak),
+    DL_SYMBOL(struct curses_api, curs_set, curs_set),
+    DL_SYMBOL(struct curses_api, keypad, keypad),
+    DL_SYMBOL(struct curses_api, wtimeout, wtimeout),
+    DL_SYMBOL(struct curses_api, tigetstr, tigetstr),
+    DL_SYMBOL(struct curses_api, setupterm, setupterm),
+    DL_SYMBOL(struct curses_api, del_curterm, del_curterm),
+    DL_SYMBOL(struct curses_api, lines_var, LINES),
+    DL_SYMBOL(struct curses_api, cols_var, COLS),
+    DL_SYMBOL(struct curses_api, stdscr_var, stdscr),
+    DL_SYMBOL(struct curses_api, cur_term_var, cur_term),
 };
 
 int curses_api_open(const char *path, struct curses_api **ret_api, const char **ret_reason) {

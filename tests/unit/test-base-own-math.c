@@ -60,10 +60,24 @@ static void test_exp_edges(void **state) {
 }
 
 static void test_llround_as_libm(void **state) {
-    static const double cases[] = {0.0,    0.5,   -0.5,  1.5,   -1.5,    2.5,
-                                   -2.5,   0.49999999999999994, -0.49999999999999994,
-                                   1e15 + 0.5, -1e15 - 0.5, 0x1p52, -0x1p52,
-                                   0x1p52 + 1, 0x1p62, -0x1p62, 123456.4999, -7.5000001};
+    static const double cases[] = {0.0,
+                                   0.5,
+                                   -0.5,
+                                   1.5,
+                                   -1.5,
+                                   2.5,
+                                   -2.5,
+                                   0.49999999999999994,
+                                   -0.49999999999999994,
+                                   1e15 + 0.5,
+                                   -1e15 - 0.5,
+                                   0x1p52,
+                                   -0x1p52,
+                                   0x1p52 + 1,
+                                   0x1p62,
+                                   -0x1p62,
+                                   123456.4999,
+                                   -7.5000001};
     uint64_t rng = 12345;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

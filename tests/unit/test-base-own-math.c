@@ -55,7 +55,7 @@ static void test_exp_edges(void **state) {
     assert_true(isfinite(own_exp(709.7)) && ulps(own_exp(709.7), exp(709.7)) <= 2);
     assert_true(own_exp(-746) <= 0 && own_exp(-746) >= 0);
     assert_true(own_exp(-744) > 0 && ulps(own_exp(-744), exp(-744)) <= 1);
-    assert_true(isnan(own_exp(NAN)));
+    assert_true(isnan(own_exp(__builtin_nan(""))));
     assert_true(own_exp(-HUGE_VAL) <= 0 && isinf(own_exp(HUGE_VAL)));
 }
 

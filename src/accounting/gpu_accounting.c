@@ -49,6 +49,7 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a) {
     free(a->memory_valid);
     free(a->gpu_instance);
     free(a->finished_idx);
+    free(a->unsampled_idx);
     free(a->samples);
     free(a->last_sample_us);
     free(a->early);
@@ -359,6 +360,7 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
         return r;
     if (per_process)
         credit_ahead(a, t, d->n_utils, n, t->window_start_us, now_us);
+    unsampled_activity(a, d, per_process, now_us);
     finished_activity(a, t, d, per_process, now_us);
     if (d->mig_enabled) /* by instance: measured activity (GPM) can be learned from */
         learnable = mig_activity(a, d, n, now_us - t->window_start_us);

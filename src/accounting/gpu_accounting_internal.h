@@ -65,6 +65,8 @@ struct gpu_accounting {
     uint32_t *gpu_instance; /* MIG GPU instance id, GPU_INSTANCE_NONE */
     size_t *finished_idx;   /* consumer of each of the reading's finished processes */
     size_t finished_cap;
+    size_t *unsampled_idx; /* and of each of its unsampled ones */
+    size_t unsampled_cap;
     size_t n_running; /* consumers [0, n_running) are in the running-process list */
     uint64_t *last_sample_us;
     uint64_t *early;
@@ -147,11 +149,16 @@ bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
 int consumer_index(struct gpu_accounting *a, size_t *n, size_t n_sorted, uint32_t pid, size_t *ret);
 
 /* Accounting mode (gpu_finished.c): the processes the driver says finished since the last
- * reading become consumers of the window; finished_activity() gives those that never left
- * a utilisation sample their lifetime utilisation times their active time, and all the
- * start time the driver kept. Call after credit_ahead() (credited: it ran). */
+ * reading become consumers of the window, and the unsampled ones are found among them;
+ * unsampled_activity() credits a running process never sampled its activity so far, ahead
+ * of its samples; finished_activity() gives those that never left a utilisation sample
+ * their lifetime utilisation times their active time, less what was credited so, and all
+ * the start time the driver kept. Call both after credit_ahead() (credited: it ran), in
+ * that order. */
 int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *n,
                      size_t n_sorted);
+void unsampled_activity(struct gpu_accounting *a, const struct gpu_device_reading *d, bool credited,
+                        uint64_t t1_us);
 void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
                        const struct gpu_device_reading *d, bool credited, uint64_t t1_us);
 

@@ -8,11 +8,23 @@
  */
 #include "process_weights.h"
 #include "gpu_accounting_internal.h"
+#include "macro.h"
 
 int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *d, size_t *n,
                      size_t n_sorted) {
     int r;
 
+    if (d->n_unsampled > 0) {
+        r = grow_array(&a->unsampled_idx, &a->unsampled_cap, d->n_unsampled,
+                       sizeof(*a->unsampled_idx));
+        if (r < 0)
+            return r;
+        for (size_t k = 0; k < d->n_unsampled; k++) {
+            r = consumer_index(a, n, n_sorted, d->unsampled[k].pid, &a->unsampled_idx[k]);
+            if (r < 0)
+                return r;
+        }
+    }
     if (d->n_finished == 0)
         return 0;
     r = grow_array(&a->finished_idx, &a->finished_cap, d->n_finished, sizeof(*a->finished_idx));
@@ -35,6 +47,33 @@ int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *
 }
 
 /*
+ * A job that started shortly before the reading and has not been sampled yet drew its
+ * energy in this window, while its first sample comes in the next. With per-process
+ * samples (credited), the driver's utilisation over its life so far is credited here,
+ * ahead of its samples (credit_ahead() then has them count only what was not credited);
+ * should it finish unsampled, finished_activity() gives only the rest of its lifetime.
+ */
+void unsampled_activity(struct gpu_accounting *a, const struct gpu_device_reading *d, bool credited,
+                        uint64_t t1_us) {
+    for (size_t k = 0; credited && k < d->n_unsampled; k++) {
+        const struct gpu_unsampled_process *u = &d->unsampled[k];
+        size_t i = a->unsampled_idx[k];
+        struct ledger_process *p = a->procs[i];
+        uint64_t so_far;
+
+        if (p->last_sample_us != 0 || u->start_us >= t1_us)
+            continue; /* sampled (in this window too): its samples say more */
+        if (p->start_time_seconds <= 0)
+            p->start_time_seconds = (double)u->start_us / 1e6;
+        so_far = (uint64_t)u->gpu_util * (t1_us - u->start_us);
+        if (so_far <= p->ahead)
+            continue;
+        a->weights[i] += so_far - p->ahead;
+        p->ahead = so_far;
+    }
+}
+
+/*
  * A process that never left a sample is given its lifetime utilisation times its active
  * time, in the window in which it is reported: its life lies in this window or the one
  * before. One that ended within the last sample period may still leave its last sample in
@@ -53,6 +92,7 @@ void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
         size_t i = a->finished_idx[k];
         struct ledger_process *p = a->procs[i];
         uint64_t end = f->start_us + f->active_us, activity = (uint64_t)f->gpu_util * f->active_us;
+        uint64_t given; /* credited while it ran unsampled (unsampled_activity()) */
 
         if (p->start_time_seconds <= 0 && f->start_us > 0)
             p->start_time_seconds = (double)f->start_us / 1e6;
@@ -67,12 +107,13 @@ void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
             }
             continue;
         }
+        given = MIN(p->ahead, activity);
         if (end + period > t1_us) {
             if (!credited)
                 continue; /* no crediting ahead: it waits for its sample */
-            p->ahead += activity;
+            p->ahead += activity - given;
         } else if (credited)
             a->sampled[i] = activity;
-        a->weights[i] = activity;
+        a->weights[i] = activity - given;
     }
 }

@@ -53,6 +53,15 @@ struct gpu_finished_process {
     uint64_t max_memory_bytes;
 };
 
+/* A process running at the reading, new since the last one and not sampled yet, as
+ * accounting mode reports it so far: its activity is in this window, its first
+ * utilisation sample still to come. */
+struct gpu_unsampled_process {
+    uint32_t pid;
+    uint64_t start_us; /* CPU real-time µs, the sample clock */
+    uint32_t gpu_util; /* percent of its life so far with a kernel running */
+};
+
 #define GPU_MIG_PROFILE_MAX 32
 
 /* One MIG GPU instance of a MIG-enabled device: its size and what it did in the window. */
@@ -96,9 +105,11 @@ struct gpu_device_reading {
     size_t n_processes;
     const struct gpu_process *processes;
 
-    bool accounting; /* accounting mode is on: finished is read */
+    bool accounting; /* accounting mode is on: finished and unsampled are read */
     size_t n_finished;
     const struct gpu_finished_process *finished;
+    size_t n_unsampled;
+    const struct gpu_unsampled_process *unsampled;
 
     bool utils_supported; /* per-process utilisation works on this device */
     size_t n_utils;

@@ -40,6 +40,9 @@ static void clear_reading(struct gpu_device_reading *rd) {
     rd->mig_enabled = false;
     rd->compute_mode = -1;
     rd->n_processes = 0;
+    rd->accounting = false;
+    rd->n_finished = 0;
+    rd->n_unsampled = 0;
     rd->utils_supported = false;
     rd->n_utils = 0;
 }

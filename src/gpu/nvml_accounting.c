@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "macro.h"
 #include "nvml_internal.h"
@@ -125,13 +126,117 @@ int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_d
     return 0;
 }
 
+#define UNSAMPLED_SAMPLED UINT32_MAX /* gpu_util of a new process sampled in the reading */
+
+/* Index of pid in the reading's unsampled processes (sorted by pid), or n. */
+static size_t find_unsampled(const struct gpu_unsampled_process *u, size_t n, uint32_t pid) {
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (u[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && u[lo].pid == pid ? lo : n;
+}
+
+/* The running processes new since the last reading, into d->unsampled (pids only), and
+ * the reading's running pids into d->running_next. Returns how many, or -ENOMEM. */
+static ssize_t new_running(struct nvml_device *d, const struct gpu_device_reading *rd) {
+    size_t n_new = 0, j = 0;
+
+    if (grow_array(&d->running_next, &d->running_next_cap, MAX(rd->n_processes, (size_t)1),
+                   sizeof(*d->running_next)) < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < rd->n_processes; i++) { /* both sorted by pid: one merge */
+        uint32_t pid = rd->processes[i].pid;
+
+        d->running_next[i] = pid;
+        while (j < d->n_running && d->running[j] < pid)
+            j++;
+        if (!d->running_primed || (j < d->n_running && d->running[j] == pid))
+            continue;
+        if (grow_array(&d->unsampled, &d->unsampled_cap, n_new + 1, sizeof(*d->unsampled)) < 0)
+            return -ENOMEM;
+        d->unsampled[n_new++] = (struct gpu_unsampled_process){.pid = pid};
+    }
+    return (ssize_t)n_new;
+}
+
+/*
+ * A job that started shortly before the reading has left no utilisation sample yet (the
+ * driver samples each process once a period), though its energy is in this window. The
+ * driver knows it already: accounting statistics "can be queried during life time of the
+ * process and after its termination" (NVML reference, nvmlDeviceGetAccountingStats), with
+ * isRunning set, gpuUtilization over its lifetime so far and time 0 until it terminates
+ * (nvmlAccountingStats_t). Only processes new to the running list and not sampled in this
+ * reading are asked, once each: the calls grow with new processes, not running ones.
+ */
+int nvml_read_unsampled(struct nvml_state *s, struct nvml_device *d,
+                        struct gpu_device_reading *rd) {
+    size_t n_out = 0, n_new;
+    ssize_t got;
+    uint32_t *swap;
+    size_t swap_cap;
+
+    rd->n_unsampled = 0;
+    if (!rd->accounting) {
+        d->running_primed = false; /* mode turned off: what started meanwhile is unknown */
+        return 0;
+    }
+    got = new_running(d, rd);
+    if (got < 0)
+        return (int)got;
+    n_new = (size_t)got;
+    for (size_t k = 0; n_new > 0 && k < rd->n_utils; k++) {
+        size_t i = find_unsampled(d->unsampled, n_new, rd->utils[k].pid);
+
+        if (i < n_new)
+            d->unsampled[i].gpu_util = UNSAMPLED_SAMPLED; /* its samples say more */
+    }
+    for (size_t i = 0; i < n_new; i++) {
+        nvmlAccountingStats_t st = {0};
+        uint32_t pid = d->unsampled[i].pid;
+        nvmlReturn_t code;
+
+        if (d->unsampled[i].gpu_util == UNSAMPLED_SAMPLED)
+            continue;
+        code = s->api->accounting_stats(d->handle, pid, &st);
+        if (code == NVML_ERROR_GPU_IS_LOST)
+            return -ENODEV;
+        if (code != NVML_SUCCESS || !st.isRunning || st.gpuUtilization > 100 || st.startTime == 0)
+            continue; /* not in the buffer, finished meanwhile, or no utilisation */
+        d->unsampled[n_out++] = (struct gpu_unsampled_process){
+            .pid = pid, .start_us = st.startTime, .gpu_util = st.gpuUtilization};
+    }
+    swap = d->running; /* the two arrays trade places, as the accounted pids do */
+    swap_cap = d->running_cap;
+    d->running = d->running_next;
+    d->running_cap = d->running_next_cap;
+    d->n_running = rd->n_processes;
+    d->running_next = swap;
+    d->running_next_cap = swap_cap;
+    d->running_primed = true;
+    rd->n_unsampled = n_out;
+    rd->unsampled = d->unsampled;
+    return 0;
+}
+
 void nvml_accounting_forget(struct nvml_device *d) {
     d->n_accounted = 0;
     d->accounting_primed = false;
+    d->n_running = 0;
+    d->running_primed = false;
 }
 
 void nvml_accounting_free(struct nvml_device *d) {
     free(d->accounted);
     free(d->accounted_next);
     free(d->finished);
+    free(d->running);
+    free(d->running_next);
+    free(d->unsampled);
 }

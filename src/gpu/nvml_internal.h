@@ -59,6 +59,13 @@ struct nvml_device {
     size_t n_accounted, accounted_cap, accounted_next_cap;
     struct gpu_finished_process *finished;
     size_t finished_cap;
+    /* The last reading's running pids, sorted (running_next: the next one's, being made),
+     * and the reading's unsampled processes (nvml_read_unsampled()). */
+    bool running_primed;
+    uint32_t *running, *running_next;
+    size_t n_running, running_cap, running_next_cap;
+    struct gpu_unsampled_process *unsampled;
+    size_t unsampled_cap;
 
     /* The reading's arrays, reused across ticks. */
     struct gpu_process *processes;
@@ -118,6 +125,11 @@ void nvml_mig_forget(struct nvml_state *s, struct nvml_device *d);
  * buffer that finished since the last call (rd->finished); rd->processes must be read.
  * Returns 0, -ENODEV or -ENOMEM. */
 int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_device_reading *rd);
+/* With accounting mode on, the processes new to the running list since the last reading
+ * that have no utilisation sample in this one, with their statistics so far
+ * (rd->unsampled); rd->processes and rd->utils must be read. Returns 0, -ENODEV or
+ * -ENOMEM. */
+int nvml_read_unsampled(struct nvml_state *s, struct nvml_device *d, struct gpu_device_reading *rd);
 /* Forgets what was reported (handle lost: the buffer may be a new driver's); frees. */
 void nvml_accounting_forget(struct nvml_device *d);
 void nvml_accounting_free(struct nvml_device *d);

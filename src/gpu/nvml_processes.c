@@ -327,6 +327,9 @@ int nvml_read_utilization(void *state, size_t index, uint64_t now_us,
     rd->n_utils = rd->mig_enabled ? 0 : d->n_pending;
     rd->utils = d->utils;
     d->n_pending = 0;
+    r = nvml_read_unsampled(s, d, rd); /* off in MIG mode, which has no accounting */
+    if (r < 0)
+        return r;
     if (rd->mig_enabled)
         return nvml_read_mig(s, d, now_us, rd);
     if (d->n_mig > 0) /* MIG was turned off */

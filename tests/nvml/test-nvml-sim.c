@@ -41,7 +41,7 @@ static void *must_sym(void *dl, const char *name) {
     return p;
 }
 
-static void sim_open(struct sim *sim) {
+static void sim_open(struct sim *sim, const char *scn) {
     test_binary_path(sim->path, sizeof(sim->path), "sim/libnvidia-ml.so.1");
     sim->dl = dlopen(sim->path, RTLD_NOW | RTLD_LOCAL);
     if (!sim->dl)
@@ -56,7 +56,7 @@ static void sim_open(struct sim *sim) {
 
     joulestat_sim_load_string_fn *load =
         (joulestat_sim_load_string_fn *)must_sym(sim->dl, "joulestat_sim_load_string");
-    int r = load(scenario, "test-nvml-sim");
+    int r = load(scn, "test-nvml-sim");
     if (r < 0) {
         char msg[512] = "";
         joulestat_sim_last_error_fn *err =
@@ -111,7 +111,7 @@ static void test_scenario_through_source(void **state) {
     const char *reason = NULL;
     size_t n = 0;
 
-    sim_open(&sim);
+    sim_open(&sim, scenario);
     struct gpu_source_options opts = {.library_path = sim.path};
     ASSERT_OK(gpu_source_open(&opts, &src, &reason));
 
@@ -212,10 +212,57 @@ static void test_scenario_from_environment(void **state) {
     test_rm_rf(dir);
 }
 
+/* Accounting mode: a job that started 30 ms before a reading and has no sample yet is
+ * reported with its utilisation so far, once; a process running since before is not; at
+ * the next reading the job is reported finished instead. */
+static const char accounting_scenario[] =
+    "scenario name=nvml-unsampled duration=10s sample-period=167ms\n"
+    "gpu 0 uuid=GPU-sim-0 name=\"Sim GPU zero\" idle=60W max=700W accounting=on\n"
+    "process 100 gpu=0 name=train sm=40 coef=300W memory=2GiB\n"
+    "process 300 gpu=0 name=job sm=50 coef=100W start=2970ms stop=3100ms\n";
+
+static void test_unsampled_through_source(void **state) {
+    struct sim sim;
+    struct gpu_source *src = NULL;
+    const struct gpu_device_reading *d;
+    const char *reason = NULL;
+    size_t n = 0;
+
+    (void)state;
+    sim_open(&sim, accounting_scenario);
+    struct gpu_source_options opts = {.library_path = sim.path};
+    ASSERT_OK(gpu_source_open(&opts, &src, &reason));
+    for (int s = 1; s <= 2; s++) { /* the first reading only learns what runs */
+        ASSERT_OK(sim.advance(SEC));
+        d = sample_at(src, &sim, &n);
+        assert_true(d[0].accounting);
+        assert_int_equal(d[0].n_unsampled, 0);
+    }
+    ASSERT_OK(sim.advance(SEC));
+    d = sample_at(src, &sim, &n);
+    assert_int_equal(d[0].n_processes, 2);
+    assert_int_equal(check_samples(&d[0], 300, 2 * SEC, sim_now(&sim), 50), 0);
+    assert_int_equal(d[0].n_unsampled, 1);
+    assert_int_equal(d[0].unsampled[0].pid, 300);
+    assert_int_equal(d[0].unsampled[0].start_us, JOULESTAT_SIM_EPOCH_US + 2970000);
+    assert_true(d[0].unsampled[0].gpu_util > 0 && d[0].unsampled[0].gpu_util <= 50);
+    assert_int_equal(d[0].n_finished, 0);
+
+    ASSERT_OK(sim.advance(SEC));
+    d = sample_at(src, &sim, &n);
+    assert_int_equal(d[0].n_unsampled, 0);
+    assert_int_equal(d[0].n_finished, 1);
+    assert_int_equal(d[0].finished[0].pid, 300);
+
+    gpu_source_close(src);
+    dlclose(sim.dl);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scenario_from_environment),
         cmocka_unit_test(test_scenario_through_source),
+        cmocka_unit_test(test_unsampled_through_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@ static void test_accounting_buffer_and_stats(void **state) {
     assert_true(st.isRunning);
     assert_int_equal(st.time, 0); /* set at termination */
     assert_int_equal(st.startTime, JOULESTAT_SIM_EPOCH_US + 1 * SEC);
+    assert_int_equal(st.gpuUtilization, 67); /* over its life so far, as the driver reports */
 
     sim_at(2500 * MS);
     assert_int_equal(sim.nvmlDeviceGetAccountingStats(d, 12, &st), NVML_SUCCESS);

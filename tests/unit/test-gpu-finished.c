@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Accounting mode (nvidia-smi -am 1) in the GPU accounting: processes the driver reports
+ * finished, or running without a sample yet, are split with the others, credited ahead of
+ * their samples, never counted twice, and every window's energy is conserved exactly.
+ */
+#include <stdlib.h>
+
+#include "macro.h"
+
+#include "gpu-accounting-fixture.h"
+
+/* Accounting mode: a process that finished leaving no sample (pid 300: 50 % for 200 ms)
+ * is a consumer with its lifetime utilisation x active time; one that was sampled (pid 200)
+ * is split by its samples only, never counted twice. */
+static void test_finished_without_samples(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin[2];
+    struct ledger_process *p;
+    size_t n = 0;
+
+    tick(f, 0);
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    for (uint64_t t = 1; t <= 10; t++) { /* 100 at 40 %, 200 at 10 % in its short life */
+        f->utils[n++] = (struct gpu_util_sample){
+            .pid = 100, .sm_util = 40, .timestamp_us = f->now_us + t * 100000};
+        if (t <= 2)
+            f->utils[n++] = (struct gpu_util_sample){
+                .pid = 200, .sm_util = 10, .timestamp_us = f->now_us + t * 100000};
+    }
+    f->dev.n_utils = n;
+    fin[0] = (struct gpu_finished_process){
+        .pid = 200, .start_us = f->now_us, .active_us = 200000, .gpu_util = 10};
+    fin[1] = (struct gpu_finished_process){.pid = 300,
+                                           .start_us = f->now_us + 300000,
+                                           .active_us = 200000,
+                                           .gpu_util = 50,
+                                           .max_memory_bytes = 1 << 20};
+    f->dev.accounting = true;
+    f->dev.n_finished = 2;
+    f->dev.finished = fin;
+    f->now_us += USEC_PER_SEC;
+    /* 60 J by activity (percent-µs; a process's first sample counts the default period,
+     * 1/6 s): 100: 40 x (166667 + 9 x 100000), 200: 10 x (166667 + 100000), 300: 50 x
+     * 200000 from the accounting record alone */
+    tick(f, 60000);
+    assert_true(llabs((long long)process_total(f, 100, NULL, NULL) - 46265583) <= 1);
+    assert_true(llabs((long long)process_total(f, 200, NULL, NULL) - 2894309) <= 1);
+    assert_true(llabs((long long)process_total(f, 300, NULL, NULL) - 10840108) <= 1);
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 0, &(struct snap_identity){0}, &p));
+    assert_true(p->start_time_seconds > 1.7e9); /* the driver's start time */
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+/* pid's samples at util every 100 ms, the k-th at t0 + k x 100 ms for k in [from, to]. */
+static void add_samples(struct fixture *f, size_t *n, uint32_t pid, uint32_t util, uint64_t t0,
+                        uint64_t from, uint64_t to) {
+    for (uint64_t k = from; k <= to; k++)
+        f->utils[(*n)++] =
+            (struct gpu_util_sample){.pid = pid, .sm_util = util, .timestamp_us = t0 + k * 100000};
+}
+
+/* The first window of the accounting-mode tests: a baseline tick, then pid 100 running at
+ * 40 %, sampled every 100 ms for a second, in accounting mode. Returns the window's start. */
+static uint64_t steady_first_window(struct fixture *f, size_t *n) {
+    uint64_t t0;
+
+    tick(f, 0);
+    t0 = f->now_us;
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    f->dev.accounting = true;
+    add_samples(f, n, 100, 40, t0, 1, 10);
+    return t0;
+}
+
+/* Accounting mode: a job that ended within the last sample period (pid 300: 50 % for
+ * 100 ms, ending 50 ms before the tick) drew its energy in this window, though its one
+ * sample will come in the next: it is credited here, ahead of that sample, which then
+ * counts nothing more (its 30 % over the 1/6 s period is what was credited). */
+static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    uint64_t first, t0;
+    size_t n = 0;
+
+    t0 = steady_first_window(f, &n);
+    f->dev.n_utils = n;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = t0 + 850000, .active_us = 100000, .gpu_util = 50};
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 60000);
+    first = process_total(f, 300, NULL, NULL);
+    /* 50 x 100000 of 40 x (166667 + 900000) + 50 x 100000: 6.3 J of the 60 */
+    assert_true(llabs((long long)first - 6291946) <= 1);
+    assert_conserved(f);
+
+    /* Its late sample, stamped after the tick; 100 goes on at 40 %. */
+    n = 0;
+    f->utils[n++] = (struct gpu_util_sample){
+        .pid = 300, .sm_util = 30, .timestamp_us = t0 + USEC_PER_SEC + 50000};
+    add_samples(f, &n, 100, 40, t0, 11, 20);
+    f->dev.n_utils = n;
+    f->dev.n_finished = 0;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 120000);
+    assert_true(process_total(f, 300, NULL, NULL) - first <= 1);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+/* The same for a job that was sampled: pid 300 at 60 %, last sampled at 0.9 s, ends at
+ * 1.95 s, 50 ms before the second tick: the 1.05 s since that sample is credited at its
+ * lifetime 60 % in the second window, and its late sample then counts nothing more. */
+static void test_finished_tail_is_credited_ahead(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    uint64_t first, t0;
+    size_t n = 0;
+
+    t0 = steady_first_window(f, &n);
+    f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 2;
+    f->utils[n++] =
+        (struct gpu_util_sample){.pid = 300, .sm_util = 60, .timestamp_us = t0 + 900000};
+    f->dev.n_utils = n;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 60000);
+
+    /* At the next tick it has finished, its last sample still to come. */
+    f->dev.n_processes = 1;
+    n = 0;
+    add_samples(f, &n, 100, 40, t0, 11, 20);
+    f->dev.n_utils = n;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = t0 + 700000, .active_us = 1250000, .gpu_util = 60};
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    f->now_us += USEC_PER_SEC;
+    first = process_total(f, 300, NULL, NULL);
+    tick(f, 120000);
+    /* 60 x 1050000 of 40 x 1000000 + 60 x 1050000: 36.7 J of the 60 */
+    assert_true(llabs((long long)(process_total(f, 300, NULL, NULL) - first) - 36699029) <= 1);
+    assert_conserved(f);
+
+    /* Its late sample: nothing more. */
+    first = process_total(f, 300, NULL, NULL);
+    n = 0;
+    f->utils[n++] = (struct gpu_util_sample){
+        .pid = 300, .sm_util = 60, .timestamp_us = t0 + 2 * USEC_PER_SEC + 50000};
+    add_samples(f, &n, 100, 40, t0, 21, 30);
+    f->dev.n_utils = n;
+    f->dev.n_finished = 0;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 180000);
+    assert_true(process_total(f, 300, NULL, NULL) - first <= 1);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+/* SM share alone: the second window's split is the activity's, not what the learned model
+ * makes of a newcomer beside a known process (its energy alone would say it drew nothing). */
+static struct fixture *fixture_sm_share(void) {
+    return fixture_new_with(&(struct gpu_accounting_options){
+        .idle_policy = IDLE_POLICY_UNATTRIBUTED, .sm_share_only = true});
+}
+
+/* A job running at a reading with no sample yet (pid 300: started 100 ms before the first
+ * tick, 50 % so far) drew its energy in that window: its activity so far, as the driver
+ * reports it for a running process, is credited there. When it finishes unsampled at
+ * 150 ms (lifetime 50 %), the next window gets only the 50 ms not credited yet. */
+static void test_unsampled_running_is_credited_so_far(void **state _unused_) {
+    struct fixture *f = fixture_sm_share();
+    struct gpu_unsampled_process run;
+    struct gpu_finished_process fin;
+    uint64_t first, t0;
+    size_t n = 0;
+
+    t0 = steady_first_window(f, &n);
+    f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 2;
+    f->dev.n_utils = n;
+    run = (struct gpu_unsampled_process){.pid = 300, .start_us = t0 + 900000, .gpu_util = 50};
+    f->dev.n_unsampled = 1;
+    f->dev.unsampled = &run;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 60000);
+    first = process_total(f, 300, NULL, NULL);
+    /* 50 x 100000 of 40 x (166667 + 900000) + 50 x 100000: 6.3 J of the 60 */
+    assert_true(llabs((long long)first - 6291946) <= 1);
+    assert_conserved(f);
+
+    /* Finished at 1.05 s, never sampled: 50 x 50000 of 40 x 1000000 + 50 x 50000. */
+    f->dev.n_processes = 1;
+    f->dev.n_unsampled = 0;
+    n = 0;
+    add_samples(f, &n, 100, 40, t0, 11, 20);
+    f->dev.n_utils = n;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = t0 + 900000, .active_us = 150000, .gpu_util = 50};
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 120000);
+    assert_true(llabs((long long)(process_total(f, 300, NULL, NULL) - first) - 3529412) <= 1);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+/* Credited while running unsampled, then sampled: its first sample counts only what was
+ * not credited. */
+static void test_unsampled_credit_is_taken_by_samples(void **state _unused_) {
+    struct fixture *f = fixture_sm_share();
+    struct gpu_unsampled_process run;
+    uint64_t first, t0;
+    size_t n = 0;
+
+    t0 = steady_first_window(f, &n);
+    f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 2;
+    f->dev.n_utils = n;
+    run = (struct gpu_unsampled_process){.pid = 300, .start_us = t0 + 900000, .gpu_util = 50};
+    f->dev.n_unsampled = 1;
+    f->dev.unsampled = &run;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 60000);
+    first = process_total(f, 300, NULL, NULL);
+    assert_true(llabs((long long)first - 6291946) <= 1);
+
+    /* Its first samples, at 1.1 and 1.2 s, a period (by now 100 ms, learned from pid 100)
+     * each: the first was credited. */
+    f->dev.n_unsampled = 0;
+    n = 0;
+    add_samples(f, &n, 300, 50, t0, 11, 12);
+    add_samples(f, &n, 100, 40, t0, 11, 20);
+    f->dev.n_utils = n;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 120000);
+    /* 50 x 100000 of 40 x 1000000 + 50 x 100000: 6.7 J of the 60 */
+    assert_true(llabs((long long)(process_total(f, 300, NULL, NULL) - first) - 6666667) <= 1);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_finished_without_samples),
+        cmocka_unit_test(test_finished_just_now_is_credited_ahead),
+        cmocka_unit_test(test_finished_tail_is_credited_ahead),
+        cmocka_unit_test(test_unsampled_running_is_credited_so_far),
+        cmocka_unit_test(test_unsampled_credit_is_taken_by_samples),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -125,13 +125,11 @@ static int grow_zeroed(void *p, size_t n_old, size_t n_new, size_t size) {
  * grow keep their old contents and the old cap stays in force. */
 static int grow_slots(struct intensity_gpu *g, size_t new_cap) {
     size_t old_cap = g->cap, old_dim = g->dim, new_dim = PARAM_CLASS0 + new_cap;
-    double *m;
-    int r = 0;
+    int r;
 
-    m = calloc(new_dim * new_dim, sizeof(*m));
-    if (!m)
-        return -ENOMEM;
-    r = grow_zeroed(&g->classes, old_cap, new_cap, sizeof(*g->classes));
+    r = grow_zeroed(&g->m, normal_size(old_dim), normal_size(new_dim), sizeof(*g->m));
+    if (r >= 0)
+        r = grow_zeroed(&g->classes, old_cap, new_cap, sizeof(*g->classes));
     if (r >= 0)
         r = grow_zeroed(&g->b, old_dim, new_dim, sizeof(*g->b));
     if (r >= 0)
@@ -158,14 +156,8 @@ static int grow_slots(struct intensity_gpu *g, size_t new_cap) {
         r = grow_zeroed(&g->win_touched, old_cap, new_cap, sizeof(*g->win_touched));
     if (r >= 0)
         r = grow_zeroed(&g->win_kappa, old_cap, new_cap, sizeof(*g->win_kappa));
-    if (r < 0) {
-        free(m);
+    if (r < 0)
         return r;
-    }
-    for (size_t i = 0; g->m && i < old_dim; i++)
-        memcpy(&m[i * new_dim], &g->m[i * old_dim], old_dim * sizeof(*m));
-    free(g->m);
-    g->m = m;
     g->cap = new_cap;
     g->dim = new_dim;
     return 0;
@@ -186,10 +178,8 @@ static void clear_slot(struct intensity_gpu *g, size_t s) {
 
     (void)hashmap_remove(&g->index, g->classes[s].key);
     intensity_family_leave(g, (uint32_t)s);
-    for (size_t i = 0; i < g->dim; i++) {
-        g->m[p * g->dim + i] = 0;
-        g->m[i * g->dim + p] = 0;
-    }
+    for (size_t i = 0; i < g->dim; i++)
+        g->m[normal_at(i, p)] = 0;
     g->b[p] = g->theta[p] = g->memory[p] = g->se[p] = 0;
     g->has_memory[p] = g->learned[p] = false;
     g->classes[s] = (struct intensity_class){0};
@@ -276,7 +266,7 @@ double intensity_decay_now(const struct intensity_gpu *g) {
 }
 
 void intensity_scale_sums(struct intensity_gpu *g, double f) {
-    for (size_t i = 0; i < g->dim * g->dim; i++)
+    for (size_t i = 0; i < normal_size(g->dim); i++)
         g->m[i] *= f;
     for (size_t i = 0; i < g->dim; i++)
         g->b[i] *= f;
@@ -293,7 +283,7 @@ static void rebase(struct intensity_gpu *g, double t) {
 
 /* Adds a complete row to the normal equations: only the present classes' entries move. */
 static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) {
-    size_t d = g->dim, n = row->n_touched + PARAM_CLASS0;
+    size_t n = row->n_touched + PARAM_CLASS0;
     double wt, y = row->energy_j;
 
     if ((row->end_s - g->t_ref_s) / g->opt.tau_s > MAX_SCALE_EXPONENT)
@@ -306,13 +296,13 @@ static void learn_row(struct intensity_gpu *g, const struct intensity_row *row) 
                                      : row->act[i - PARAM_CLASS0];
 
         g->b[i] += wt * xi * y;
-        for (size_t c = 0; c < n; c++) {
+        for (size_t c = a; c < n; c++) { /* (i, j) and (j, i) are one entry */
             size_t j = c < PARAM_CLASS0 ? c : PARAM_CLASS0 + row->touched[c - PARAM_CLASS0];
             double xj = c == PARAM_IDLE  ? row->dt_s
                         : c == PARAM_CTX ? row->ctx_s
                                          : row->act[j - PARAM_CLASS0];
 
-            g->m[i * d + j] += wt * xi * xj;
+            g->m[normal_at(i, j)] += wt * xi * xj;
         }
     }
     g->syy += wt * y * y;
@@ -402,7 +392,7 @@ static bool own_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_
                          double *ret_se) {
     size_t p = PARAM_CLASS0 + s;
 
-    if (g->m[p * g->dim + p] <= 0 && !g->has_memory[p])
+    if (g->m[normal_at(p, p)] <= 0 && !g->has_memory[p])
         return false;
     *ret_kappa = g->theta[p] > 0 ? g->theta[p] : 0;
     *ret_se = g->se[p] > 0 ? g->se[p] : 0;

@@ -25,7 +25,7 @@ void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row 
     for (size_t k = 0; k < row->n_touched; k++) {
         uint32_t s = row->touched[k];
 
-        if (g->m[(PARAM_CLASS0 + s) * g->dim + PARAM_CLASS0 + s] <= 0 &&
+        if (g->m[normal_at(PARAM_CLASS0 + s, PARAM_CLASS0 + s)] <= 0 &&
             !g->has_memory[PARAM_CLASS0 + s]) {
             g->change_run = 0; /* a class with nothing learned yet: no prediction */
             return;

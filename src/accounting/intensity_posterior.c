@@ -62,9 +62,9 @@ static void new_prior(const struct intensity_gpu *g, uint32_t s, double like_kno
  * of its activity x their length, over that of their lengths squared). */
 static double usual_activity(const struct intensity_gpu *g, uint32_t s) {
     size_t p = PARAM_CLASS0 + s;
-    double dt2 = g->m[PARAM_IDLE * g->dim + PARAM_IDLE];
+    double dt2 = g->m[normal_at(PARAM_IDLE, PARAM_IDLE)];
 
-    return dt2 > 0 ? g->m[p * g->dim + PARAM_IDLE] / dt2 : 0;
+    return dt2 > 0 ? g->m[normal_at(p, PARAM_IDLE)] / dt2 : 0;
 }
 
 /* A class the rows have never seen and nothing is remembered of: new in this window or the
@@ -72,7 +72,7 @@ static double usual_activity(const struct intensity_gpu *g, uint32_t s) {
 static bool is_new(const struct intensity_gpu *g, uint32_t s) {
     size_t p = PARAM_CLASS0 + s;
 
-    return g->m[p * g->dim + p] <= 0 && !g->has_memory[p];
+    return g->m[normal_at(p, p)] <= 0 && !g->has_memory[p];
 }
 
 /* Each process its class's intensity x its activity; when the uplift is not handed out

@@ -74,7 +74,7 @@ static int reserve_solve(struct intensity_gpu *g, size_t n) {
 }
 
 static double stored(const struct intensity_gpu *g, size_t i, size_t j) {
-    return g->m[i * g->dim + j];
+    return g->m[normal_at(i, j)];
 }
 
 /* The weight now of parameter p's most recent row: e^(-age / tau), at most 1. */

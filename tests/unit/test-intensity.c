@@ -141,6 +141,57 @@ static void test_shared_scratch_changes_nothing(void **state) {
     intensity_scratch_done(&scratch);
 }
 
+/* One window of the documented example's cycle (below), with `extra` more classes beside
+ * the two, each with a trace of activity. */
+static void example_window(struct intensity_gpu *g, size_t k, size_t extra) {
+    static const uint64_t spinner[] = {0, 0, 100, 0, 50}, trainer[] = {0, 0, 0, 100, 50},
+                          energy_j[] = {60, 110, 150, 560, 355};
+    struct intensity_consumer c[2 + 16];
+    struct intensity_share sh[2 + 16];
+    struct intensity_result res;
+
+    c[0] = (struct intensity_consumer){.class_key = 1, .activity = spinner[k] * S};
+    c[1] = (struct intensity_consumer){.class_key = 2, .activity = trainer[k] * S};
+    for (size_t e = 0; e < extra; e++)
+        c[2 + e] = (struct intensity_consumer){.class_key = 100 + e, .activity = 1};
+    ASSERT_OK(intensity_window(g,
+                               &(struct intensity_window){
+                                   .duration_us = S,
+                                   .context_us = k > 0 ? S : 0,
+                                   .energy_uj = energy_j[k] * S,
+                                   .learn = true,
+                                   .idle_prior_known = true,
+                                   .idle_prior_w = 60,
+                                   .n = k > 0 ? 2 + extra : 0,
+                                   .consumers = c,
+                               },
+                               sh, &res));
+}
+
+/* A GPU whose class slots run out grows them while keeping every row learned so far: the
+ * estimates after the growth rest on all the rows, not on those after it. */
+static void test_growing_slots_keeps_what_was_learned(void **state) {
+    struct intensity_class_info before, after;
+    struct intensity_gpu *g;
+
+    ASSERT_OK(intensity_gpu_new(NULL, NULL, &g));
+    for (int round = 0; round < 6; round++)
+        for (size_t k = 0; k < 5; k++)
+            example_window(g, k, 0);
+    ASSERT_OK(intensity_class_get(g, 2, &before));
+    assert_true(before.learned && before.se_watts > 0);
+    /* Seven more classes at once: nine, more than the first allocation of slots holds. */
+    example_window(g, 1, 7);
+    for (size_t k = 2; k < 5; k++)
+        example_window(g, k, 0);
+    ASSERT_OK(intensity_class_get(g, 2, &after));
+    assert_true(after.learned && fabs(after.watts - 450) < 0.01);
+    /* More rows, not fewer: the standard error has not grown. */
+    assert_true(after.se_watts <= before.se_watts * 1.01);
+    assert_int_equal(intensity_class_get(g, 106, &after), 0);
+    intensity_gpu_free(g);
+}
+
 /*
  * The worked example of docs/ATTRIBUTION.md ("The learned split"): a spinner at 40 W and a
  * trainer at 450 W per 100 % SM, idle 60 W, context uplift 50 W, five one-second windows
@@ -778,6 +829,7 @@ int main(void) {
         cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_recover_within_10_percent),
         cmocka_unit_test(test_shared_scratch_changes_nothing),
+        cmocka_unit_test(test_growing_slots_keeps_what_was_learned),
         cmocka_unit_test(test_documented_example),
         cmocka_unit_test(test_proportional_not_identifiable),
         cmocka_unit_test(test_single_class),

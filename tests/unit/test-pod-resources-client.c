@@ -192,10 +192,11 @@ static void *fake_serve(void *userdata) {
     if (s->reply) {
         (void)read(c, buf, sizeof(buf));
         (void)write(c, s->reply, strlen(s->reply));
-        close(c);
-        return NULL;
+        /* Closing with the client's later bytes unread would reset its connection, which
+         * it may see before the reply: half-close, then read until the client leaves. */
+        (void)shutdown(c, SHUT_WR);
     }
-    /* silent: hold the connection until the client gives up */
+    /* silent, or done: hold the connection until the client gives up */
     while (read(c, buf, sizeof(buf)) > 0)
         ;
     close(c);

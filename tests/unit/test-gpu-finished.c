@@ -169,6 +169,31 @@ static struct fixture *fixture_sm_share(void) {
         .idle_policy = IDLE_POLICY_UNATTRIBUTED, .sm_share_only = true});
 }
 
+/* pid 300 running at the first tick with no sample yet (started 100 ms before it, 50 % so
+ * far) beside pid 100's steady first window. Returns what pid 300 was given; *ret_t0 the
+ * window's start. */
+static uint64_t unsampled_first_window(struct fixture *f, struct gpu_unsampled_process *run,
+                                       uint64_t *ret_t0) {
+    uint64_t t0, first;
+    size_t n = 0;
+
+    t0 = steady_first_window(f, &n);
+    f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 2;
+    f->dev.n_utils = n;
+    *run = (struct gpu_unsampled_process){.pid = 300, .start_us = t0 + 900000, .gpu_util = 50};
+    f->dev.n_unsampled = 1;
+    f->dev.unsampled = run;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 60000);
+    first = process_total(f, 300, NULL, NULL);
+    /* 50 x 100000 of 40 x (166667 + 900000) + 50 x 100000: 6.3 J of the 60 */
+    assert_true(llabs((long long)first - 6291946) <= 1);
+    assert_conserved(f);
+    *ret_t0 = t0;
+    return first;
+}
+
 /* A job running at a reading with no sample yet (pid 300: started 100 ms before the first
  * tick, 50 % so far) drew its energy in that window: its activity so far, as the driver
  * reports it for a running process, is credited there. When it finishes unsampled at
@@ -180,19 +205,7 @@ static void test_unsampled_running_is_credited_so_far(void **state _unused_) {
     uint64_t first, t0;
     size_t n = 0;
 
-    t0 = steady_first_window(f, &n);
-    f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
-    f->dev.n_processes = 2;
-    f->dev.n_utils = n;
-    run = (struct gpu_unsampled_process){.pid = 300, .start_us = t0 + 900000, .gpu_util = 50};
-    f->dev.n_unsampled = 1;
-    f->dev.unsampled = &run;
-    f->now_us += USEC_PER_SEC;
-    tick(f, 60000);
-    first = process_total(f, 300, NULL, NULL);
-    /* 50 x 100000 of 40 x (166667 + 900000) + 50 x 100000: 6.3 J of the 60 */
-    assert_true(llabs((long long)first - 6291946) <= 1);
-    assert_conserved(f);
+    first = unsampled_first_window(f, &run, &t0);
 
     /* Finished at 1.05 s, never sampled: 50 x 50000 of 40 x 1000000 + 50 x 50000. */
     f->dev.n_processes = 1;
@@ -219,17 +232,7 @@ static void test_unsampled_credit_is_taken_by_samples(void **state _unused_) {
     uint64_t first, t0;
     size_t n = 0;
 
-    t0 = steady_first_window(f, &n);
-    f->procs[1] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
-    f->dev.n_processes = 2;
-    f->dev.n_utils = n;
-    run = (struct gpu_unsampled_process){.pid = 300, .start_us = t0 + 900000, .gpu_util = 50};
-    f->dev.n_unsampled = 1;
-    f->dev.unsampled = &run;
-    f->now_us += USEC_PER_SEC;
-    tick(f, 60000);
-    first = process_total(f, 300, NULL, NULL);
-    assert_true(llabs((long long)first - 6291946) <= 1);
+    first = unsampled_first_window(f, &run, &t0);
 
     /* Its first samples, at 1.1 and 1.2 s, a period (by now 100 ms, learned from pid 100)
      * each: the first was credited. */

@@ -102,6 +102,10 @@ struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g) {
     free(g->x);
     free(g->r);
     free(g->hinv_diag);
+    free(g->z);
+    free(g->c);
+    free(g->free_at);
+    free(g->free_set);
     free(g);
     return NULL;
 }

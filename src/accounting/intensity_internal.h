@@ -105,7 +105,9 @@ struct intensity_gpu {
     size_t solve_cap, frozen_cap;
     uint32_t *live;   /* parameter indices */
     uint32_t *frozen; /* tracked classes with data, not live */
-    double *g, *x, *r, *hinv_diag;
+    double *g, *x, *r, *z, *c, *hinv_diag;
+    uint32_t *free_at; /* the non-negative solve's room */
+    bool *free_set;
     struct intensity_scratch own_scratch, *scratch; /* scratch: own_scratch or shared */
 };
 

@@ -8,15 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "own_math.h"
 #include "intensity_internal.h"
+#include "nnls.h"
+#include "own_math.h"
 
 /* Classes not seen for this many time constants leave the live set (their data has
  * decayed below e^-5); they keep their estimate and memory. */
 #define LIVE_SPAN_TAUS 5.0
-/* Projected coordinate descent: sweeps at most, and the step (W) that ends it. */
-#define MAX_SWEEPS 50
-#define SWEEP_TOLERANCE_W 1e-6
+/* The non-negative solve: factorisations at most, and how far (W) a class held at 0 must
+ * want to move to be freed. */
+#define MAX_NNLS_STEPS 40
+#define NNLS_TOLERANCE_W 1e-6
 /* The weak ridge that keeps the system positive definite: this part of the diagonal. */
 #define RIDGE_PART 1e-6
 #define RIDGE_FLOOR 1e-9
@@ -33,8 +35,9 @@
 static int reserve_solve(struct intensity_gpu *g, size_t n) {
     size_t want = (n < g->opt.max_live ? n : g->opt.max_live) + PARAM_CLASS0;
     struct intensity_scratch *s = g->scratch;
-    double **vectors[] = {&g->g, &g->x, &g->r, &g->hinv_diag};
+    double **vectors[] = {&g->g, &g->x, &g->r, &g->z, &g->c, &g->hinv_diag};
     uint32_t *u;
+    bool *f;
 
     if (s->cap < want) {
         double *h = reallocarray(s->h, want * want, sizeof(*h));
@@ -60,6 +63,14 @@ static int reserve_solve(struct intensity_gpu *g, size_t n) {
         if (!u)
             return -ENOMEM;
         g->live = u;
+        u = reallocarray(g->free_at, want, sizeof(*u));
+        if (!u)
+            return -ENOMEM;
+        g->free_at = u;
+        f = reallocarray(g->free_set, want, sizeof(*f));
+        if (!f)
+            return -ENOMEM;
+        g->free_set = f;
         g->solve_cap = want;
     }
     /* frozen[] holds up to every slot; it grows with the slots. */
@@ -147,95 +158,6 @@ static void assemble(struct intensity_gpu *g, size_t n, size_t n_frozen, double 
     }
 }
 
-/* In-place Cholesky of chol (n x n, lower). Returns false if H is not positive definite. */
-static bool cholesky(double *l, size_t n) {
-    for (size_t j = 0; j < n; j++) {
-        double d = l[j * n + j];
-
-        for (size_t k = 0; k < j; k++)
-            d -= l[j * n + k] * l[j * n + k];
-        if (!(d > 0))
-            return false;
-        d = sqrt(d);
-        l[j * n + j] = d;
-        for (size_t i = j + 1; i < n; i++) {
-            double v = l[i * n + j];
-
-            for (size_t k = 0; k < j; k++)
-                v -= l[i * n + k] * l[j * n + k];
-            l[i * n + j] = v / d;
-        }
-    }
-    return true;
-}
-
-/* x = H^-1 g from the Cholesky factor. */
-static void chol_solve(const double *l, size_t n, const double *rhs, double *x) {
-    for (size_t i = 0; i < n; i++) {
-        double v = rhs[i];
-
-        for (size_t k = 0; k < i; k++)
-            v -= l[i * n + k] * x[k];
-        x[i] = v / l[i * n + i];
-    }
-    for (size_t i = n; i-- > 0;) {
-        double v = x[i];
-
-        for (size_t k = i + 1; k < n; k++)
-            v -= l[k * n + i] * x[k];
-        x[i] = v / l[i * n + i];
-    }
-}
-
-/* diag(H^-1): column j of L^-1 by forward substitution, summed in squares. */
-static void inverse_diagonal(const double *l, size_t n, double *y, double *out) {
-    for (size_t j = 0; j < n; j++) {
-        double sum = 0;
-
-        for (size_t i = j; i < n; i++) {
-            double v = i == j ? 1 : 0;
-
-            for (size_t k = j; k < i; k++)
-                v -= l[i * n + k] * y[k];
-            y[i] = v / l[i * n + i];
-            sum += y[i] * y[i];
-        }
-        out[j] = sum;
-    }
-}
-
-/* Projected coordinate descent for min x'Hx/2 - g'x, x >= 0, from x clamped at 0. */
-static void project_nonnegative(struct intensity_gpu *g, size_t n) {
-    const double *h = g->scratch->h;
-    double *x = g->x, *r = g->r;
-
-    for (size_t a = 0; a < n; a++)
-        x[a] = x[a] > 0 ? x[a] : 0;
-    for (size_t a = 0; a < n; a++) {
-        r[a] = g->g[a];
-        for (size_t c = 0; c < n; c++)
-            r[a] -= h[a * n + c] * x[c];
-    }
-    for (unsigned sweep = 0; sweep < MAX_SWEEPS; sweep++) {
-        double biggest = 0;
-
-        for (size_t a = 0; a < n; a++) {
-            double next = x[a] + r[a] / h[a * n + a], step;
-
-            next = next > 0 ? next : 0;
-            step = next - x[a];
-            if (fabs(step) <= 0)
-                continue;
-            x[a] = next;
-            for (size_t c = 0; c < n; c++)
-                r[c] -= step * h[c * n + a];
-            biggest = fabs(step) > biggest ? fabs(step) : biggest;
-        }
-        if (biggest < SWEEP_TOLERANCE_W)
-            break;
-    }
-}
-
 /* The residual sum of squares of the data (no priors) at the new estimates. */
 static double residual_ss(const struct intensity_gpu *g, size_t n, size_t n_frozen, double s) {
     double quad = 0, lin = 0;
@@ -269,19 +191,31 @@ int intensity_solve(struct intensity_gpu *g) {
     n = select_live(g, &n_frozen);
     assemble(g, n, n_frozen, s);
     memcpy(g->scratch->chol, g->scratch->h, n * n * sizeof(*g->scratch->chol));
-    if (!cholesky(g->scratch->chol, n)) {
+    if (!dense_cholesky(g->scratch->chol, n)) {
         /* Not positive definite even with the ridge: learn nothing from this solve. */
         for (size_t a = 0; a < n; a++)
             g->learned[g->live[a]] = g->has_memory[g->live[a]];
         g->dof = 0;
         return 0;
     }
-    chol_solve(g->scratch->chol, n, g->g, g->x);
+    dense_chol_solve(g->scratch->chol, n, g->g, g->x);
+    dense_inverse_diagonal(g->scratch->chol, n, g->r, g->hinv_diag);
     for (size_t a = 0; a < n; a++)
         positive = positive && g->x[a] >= 0;
-    if (!positive)
-        project_nonnegative(g, n);
-    inverse_diagonal(g->scratch->chol, n, g->r, g->hinv_diag);
+    if (!positive) {
+        /* The optimum over x >= 0, from the last solve's free set: the parameters with a
+         * positive estimate (a new class starts at the GPU's mean intensity). Its room is
+         * the factor's, no longer needed. */
+        struct nnls_work w = {.l = g->scratch->chol,
+                              .z = g->z,
+                              .c = g->c,
+                              .free_at = g->free_at,
+                              .free_set = g->free_set};
+
+        for (size_t a = 0; a < n; a++)
+            g->free_set[a] = g->theta[g->live[a]] > 0;
+        (void)nnls_solve(g->scratch->h, g->g, n, &w, NNLS_TOLERANCE_W, MAX_NNLS_STEPS, g->x);
+    }
 
     /* Parameters with data: the intercepts (when seen) and every class with rows. A class
      * fitted to rows that have since faded uses up only what they still weigh: a run of

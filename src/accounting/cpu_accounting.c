@@ -137,11 +137,11 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
 
     for (size_t i = 0; i < n_rows && i < UINT32_MAX; i++) {
         const struct procfs_process *p = &rows[i];
-        uint64_t key = workload_group_key(p->identity), us;
+        uint64_t key, us;
         size_t g;
 
         if (p->flags & PROCFS_PROCESS_EXITED) {
-            if (key && c->process_metrics) {
+            if (c->process_metrics && workload_group_key(p->identity)) {
                 struct snap_identity id;
 
                 identity_to_labels(p->identity, p->comm, &id);
@@ -153,6 +153,7 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
             continue;
         us = ticks_to_us(c, p->cpu_ticks_delta);
         all_seen += us;
+        key = workload_group_key(p->identity);
         g = key ? cpu_groups_find(c->groups, key) : SIZE_MAX;
         if (g == SIZE_MAX)
             continue; /* no workload: its CPU time is "system" */

@@ -203,21 +203,23 @@ int cpu_groups_track(struct cpu_groups *g, const struct procfs_process *rows, si
         cpu_groups_prepare(g);
     for (size_t i = 0; i < n; i++) {
         const struct procfs_process *p = &rows[i];
-        uint64_t key = workload_group_key(p->identity);
-        bool is_new = p->flags & PROCFS_PROCESS_NEW;
+        bool is_new = p->flags & PROCFS_PROCESS_NEW, exited = p->flags & PROCFS_PROCESS_EXITED;
+        uint64_t key;
         size_t k;
         int r;
 
+        /* Most processes slept through the scan: nothing to track, not even their key. */
+        if (!exited && !is_new && p->cpu_ticks_delta == 0)
+            continue;
+        key = workload_group_key(p->identity);
         if (!key)
             continue; /* no workload: its CPU time is "system" */
-        if (p->flags & PROCFS_PROCESS_EXITED) {
+        if (exited) {
             k = cpu_groups_find(g, key);
             if (k != SIZE_MAX && g->v[k].n_live > 0)
                 g->v[k].n_live--;
             continue;
         }
-        if (!is_new && p->cpu_ticks_delta == 0)
-            continue;
         r = cpu_groups_get(g, key, p->pid, p->identity, is_new, &k);
         if (r < 0)
             return r;

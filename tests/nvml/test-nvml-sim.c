@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "gpu.h"
+#include "macro.h"
 #include "sim_control.h"
 #include "testutil.h"
 
@@ -258,11 +259,70 @@ static void test_unsampled_through_source(void **state) {
     dlclose(sim.dl);
 }
 
+/* A GPU lost from 3 s to 5 s: its handle is closed and reopened, and the first reading
+ * after it only learns again what runs and what finished (a reset GPU's buffer is not the
+ * one read before). Job 300 ran only while the GPU was lost: not reported. Job 600 starts
+ * and ends after that first reading: reported; job 500, not sampled yet at 8 s: credited
+ * its activity so far. */
+static const char lost_accounting_scenario[] =
+    "scenario name=nvml-lost-accounting duration=12s sample-period=167ms\n"
+    "gpu 0 uuid=GPU-sim-0 name=\"Sim GPU zero\" idle=60W max=700W accounting=on\n"
+    "process 100 gpu=0 name=train sm=40 coef=300W memory=2GiB\n"
+    "process 300 gpu=0 name=job sm=50 coef=100W start=3200ms stop=3600ms\n"
+    "process 500 gpu=0 name=late sm=50 coef=100W start=7970ms\n"
+    "process 600 gpu=0 name=quick sm=50 coef=100W start=7100ms stop=7500ms\n"
+    "fault gpu-lost gpu=0 at=3s until=5s\n";
+
+static void test_lost_gpu_primes_again(void **state) {
+    static const uint64_t at_ms[] = {1000, 2000, 3500, 4600, 7000, 8000, 9000};
+    struct sim sim;
+    struct gpu_source *src = NULL;
+    const struct gpu_device_reading *d = NULL;
+    const char *reason = NULL;
+    uint64_t t_ms = 0;
+    size_t n = 0;
+
+    (void)state;
+    sim_open(&sim, lost_accounting_scenario);
+    struct gpu_source_options opts = {.library_path = sim.path};
+    ASSERT_OK(gpu_source_open(&opts, &src, &reason));
+    for (size_t k = 0; k < ARRAY_SIZE(at_ms); k++) {
+        ASSERT_OK(sim.advance((at_ms[k] - t_ms) * (SEC / 1000)));
+        t_ms = at_ms[k];
+        d = sample_at(src, &sim, &n);
+        switch (t_ms) {
+        case 3500: /* lost; 4 600: still lost, retried after its backoff */
+        case 4600:
+            assert_false(d[0].up);
+            break;
+        case 7000: /* back: relearning */
+            assert_true(d[0].up && d[0].accounting);
+            assert_int_equal(d[0].n_finished, 0);
+            assert_int_equal(d[0].n_unsampled, 0);
+            break;
+        case 8000:
+            assert_true(d[0].up);
+            assert_int_equal(d[0].n_finished, 1);
+            assert_int_equal(d[0].finished[0].pid, 600);
+            assert_int_equal(d[0].n_unsampled, 1);
+            assert_int_equal(d[0].unsampled[0].pid, 500);
+            break;
+        default:
+            assert_true(d[0].up);
+            assert_int_equal(d[0].n_finished, 0);
+            assert_int_equal(d[0].n_unsampled, 0);
+        }
+    }
+    gpu_source_close(src);
+    dlclose(sim.dl);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scenario_from_environment),
         cmocka_unit_test(test_scenario_through_source),
         cmocka_unit_test(test_unsampled_through_source),
+        cmocka_unit_test(test_lost_gpu_primes_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,8 +30,8 @@
  * classes); forgetting is a time constant `tau_s` (weights decay as e^(-age/tau)), kept
  * lazily as one growing scale so old entries are never rewritten. After each row the
  * system over the recently seen ("live") classes is solved: Cholesky for the
- * unconstrained solution, then projected coordinate descent if any coefficient came out
- * negative (non-negative least squares). Chosen over a Kalman filter because a Kalman
+ * unconstrained solution, then active sets (nnls.c), started from the last solve's, if any
+ * coefficient came out negative (non-negative least squares). Chosen over a Kalman filter because a Kalman
  * covariance update touches every tracked class on every row (O(K^2) for K classes), while
  * the information form pays per row only for the classes present, and the solve cost is
  * bounded by the live cap and paid once per row.
@@ -78,10 +78,11 @@
  *
  * Cost (K classes tracked per GPU, at most max_classes; L live, at most max_live; n
  * consumers and m classes in a window): per window O(n) (hash look-ups, sums); per row
- * O(m^2) to add it; per solve (once per row) O(L^3) for the Cholesky, O(L^2) per descent
- * sweep (at most 50, only when a coefficient is clamped), O((L + F)^2) for the residual
- * with F the tracked classes not live. Memory per GPU: (K + 2)^2 doubles for the normal
- * matrix, grown with K (8 classes: 0.8 KiB; 256: 520 KiB) and (L + 2)^2 x 2 for the solve.
+ * O(m^2) to add it; per solve (once per row) O(L^3) for the Cholesky, O(L^3) more per
+ * active-set step (only when a coefficient is held at 0: 1 to 3 steps usually, at most 40),
+ * O((L + F)^2) for the residual with F the tracked classes not live. Memory per GPU: half
+ * of (K + 2)^2 doubles for the normal matrix, grown with K (8 classes: 0.4 KiB; 256: 260
+ * KiB), and (L + 2)^2 x 2 for the solve, shared by the GPUs of one accounting.
  * Nothing is allocated once the tables have grown to the GPU's class count; a new class
  * beyond max_classes evicts the least recently seen one.
  *

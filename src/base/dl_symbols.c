@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,4 +76,60 @@ int dl_lazy_load(struct dl_lazy *l, const char *library, const char *const *sona
         *ret_reason = l->reason;
     pthread_mutex_unlock(&l->lock);
     return r < 0 ? r : 0;
+}
+
+int dl_table_open(const struct dl_table_spec *spec, const char *path, void **ret_table,
+                  const char **ret_reason) {
+    void **table = calloc(1, spec->size), *dl;
+    int r;
+
+    if (!table) {
+        *ret_reason = "out of memory";
+        return -ENOMEM;
+    }
+    dl = dl_open(spec->library, path, spec->sonames, spec->n_sonames, &r);
+    if (!dl) {
+        free(table);
+        *ret_reason = r == -ELIBBAD ? spec->unloadable : spec->missing;
+        return r;
+    }
+    r = dl_resolve(dl, spec->library, spec->symbols, spec->n_symbols, table);
+    if (r < 0) {
+        dlclose(dl);
+        free(table);
+        *ret_reason = spec->lacking;
+        return r;
+    }
+    table[0] = dl;
+    *ret_table = table;
+    return 0;
+}
+
+void *dl_table_free(void *table) {
+    if (!table)
+        return NULL;
+    if (*(void **)table)
+        dlclose(*(void **)table);
+    free(table);
+    return NULL;
+}
+
+int dl_table_get(struct dl_lazy *l, const struct dl_table_spec *spec, const char *env,
+                 const void **ret_table, const char **ret_reason) {
+    int r;
+
+    pthread_mutex_lock(&l->lock);
+    if (!l->tried) {
+        const char *path = getenv(env);
+
+        l->tried = true;
+        l->error = dl_table_open(spec, path && path[0] ? path : NULL, &l->dl, &l->reason);
+    }
+    r = l->error;
+    if (r < 0)
+        *ret_reason = l->reason;
+    else
+        *ret_table = l->dl;
+    pthread_mutex_unlock(&l->lock);
+    return r;
 }

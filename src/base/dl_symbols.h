@@ -75,3 +75,38 @@ struct dl_lazy {
 int dl_lazy_load(struct dl_lazy *l, const char *library, const char *const *sonames, size_t n,
                  const struct dl_symbol *symbols, size_t n_symbols, void *table,
                  const char *missing, const char **ret_reason);
+
+/*
+ * An optional library kept as an allocated table of its functions whose first member is
+ * the handle (`void *dl`): libcurl, ncursesw. Their tests open and free it with other
+ * paths; the program asks for it once (dl_table_get()).
+ */
+struct dl_table_spec {
+    const char *library; /* for messages: "libcurl" */
+    const char *const *sonames;
+    size_t n_sonames;
+    const struct dl_symbol *symbols;
+    size_t n_symbols;
+    size_t size;            /* of the table */
+    const char *missing;    /* the reason when it is not installed */
+    const char *unloadable; /* ... when it exists but does not load */
+    const char *lacking;    /* ... when a required function is missing */
+};
+
+/*
+ * A new table from `path` when given, else from the sonames. Returns 0, -ENOMEM, -ENOENT
+ * (not installed), or -ELIBBAD (does not load, or lacks a function) with *ret_reason the
+ * spec's reason. *ret_table is written only on success.
+ */
+int dl_table_open(const struct dl_table_spec *spec, const char *path, void **ret_table,
+                  const char **ret_reason);
+/* Closes the library and frees the table. Accepts NULL; returns NULL. */
+void *dl_table_free(void *table);
+
+/*
+ * dl_table_open() on the first call, of the path in the environment variable `env` when set
+ * and not empty (tests), else of the sonames; every call returns the first one's result.
+ * The table is kept until exit: other threads may hold pointers into it. Thread-safe.
+ */
+int dl_table_get(struct dl_lazy *l, const struct dl_table_spec *spec, const char *env,
+                 const void **ret_table, const char **ret_reason);

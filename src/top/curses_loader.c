@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "curses_loader.h"
 
-#include <dlfcn.h>
-#include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <term.h> /* after the table's header: its capability macros (lines, ...) stay here */
 
 #include "dl_symbols.h"
 #include "macro.h"
 
 _Static_assert(sizeof(void *) == sizeof(&wmove), "dlsym results fit a function pointer");
+_Static_assert(offsetof(struct curses_api, dl) == 0, "a dl_table: the handle first");
 
 static const struct dl_symbol curses_symbols[] = {
     DL_SYMBOL(struct curses_api, newterm, newterm),
@@ -42,64 +39,32 @@ static const struct dl_symbol curses_symbols[] = {
     DL_SYMBOL(struct curses_api, cur_term_var, cur_term),
 };
 
+static const char *const curses_sonames[] = {CURSES_LIBRARY_SONAME};
+
+/* dlsym() on the handle searches the library, then what it needs: libtinfo.so.6. */
+static const struct dl_table_spec curses_spec = {
+    .library = "ncursesw",
+    .sonames = curses_sonames,
+    .n_sonames = ARRAY_SIZE(curses_sonames),
+    .symbols = curses_symbols,
+    .n_symbols = ARRAY_SIZE(curses_symbols),
+    .size = sizeof(struct curses_api),
+    .missing = CURSES_LIBRARY_MISSING,
+    .unloadable = "the ncursesw library exists but cannot be loaded",
+    .lacking = "the ncursesw library lacks a required symbol (not ncurses 6?)",
+};
+
 int curses_api_open(const char *path, struct curses_api **ret_api, const char **ret_reason) {
-    static const char *const sonames[] = {CURSES_LIBRARY_SONAME};
-    _cleanup_(freep) struct curses_api *api = NULL;
-    int r;
-
-    api = calloc(1, sizeof(*api));
-    if (!api) {
-        *ret_reason = "out of memory";
-        return -ENOMEM;
-    }
-
-    /* dlsym() on the handle searches the library, then what it needs: libtinfo.so.6. */
-    api->dl = dl_open("ncursesw", path, sonames, ARRAY_SIZE(sonames), &r);
-    if (!api->dl) {
-        *ret_reason = r == -ELIBBAD ? "the ncursesw library exists but cannot be loaded"
-                                    : CURSES_LIBRARY_MISSING;
-        return r;
-    }
-
-    r = dl_resolve(api->dl, "ncursesw", curses_symbols, ARRAY_SIZE(curses_symbols), api);
-    if (r < 0) {
-        dlclose(api->dl);
-        *ret_reason = "the ncursesw library lacks a required symbol (not ncurses 6?)";
-        return r;
-    }
-
-    *ret_api = TAKE_PTR(api);
-    return 0;
+    return dl_table_open(&curses_spec, path, (void **)ret_api, ret_reason);
 }
 
 struct curses_api *curses_api_free(struct curses_api *api) {
-    if (!api)
-        return NULL;
-    if (api->dl)
-        dlclose(api->dl);
-    free(api);
-    return NULL;
+    return dl_table_free(api);
 }
 
-/* Written once under pthread_once, read-only afterwards. */
-static pthread_once_t curses_once = PTHREAD_ONCE_INIT;
-static struct curses_api *curses_loaded;
-static int curses_load_error;
-static const char *curses_load_reason;
-
-static void load_once(void) {
-    const char *path = getenv(CURSES_LIBRARY_ENV);
-
-    curses_load_error =
-        curses_api_open(path && path[0] ? path : NULL, &curses_loaded, &curses_load_reason);
-}
+static struct dl_lazy curses_lazy = DL_LAZY_INIT;
 
 int curses_api_get(const struct curses_api **ret_api, const char **ret_reason) {
-    (void)pthread_once(&curses_once, load_once);
-    if (curses_load_error < 0) {
-        *ret_reason = curses_load_reason;
-        return curses_load_error;
-    }
-    *ret_api = curses_loaded;
-    return 0;
+    return dl_table_get(&curses_lazy, &curses_spec, CURSES_LIBRARY_ENV, (const void **)ret_api,
+                        ret_reason);
 }

@@ -30,11 +30,11 @@
  * classes); forgetting is a time constant `tau_s` (weights decay as e^(-age/tau)), kept
  * lazily as one growing scale so old entries are never rewritten. After each row the
  * system over the recently seen ("live") classes is solved: Cholesky for the
- * unconstrained solution, then active sets (nnls.c), started from the last solve's, if any
- * coefficient came out negative (non-negative least squares). Chosen over a Kalman filter because a Kalman
- * covariance update touches every tracked class on every row (O(K^2) for K classes), while
- * the information form pays per row only for the classes present, and the solve cost is
- * bounded by the live cap and paid once per row.
+ * unconstrained solution, then active sets (nnls.c), started from the last solve's, if
+ * any coefficient came out negative (non-negative least squares). Chosen over a Kalman
+ * filter because a Kalman covariance update touches every tracked class on every row
+ * (O(K^2) for K classes), while the information form pays per row only for the classes
+ * present, and the solve cost is bounded by the live cap and paid once per row.
  *
  * Forgetting vs memory: forgetting alone would lose what a class taught as soon as it
  * stops running. Each parameter therefore keeps a memory: its value at the last solve where

@@ -14,6 +14,11 @@ add_executable(bench-procfs-syscalls ${CMAKE_SOURCE_DIR}/bench/procfs-syscalls.c
 target_link_libraries(bench-procfs-syscalls PRIVATE js_base)
 joulestat_warnings(bench-procfs-syscalls)
 
+# One read of the eBPF task iterator on this machine's tasks, hot and cold.
+add_executable(bench-task-iter-cost ${CMAKE_SOURCE_DIR}/bench/task-iter-cost.c)
+target_link_libraries(bench-task-iter-cost PRIVATE js_proc)
+joulestat_warnings(bench-task-iter-cost)
+
 # Real processes for bench/run --real (sleeping, busy and threaded ones, in cgroups).
 find_package(Threads REQUIRED)
 add_executable(bench-spawn-procs ${CMAKE_SOURCE_DIR}/bench/spawn-procs.c)

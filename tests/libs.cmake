@@ -11,8 +11,14 @@ add_executable(test-libs-missing ${CMAKE_CURRENT_SOURCE_DIR}/libs/test-libs-miss
                                  ${CMAKE_SOURCE_DIR}/src/kube/jansson_loader.c)
 target_compile_definitions(test-libs-missing PRIVATE CRYPT_LOAD_SONAME="${_libs_missing}"
                            JANSSON_LOAD_SONAME="${_libs_missing}")
-foreach(t test-libs-missing-yaml test-libs-missing)
-  target_include_directories(${t} PRIVATE ${CMAKE_SOURCE_DIR}/src/http ${CMAKE_SOURCE_DIR}/src/kube)
+add_executable(test-libs-missing-seccomp ${CMAKE_CURRENT_SOURCE_DIR}/libs/test-libs-missing.c
+                                         ${CMAKE_SOURCE_DIR}/src/daemon/syscall_filter.c)
+target_compile_definitions(test-libs-missing-seccomp PRIVATE TEST_MISSING_SECCOMP
+                           SECCOMP_LOAD_SONAME="${_libs_missing}")
+target_include_directories(test-libs-missing-seccomp PRIVATE ${SECCOMP_INCLUDE_DIRS})
+foreach(t test-libs-missing-yaml test-libs-missing test-libs-missing-seccomp)
+  target_include_directories(${t} PRIVATE ${CMAKE_SOURCE_DIR}/src/http ${CMAKE_SOURCE_DIR}/src/kube
+                                          ${CMAKE_SOURCE_DIR}/src/daemon)
   target_link_libraries(${t} PRIVATE js_testutil js_daemon)
   joulestat_warnings(${t})
   add_test(NAME ${t} COMMAND ${t})

@@ -169,8 +169,8 @@ static void lock_down(const struct config *cfg, bool task_iter) {
     }
     r = syscall_filter_install(task_iter);
     if (r == -ENOENT)
-        log_warning("cannot install the system-call filter: libseccomp.so.2 not found (Debian "
-                    "package libseccomp2); serving without it");
+        log_warning("cannot install the system-call filter: " SECCOMP_LIBRARY_MISSING
+                    "; serving without it");
     else if (r < 0)
         log_warning_errno(r, "cannot install the system-call filter: %m; serving without it");
     else

@@ -269,7 +269,11 @@ static const struct dl_symbol seccomp_symbols[] = {
     DL_SYMBOL(struct seccomp_api, release, seccomp_release),
 };
 
-static const char *const seccomp_sonames[] = {"libseccomp.so.2"};
+/* tests/libs.cmake builds this file into a test with a soname that does not exist. */
+#ifndef SECCOMP_LOAD_SONAME
+#define SECCOMP_LOAD_SONAME "libseccomp.so.2"
+#endif
+static const char *const seccomp_sonames[] = {SECCOMP_LOAD_SONAME};
 
 static int rule_add(const struct seccomp_api *api, scmp_filter_ctx ctx, uint32_t action, int nr,
                     const struct scmp_arg_cmp *cmp) {

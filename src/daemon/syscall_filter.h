@@ -21,10 +21,15 @@
  *
  * Installed on every thread at once (SECCOMP_FILTER_FLAG_TSYNC); needs no-new-privileges
  * or CAP_SYS_ADMIN. Returns 0, -EOPNOTSUPP where this build or architecture has no filter,
- * or -errno. bpf_iter: the process scan uses the eBPF task iterator, and bpf() may make
- * iterators from its link (BPF_ITER_CREATE, nothing else).
+ * -ENOENT without libseccomp, or -errno. bpf_iter: the process scan uses the eBPF task iterator,
+ * and bpf() may make iterators from its link (BPF_ITER_CREATE, nothing else).
  */
 int syscall_filter_install(bool bpf_iter);
+
+/* Why the filter is not installed when syscall_filter_install() says -ENOENT: libseccomp
+ * is loaded only while the filter is built. */
+#define SECCOMP_LIBRARY_MISSING                                                                    \
+    "libseccomp.so.2 not found: install libseccomp2 (Debian) for the system-call filter"
 
 /* Whether this build can install the filter: false under AddressSanitizer, whose leak
  * check at exit stops the threads with ptrace from a process made by clone() without

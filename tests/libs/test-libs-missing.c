@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The optional libraries missing: this file is built twice with the loaders compiled to
- * look for sonames that do not exist (tests/libs.cmake). Without libyaml a web
- * configuration does not load, with a message naming the library and its package. Without
- * libcrypt a configuration without users still loads (the library is not asked for), one
- * with users does not. Without libjansson the Kubernetes probe and watcher report the
- * library once and the watcher serves no table. */
+/* The optional libraries missing: this file is built three times with the loaders compiled
+ * to look for sonames that do not exist (tests/libs.cmake). Without libseccomp `serve`'s
+ * system-call filter is not installed, with a message naming its package. Without libyaml
+ * a web configuration does not load, with a message naming the library and its package.
+ * Without libcrypt a configuration without users still loads (the library is not asked
+ * for), one with users does not. Without libjansson the Kubernetes probe and watcher
+ * report the library once and the watcher serves no table. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -16,6 +18,7 @@
 #include "jansson_loader.h"
 #include "kube_api.h"
 #include "macro.h"
+#include "syscall_filter.h"
 #include "testutil.h"
 #include "webconfig.h"
 #include "yaml_loader.h"
@@ -25,11 +28,33 @@
     "basic_auth_users:\n  prom: $2y$04$abcdefghijklmnopqrstuu5Ym6bGTNr8jKYXd3BZmrkPDU5SqE1em\n"
 #define NO_USERS "http_server_config:\n  http2: false\n"
 
+#ifndef TEST_MISSING_SECCOMP
 static int parse(const char *text, struct web_config **ret, char *err, size_t size) {
     return web_config_parse("web.yml", text, strlen(text), false, ret, err, size);
 }
+#endif
 
-#ifdef TEST_MISSING_YAML
+#if defined(TEST_MISSING_SECCOMP)
+
+/* serve's filter without libseccomp: -ENOENT, which serve reports with this text, and
+ * nothing installed (the process goes on unfiltered). */
+static void test_filter_without_libseccomp(void **state) {
+    if (!syscall_filter_supported())
+        skip(); /* this build has no filter (ASan) */
+    ASSERT_ERRNO(syscall_filter_install(false), ENOENT);
+    assert_int_equal(prctl(PR_GET_SECCOMP, 0, 0, 0, 0), 0);
+    assert_int_equal(syscall_filter_refusals(), 0);
+    assert_non_null(strstr(SECCOMP_LIBRARY_MISSING, "install libseccomp2 (Debian)"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filter_without_libseccomp),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#elif defined(TEST_MISSING_YAML)
 
 /* Any file, users or not: the error names libyaml, every time. */
 static void test_web_config_without_libyaml(void **state) {

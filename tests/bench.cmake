@@ -29,10 +29,13 @@ joulestat_warnings(bench-spawn-procs)
 add_test(NAME bench-scrape-usage COMMAND bench-scrape 19400 /metrics 0)
 add_test(NAME bench-scrape-refused COMMAND bench-scrape 1 /metrics 1)
 add_test(NAME bench-procfs-syscalls-empty COMMAND bench-procfs-syscalls ${CMAKE_CURRENT_SOURCE_DIR}/trees)
+add_test(NAME bench-task-iter-cost-usage COMMAND bench-task-iter-cost 0)
 set_tests_properties(bench-scrape-usage bench-scrape-refused bench-procfs-syscalls-empty
-                     PROPERTIES LABELS bench)
+                     bench-task-iter-cost-usage PROPERTIES LABELS bench)
 set_tests_properties(bench-scrape-usage PROPERTIES PASS_REGULAR_EXPRESSION "^usage: bench-scrape")
 set_tests_properties(bench-scrape-refused PROPERTIES PASS_REGULAR_EXPRESSION
                      "^bench-scrape: connect: Connection refused")
 set_tests_properties(bench-procfs-syscalls-empty PROPERTIES PASS_REGULAR_EXPRESSION
                      "no pid directories under")
+set_tests_properties(bench-task-iter-cost-usage PROPERTIES PASS_REGULAR_EXPRESSION
+                     "^usage: bench-task-iter-cost")

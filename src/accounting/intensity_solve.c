@@ -178,6 +178,14 @@ static double residual_ss(const struct intensity_gpu *g, size_t n, size_t n_froz
     return s * (g->syy - 2 * lin + quad);
 }
 
+/* A solve that failed: every live parameter keeps what it had learned, nothing new. */
+static int learn_nothing(struct intensity_gpu *g, size_t n) {
+    for (size_t a = 0; a < n; a++)
+        g->learned[g->live[a]] = g->has_memory[g->live[a]];
+    g->dof = 0;
+    return 0;
+}
+
 int intensity_solve(struct intensity_gpu *g) {
     double s = intensity_decay_now(g), rss, sigma, neff, ref_num = 0, ref_den = 0;
     double n_data;
@@ -191,13 +199,8 @@ int intensity_solve(struct intensity_gpu *g) {
     n = select_live(g, &n_frozen);
     assemble(g, n, n_frozen, s);
     memcpy(g->scratch->chol, g->scratch->h, n * n * sizeof(*g->scratch->chol));
-    if (!dense_cholesky(g->scratch->chol, n)) {
-        /* Not positive definite even with the ridge: learn nothing from this solve. */
-        for (size_t a = 0; a < n; a++)
-            g->learned[g->live[a]] = g->has_memory[g->live[a]];
-        g->dof = 0;
-        return 0;
-    }
+    if (!dense_cholesky(g->scratch->chol, n))
+        return learn_nothing(g, n); /* not positive definite even with the ridge */
     dense_chol_solve(g->scratch->chol, n, g->g, g->x);
     dense_inverse_diagonal(g->scratch->chol, n, g->r, g->hinv_diag);
     for (size_t a = 0; a < n; a++)
@@ -214,7 +217,10 @@ int intensity_solve(struct intensity_gpu *g) {
 
         for (size_t a = 0; a < n; a++)
             g->free_set[a] = g->theta[g->live[a]] > 0;
-        (void)nnls_solve(g->scratch->h, g->g, n, &w, NNLS_TOLERANCE_W, MAX_NNLS_STEPS, g->x);
+        /* -ERANGE leaves the last feasible point, an estimate all the same; -EDOM (a free
+         * set's matrix, part of one just factored, fails in rounding) leaves none. */
+        if (nnls_solve(g->scratch->h, g->g, n, &w, NNLS_TOLERANCE_W, MAX_NNLS_STEPS, g->x) == -EDOM)
+            return learn_nothing(g, n);
     }
 
     /* Parameters with data: the intercepts (when seen) and every class with rows. A class

@@ -79,12 +79,23 @@ static int read_one(struct nvml_state *s, struct nvml_device *d, uint32_t pid, b
     return 1;
 }
 
+/* The pids just made (next) become the current ones, and the old array the next one's
+ * room: the two trade places, so nothing is allocated once warm. */
+static void swap_pids(uint32_t **cur, size_t *cur_cap, uint32_t **next, size_t *next_cap) {
+    uint32_t *old = *cur;
+    size_t old_cap = *cur_cap;
+
+    *cur = *next;
+    *cur_cap = *next_cap;
+    *next = old;
+    *next_cap = old_cap;
+}
+
 int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_device_reading *rd) {
     /* The first reading only learns what had finished before joulestat looked. */
     bool report = d->accounting_primed;
     size_t n = 0, n_kept = 0, n_finished = 0;
-    uint32_t *kept, *swap;
-    size_t swap_cap;
+    uint32_t *kept;
     int r;
 
     rd->n_finished = 0;
@@ -112,13 +123,8 @@ int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_d
         kept[n_kept++] = pid;
     }
     qsort(kept, n_kept, sizeof(*kept), compare_u32);
-    swap = d->accounted; /* the two arrays trade places: nothing is allocated once warm */
-    swap_cap = d->accounted_cap;
-    d->accounted = kept;
-    d->accounted_cap = d->accounted_next_cap;
+    swap_pids(&d->accounted, &d->accounted_cap, &d->accounted_next, &d->accounted_next_cap);
     d->n_accounted = n_kept;
-    d->accounted_next = swap;
-    d->accounted_next_cap = swap_cap;
     d->accounting_primed = true;
     rd->accounting = true;
     rd->n_finished = n_finished;
@@ -179,8 +185,6 @@ int nvml_read_unsampled(struct nvml_state *s, struct nvml_device *d,
                         struct gpu_device_reading *rd) {
     size_t n_out = 0, n_new;
     ssize_t got;
-    uint32_t *swap;
-    size_t swap_cap;
 
     rd->n_unsampled = 0;
     if (!rd->accounting) {
@@ -212,13 +216,8 @@ int nvml_read_unsampled(struct nvml_state *s, struct nvml_device *d,
         d->unsampled[n_out++] = (struct gpu_unsampled_process){
             .pid = pid, .start_us = st.startTime, .gpu_util = st.gpuUtilization};
     }
-    swap = d->running; /* the two arrays trade places, as the accounted pids do */
-    swap_cap = d->running_cap;
-    d->running = d->running_next;
-    d->running_cap = d->running_next_cap;
+    swap_pids(&d->running, &d->running_cap, &d->running_next, &d->running_next_cap);
     d->n_running = rd->n_processes;
-    d->running_next = swap;
-    d->running_next_cap = swap_cap;
     d->running_primed = true;
     rd->n_unsampled = n_out;
     rd->unsampled = d->unsampled;

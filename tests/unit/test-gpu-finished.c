@@ -76,6 +76,21 @@ static uint64_t steady_first_window(struct fixture *f, size_t *n) {
     return t0;
 }
 
+/* The second tick's readings: pid 300 gone from the list and reported finished as *fin,
+ * pid 100 sampled on through the second second. */
+static void second_tick_finished(struct fixture *f, uint64_t t0,
+                                 const struct gpu_finished_process *fin) {
+    size_t n = 0;
+
+    f->dev.n_processes = 1;
+    f->dev.n_unsampled = 0;
+    add_samples(f, &n, 100, 40, t0, 11, 20);
+    f->dev.n_utils = n;
+    f->dev.n_finished = 1;
+    f->dev.finished = fin;
+    f->now_us += USEC_PER_SEC;
+}
+
 /* Accounting mode: a job that ended within the last sample period (pid 300: 50 % for
  * 100 ms, ending 50 ms before the tick) drew its energy in this window, though its one
  * sample will come in the next: it is credited here, ahead of that sample, which then
@@ -132,15 +147,9 @@ static void test_finished_tail_is_credited_ahead(void **state _unused_) {
     tick(f, 60000);
 
     /* At the next tick it has finished, its last sample still to come. */
-    f->dev.n_processes = 1;
-    n = 0;
-    add_samples(f, &n, 100, 40, t0, 11, 20);
-    f->dev.n_utils = n;
     fin = (struct gpu_finished_process){
         .pid = 300, .start_us = t0 + 700000, .active_us = 1250000, .gpu_util = 60};
-    f->dev.n_finished = 1;
-    f->dev.finished = &fin;
-    f->now_us += USEC_PER_SEC;
+    second_tick_finished(f, t0, &fin);
     first = process_total(f, 300, NULL, NULL);
     tick(f, 120000);
     /* 60 x 1050000 of 40 x 1000000 + 60 x 1050000: 36.7 J of the 60 */
@@ -203,21 +212,13 @@ static void test_unsampled_running_is_credited_so_far(void **state _unused_) {
     struct gpu_unsampled_process run;
     struct gpu_finished_process fin;
     uint64_t first, t0;
-    size_t n = 0;
 
     first = unsampled_first_window(f, &run, &t0);
 
     /* Finished at 1.05 s, never sampled: 50 x 50000 of 40 x 1000000 + 50 x 50000. */
-    f->dev.n_processes = 1;
-    f->dev.n_unsampled = 0;
-    n = 0;
-    add_samples(f, &n, 100, 40, t0, 11, 20);
-    f->dev.n_utils = n;
     fin = (struct gpu_finished_process){
         .pid = 300, .start_us = t0 + 900000, .active_us = 150000, .gpu_util = 50};
-    f->dev.n_finished = 1;
-    f->dev.finished = &fin;
-    f->now_us += USEC_PER_SEC;
+    second_tick_finished(f, t0, &fin);
     tick(f, 120000);
     assert_true(llabs((long long)(process_total(f, 300, NULL, NULL) - first) - 3529412) <= 1);
     assert_conserved(f);

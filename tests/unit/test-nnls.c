@@ -211,6 +211,32 @@ static void test_singular_refused(void **state) {
     assert_true(fabs(x[0] - 1) < 1e-12 && !(x[1] > 0));
 }
 
+/* Out of steps: -ERANGE, and x is still feasible (the fit keeps it as an estimate). */
+static void test_out_of_steps(void **state) {
+    uint64_t rng = 5;
+    unsigned cut = 0;
+
+    for (unsigned k = 0; k < 20; k++) {
+        struct problem p;
+        struct room r;
+        struct nnls_work w = work(&r);
+        double x[MAX_N];
+        int ret;
+
+        random_problem(&p, 60, 100, true, &rng);
+        for (size_t a = 0; a < 60; a++)
+            r.free_set[a] = false;
+        ret = nnls_solve(p.h, p.g, 60, &w, TOL, 2, x);
+        if (ret == -ERANGE)
+            cut++;
+        else
+            ASSERT_OK(ret);
+        for (size_t a = 0; a < 60; a++)
+            assert_true(x[a] >= 0);
+    }
+    assert_true(cut > 0); /* from nothing free, 60 parameters need more than 2 steps */
+}
+
 static void test_inverse_diagonal(void **state) {
     /* H = [[4, 2, 0], [2, 5, 1], [0, 1, 3]]: det 44; diag(H^-1) = (14, 12, 16) / 44. */
     double l[] = {4, 2, 0, 2, 5, 1, 0, 1, 3}, y[3], d[3];
@@ -228,6 +254,7 @@ int main(void) {
         cmocka_unit_test(test_start_set_changes_nothing),
         cmocka_unit_test(test_ill_conditioned),
         cmocka_unit_test(test_singular_refused),
+        cmocka_unit_test(test_out_of_steps),
         cmocka_unit_test(test_inverse_diagonal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

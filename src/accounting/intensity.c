@@ -95,6 +95,7 @@ struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g) {
     free(g->win_act);
     free(g->win_touched);
     free(g->win_kappa);
+    free(g->win_est);
     free(g->live);
     free(g->frozen);
     intensity_scratch_done(&g->own_scratch);
@@ -160,6 +161,8 @@ static int grow_slots(struct intensity_gpu *g, size_t new_cap) {
         r = grow_zeroed(&g->win_touched, old_cap, new_cap, sizeof(*g->win_touched));
     if (r >= 0)
         r = grow_zeroed(&g->win_kappa, old_cap, new_cap, sizeof(*g->win_kappa));
+    if (r >= 0)
+        r = grow_zeroed(&g->win_est, old_cap, new_cap, sizeof(*g->win_est));
     if (r < 0)
         return r;
     g->cap = new_cap;
@@ -221,11 +224,20 @@ static int free_slot(struct intensity_gpu *g, uint32_t *ret) {
 }
 
 /* The slot of a class, added if new (NO_SLOT when the table is full of classes in use). */
-static int class_slot(struct intensity_gpu *g, uint64_t key, uint32_t *ret) {
-    uintptr_t v = (uintptr_t)hashmap_get(&g->index, key);
+/* The slot of class key, hint the one it likely has (the same consumer's in the last
+ * window; NO_SLOT: none): a tracked class is found without the index. */
+static int class_slot(struct intensity_gpu *g, uint64_t key, uint32_t hint, uint32_t *ret) {
+    uintptr_t v;
     uint32_t s;
     int r;
 
+    if (hint != NO_SLOT && hint < g->cap && g->classes[hint].in_use &&
+        g->classes[hint].key == key) {
+        g->classes[hint].last_seen_s = g->clock_s;
+        *ret = hint;
+        return 0;
+    }
+    v = (uintptr_t)hashmap_get(&g->index, key);
     if (v) {
         s = (uint32_t)(v - 1);
         g->classes[s].last_seen_s = g->clock_s;
@@ -466,9 +478,11 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     res->classes_active = (unsigned)n_touched + unslotted;
     for (size_t k = 0; k < n_touched; k++) {
         uint32_t s = g->win_touched[k];
+        struct class_estimate *e = &g->win_est[s];
         double kappa, se;
 
-        if (!intensity_class_estimate(g, s, &kappa, &se))
+        e->known = intensity_class_estimate(g, s, &e->kappa, &e->se);
+        if (!window_estimate(g, s, &kappa, &se))
             continue;
         known++;
         res->classes_learned += g->learned[PARAM_CLASS0 + s];
@@ -480,7 +494,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         uint32_t s = g->win_touched[k];
         double kappa, se;
 
-        if (!intensity_class_estimate(g, s, &kappa, &se))
+        if (!window_estimate(g, s, &kappa, &se))
             continue;
         spread += g->win_act[s] * (kappa - mean) * (kappa - mean);
         noise += g->win_act[s] * se * se;
@@ -519,7 +533,9 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         uint32_t s = g->slot_of[i];
         double kappa, se, a = (double)split_act(&w->consumers[i]);
 
-        shares[i].learned = s != NO_SLOT && intensity_class_estimate(g, s, &kappa, &se);
+        /* A slot with activity was touched: its estimate is taken already. One with none
+         * gets no weight whatever it is. */
+        shares[i].learned = s != NO_SLOT && a > 0 && window_estimate(g, s, &kappa, &se);
         if (!shares[i].learned)
             continue;
         kappa = mean + (kappa - mean) * tau2 / (tau2 + se * se);
@@ -532,7 +548,8 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     for (size_t i = 0; i < w->n; i++) {
         if (!shares[i].learned)
             shares[i].watts = known_act > 0 ? known_weight / known_act : mean;
-        kappa_max = shares[i].watts > kappa_max ? shares[i].watts : kappa_max;
+        if (split_act(&w->consumers[i]) > 0)
+            kappa_max = shares[i].watts > kappa_max ? shares[i].watts : kappa_max;
     }
     res->classes_pooled = res->learned ? res->classes_active - known : 0;
     for (size_t i = 0; i < w->n; i++) {
@@ -590,12 +607,16 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
     if (r < 0)
         return r;
     for (size_t i = 0; i < w->n; i++) {
-        r = class_slot(g, w->consumers[i].class_key, &g->slot_of[i]);
+        r = class_slot(g, w->consumers[i].class_key, i < g->n_slot_of ? g->slot_of[i] : NO_SLOT,
+                       &g->slot_of[i]);
         if (r >= 0 && g->slot_of[i] != NO_SLOT)
             r = intensity_family_join(g, g->slot_of[i], w->consumers[i].family_key);
-        if (r < 0)
+        if (r < 0) {
+            g->n_slot_of = 0;
             return r;
+        }
     }
+    g->n_slot_of = w->n;
     g->idle_prior_known = w->idle_prior_known && w->idle_prior_w >= 0;
     g->idle_prior_w = w->idle_prior_w;
 

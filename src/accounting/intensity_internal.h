@@ -96,10 +96,12 @@ struct intensity_gpu {
     /* Per-window scratch. */
     size_t win_cap;
     uint32_t *slot_of;   /* per consumer */
+    size_t n_slot_of;    /* consumers in slot_of from the last window: hints for this one */
     double *win_kappa_j; /* per consumer: its energy by the window's update (J) */
     double *win_act;     /* [cap] per slot, this window */
     uint32_t *win_touched;
-    double *win_kappa; /* [cap] per slot: the intensity this window's split uses */
+    double *win_kappa;              /* [cap] per slot: the intensity this window's split uses */
+    struct class_estimate *win_est; /* [cap] per touched slot: its estimate this window */
 
     /* Solve scratch, (max_live + 2) parameters at most. */
     size_t solve_cap, frozen_cap;
@@ -142,6 +144,20 @@ void intensity_families_free(struct intensity_gpu *g);
 /* Its own estimate combined with its family's; false when it has none (intensity.c). */
 bool intensity_class_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
                               double *ret_se);
+
+/* intensity_class_estimate() of a slot the window touched, taken once per window. */
+struct class_estimate {
+    double kappa, se;
+    bool known;
+};
+static inline bool window_estimate(const struct intensity_gpu *g, uint32_t s, double *ret_kappa,
+                                   double *ret_se) {
+    if (!g->win_est[s].known)
+        return false;
+    *ret_kappa = g->win_est[s].kappa;
+    *ret_se = g->win_est[s].se;
+    return true;
+}
 /* The split of a window with new classes beside known ones, from the window's own energy
  * (intensity_posterior.c), into shares. win_act holds the touched slots' activity; mean
  * and tau2 are the window's shrinkage (intensity.c). false, shares untouched, when it

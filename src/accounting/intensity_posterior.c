@@ -42,13 +42,14 @@
  * priors (variances): else the window's residual tells nothing of the new ones. */
 #define MAX_PREDICTION_VAR_PART 0.5
 
-/* The prior of a new class: its family's estimate, else like the known ones, as uncertain
- * as the window's mean power: anything from nothing to the board's whole draw. */
+/* The prior of a new class (touched in this window): its family's estimate, else like the
+ * known ones, as uncertain as the window's mean power: anything from nothing to the board's
+ * whole draw. */
 static void new_prior(const struct intensity_gpu *g, uint32_t s, double like_known, double window_w,
                       double *ret_mu, double *ret_var) {
     double kappa, se, floor_se = g->opt.min_se_w;
 
-    if (!intensity_class_estimate(g, s, &kappa, &se)) {
+    if (!window_estimate(g, s, &kappa, &se)) {
         kappa = like_known;
         se = kappa > window_w ? kappa : window_w;
     }
@@ -131,7 +132,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
             continue;
         /* Shrunk as the learned split shrinks it, so that the known classes together
          * predict what their mean intensity does. */
-        if (intensity_class_estimate(g, s, &kappa, &se))
+        if (window_estimate(g, s, &kappa, &se))
             g->win_kappa[s] =
                 mean_kappa + (kappa - mean_kappa) * (tau2 > 0 ? tau2 / (tau2 + se * se) : 0);
         else

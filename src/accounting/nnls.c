@@ -4,55 +4,59 @@
 #include <errno.h>
 #include <math.h>
 
+/* a . b over n elements, in four partial sums: the solves' inner loop, which one running
+ * sum would hold to a floating-point add's latency per element. */
+static double dot(const double *a, const double *b, size_t n) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = 0;
+
+    for (; k + 4 <= n; k += 4) {
+        s0 += a[k] * b[k];
+        s1 += a[k + 1] * b[k + 1];
+        s2 += a[k + 2] * b[k + 2];
+        s3 += a[k + 3] * b[k + 3];
+    }
+    for (; k < n; k++)
+        s0 += a[k] * b[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
 bool dense_cholesky(double *l, size_t n) {
     for (size_t j = 0; j < n; j++) {
-        double d = l[j * n + j];
+        double d = l[j * n + j] - dot(&l[j * n], &l[j * n], j);
 
-        for (size_t k = 0; k < j; k++)
-            d -= l[j * n + k] * l[j * n + k];
         if (!(d > 0))
             return false;
         d = sqrt(d);
         l[j * n + j] = d;
-        for (size_t i = j + 1; i < n; i++) {
-            double v = l[i * n + j];
-
-            for (size_t k = 0; k < j; k++)
-                v -= l[i * n + k] * l[j * n + k];
-            l[i * n + j] = v / d;
-        }
+        for (size_t i = j + 1; i < n; i++)
+            l[i * n + j] = (l[i * n + j] - dot(&l[i * n], &l[j * n], j)) / d;
     }
     return true;
 }
 
 void dense_chol_solve(const double *l, size_t n, const double *rhs, double *x) {
-    for (size_t i = 0; i < n; i++) {
-        double v = rhs[i];
-
-        for (size_t k = 0; k < i; k++)
-            v -= l[i * n + k] * x[k];
-        x[i] = v / l[i * n + i];
-    }
+    for (size_t i = 0; i < n; i++)
+        x[i] = (rhs[i] - dot(&l[i * n], x, i)) / l[i * n + i];
+    /* L' x = y by rows of L: each x[i] found takes its part from the ones before it. */
     for (size_t i = n; i-- > 0;) {
-        double v = x[i];
+        double xi = x[i] / l[i * n + i];
 
-        for (size_t k = i + 1; k < n; k++)
-            v -= l[k * n + i] * x[k];
-        x[i] = v / l[i * n + i];
+        x[i] = xi;
+        for (size_t k = 0; k < i; k++)
+            x[k] -= l[i * n + k] * xi;
     }
 }
 
 /* Column j of L^-1 by forward substitution, summed in squares. */
 void dense_inverse_diagonal(const double *l, size_t n, double *y, double *out) {
     for (size_t j = 0; j < n; j++) {
-        double sum = 0;
+        double sum;
 
-        for (size_t i = j; i < n; i++) {
-            double v = i == j ? 1 : 0;
-
-            for (size_t k = j; k < i; k++)
-                v -= l[i * n + k] * y[k];
-            y[i] = v / l[i * n + i];
+        y[j] = 1 / l[j * n + j];
+        sum = y[j] * y[j];
+        for (size_t i = j + 1; i < n; i++) {
+            y[i] = -dot(&l[i * n + j], &y[j], i - j) / l[i * n + i];
             sum += y[i] * y[i];
         }
         out[j] = sum;
@@ -90,9 +94,7 @@ static size_t most_wanting(const double *h, const double *g, size_t n, const boo
 
         if (free_set[a])
             continue;
-        for (size_t c = 0; c < n; c++)
-            want -= h[a * n + c] * x[c];
-        want /= h[a * n + a];
+        want = (want - dot(&h[a * n], x, n)) / h[a * n + a];
         if (want > best) {
             best = want;
             add = a;

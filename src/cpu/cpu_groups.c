@@ -23,6 +23,7 @@ void cpu_groups_init(struct cpu_groups *g, int proc_fd, int sys_fd) {
 
 void cpu_groups_done(struct cpu_groups *g) {
     free(g->taken);
+    free(g->exits);
     for (size_t i = 0; i < g->n; i++)
         g->v[i].cgroup = cgroup_cpu_free(g->v[i].cgroup);
     hashmap_done(&g->index);
@@ -111,12 +112,37 @@ int cpu_groups_get(struct cpu_groups *g, uint64_t key, uint32_t pid,
 
 void cpu_groups_begin(struct cpu_groups *g) {
     for (size_t i = 0; i < g->n; i++) {
+        if (g->v[i].read_skipped)
+            g->v[i].skipped_seen_us += g->v[i].seen_us;
         g->v[i].seen_us = 0;
         g->v[i].cgroup_delta_us = 0;
         g->v[i].cgroup_valid = false;
         g->v[i].ended = false;
         g->v[i].watch_step = SIZE_MAX;
     }
+}
+
+void cpu_groups_select_reads(struct cpu_groups *g) {
+    g->read_selected = true;
+}
+
+void cpu_groups_mark_exit(struct cpu_groups *g, uint64_t key) {
+    size_t i = cpu_groups_find(g, key);
+
+    if (i != SIZE_MAX)
+        g->v[i].exited = true;
+}
+
+uint64_t cpu_group_delta_since_read(const struct cpu_group *grp, uint64_t usage) {
+    uint64_t delta = usage - grp->last_usage_us;
+
+    return delta > grp->skipped_seen_us ? delta - grp->skipped_seen_us : 0;
+}
+
+/* Whether this read may leave grp out (cpu_groups_select_reads()). */
+static bool may_skip(const struct cpu_groups *g, const struct cpu_group *grp) {
+    return g->read_selected && grp->have_usage && !grp->exited && !grp->watched &&
+           grp->watch_step == SIZE_MAX && (g->reads + grp->key) % CPU_GROUPS_FULL_READ_SCANS != 0;
 }
 
 void cpu_groups_read(struct cpu_groups *g) {
@@ -127,14 +153,23 @@ void cpu_groups_read(struct cpu_groups *g) {
         uint64_t usage;
         int r;
 
+        grp->read_skipped = false;
         if (!grp->cgroup) {
             if (grp->watch_step != SIZE_MAX)
                 cpu_groups_slurm_final(g, grp); /* ended before any read of ours */
             continue;
         }
+        if (may_skip(g, grp)) {
+            grp->read_skipped = true;
+            grp->unchanged_reads = 0;
+            continue;
+        }
         r = cgroup_cpu_read(grp->cgroup, &usage);
-        if (r == -EMFILE || r == -ENFILE || r == -ENOMEM)
-            continue; /* our shortage, not the cgroup's: the next read takes the delta */
+        if (r == -EMFILE || r == -ENFILE || r == -ENOMEM) {
+            /* our shortage, not the cgroup's: the next read takes the delta */
+            grp->read_skipped = true;
+            continue;
+        }
         if (r < 0 && grp->watch_step != SIZE_MAX) {
             /* Removed after the watch's copy was taken: its last read (and the root's
              * share of it) comes with the next copy, which says it is gone. */
@@ -149,21 +184,26 @@ void cpu_groups_read(struct cpu_groups *g) {
                                   (unsigned long long)grp->key);
             grp->cgroup = cgroup_cpu_free(grp->cgroup);
             grp->have_usage = grp->usage_from_scan = false;
-            grp->unchanged_reads = 0;
+            grp->unchanged_reads = grp->skipped_seen_us = 0;
             continue;
         }
         if (grp->have_usage && grp->usage_from_scan && usage == grp->last_usage_us)
             grp->unchanged_reads++;
         else
             grp->unchanged_reads = 0;
-        /* A usage that went back (a recreated cgroup) is a new baseline, never negative. */
+        /* A usage that went back (a recreated cgroup) is a new baseline, never negative.
+         * The windows left out gave their processes what they were seen to use. */
         if (grp->have_usage && usage >= grp->last_usage_us) {
-            grp->cgroup_delta_us = usage - grp->last_usage_us;
+            grp->cgroup_delta_us = cpu_group_delta_since_read(grp, usage);
             grp->cgroup_valid = true;
         }
         grp->last_usage_us = usage;
         grp->have_usage = grp->usage_from_scan = true;
+        grp->skipped_seen_us = 0;
+        grp->exited = false;
     }
+    g->read_selected = false;
+    g->reads++;
     if (g->watch)
         cpu_groups_slurm_tails(g);
 }

@@ -27,7 +27,17 @@
  *
  * Work per scan: one cgroup read per workload, plus one <pid>/cgroup read and one
  * directory open per new workload (or per new process while its workload has no cgroup).
+ *
+ * When the scan reads every process's CPU time (the task iterator) and every exit since
+ * the last read is known (the exec watch), a cgroup adds only what exited processes used
+ * after the last scan saw them: cpu_groups_select_reads() then has the next read leave out
+ * the workloads with no exit (cpu_groups_mark_exit()), but for one in
+ * CPU_GROUPS_FULL_READ_SCANS, staggered, in case an exit was missed. The next read of a
+ * group takes off what its processes were seen to use in the windows it was left out of,
+ * so its cgroup_delta_us is still what this window's processes used, and nothing that
+ * exited unseen is lost, only given a few scans later.
  */
+#define CPU_GROUPS_FULL_READ_SCANS 10
 
 struct cpu_group {
     uint64_t key;
@@ -46,6 +56,12 @@ struct cpu_group {
     uint64_t cgroup_delta_us;
     bool cgroup_valid;
 
+    /* Reads left out (cpu_groups_select_reads()): a process of it exited since its last
+     * read; this window's read was left out; seen_us of the windows left out since. */
+    bool exited;
+    bool read_skipped;
+    uint64_t skipped_seen_us;
+
     /* SLURM job steps followed by the watch (cpu_groups_slurm.c). */
     bool watched;      /* its cgroup is a step directory the watch knows */
     bool ended;        /* its cgroup went away in this window: its last time is in */
@@ -54,10 +70,15 @@ struct cpu_group {
     bool tail_exact; /* ended with its whole final usage known: no share of the root's rest */
 };
 
+struct exec_exit;
+
 struct cpu_groups {
-    int proc_fd, sys_fd;  /* borrowed; -1: no cgroup reads */
-    bool prepared;        /* cpu_groups_prepare() read the groups for this window */
-    struct hashmap index; /* key -> index + 1 */
+    int proc_fd, sys_fd;     /* borrowed; -1: no cgroup reads */
+    bool prepared;           /* cpu_groups_prepare() read the groups for this window */
+    bool read_selected;      /* the next read leaves out groups with no exit */
+    struct exec_exit *exits; /* room for the exits taken from the exec watch */
+    uint64_t reads;          /* cpu_groups_read()s so far */
+    struct hashmap index;    /* key -> index + 1 */
     struct cpu_group *v;
     size_t n, cap;
 
@@ -106,6 +127,26 @@ void cpu_groups_begin(struct cpu_groups *g);
  * the previous read was good too, and unchanged_reads; a cgroup that is gone (or fails)
  * is closed. */
 void cpu_groups_read(struct cpu_groups *g);
+
+/* The next cpu_groups_read() reads only the groups marked by cpu_groups_mark_exit(), new
+ * ones, SLURM steps, and those due for their periodic read: every exit since the last read
+ * is known, and every process's CPU time comes from the scan. */
+void cpu_groups_select_reads(struct cpu_groups *g);
+
+/* A process of the workload of key exited: its cgroup is read at the next read. */
+void cpu_groups_mark_exit(struct cpu_groups *g, uint64_t key);
+
+/* Before cpu_groups_prepare(): when scanner reads the task iterator and watch (borrowed)
+ * knows every exit since its last call, marks the workloads of those exits and selects the
+ * reads (cpu_groups_exits.c). Else every cgroup is read, as always. Returns 0 or -ENOMEM. */
+struct exec_watch;
+struct procfs_scanner;
+int cpu_groups_select_by_exits(struct cpu_groups *g, struct procfs_scanner *scanner,
+                               struct exec_watch *watch);
+
+/* The growth of grp's cgroup usage from its last read to usage (not below it), less what
+ * its processes were seen to use in the windows whose reads were left out. */
+uint64_t cpu_group_delta_since_read(const struct cpu_group *grp, uint64_t usage);
 
 /* True when the workload of key has a cgroup whose usage stayed the same through the last
  * reads + 1 cpu_groups_read()s. */

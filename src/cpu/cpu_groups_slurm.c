@@ -92,7 +92,7 @@ void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp) {
     const struct slurm_watch_step *j = &g->taken[grp->watch_step];
 
     if (grp->have_usage && j->have_usage && j->usage_us >= grp->last_usage_us) {
-        grp->cgroup_delta_us = j->usage_us - grp->last_usage_us;
+        grp->cgroup_delta_us = cpu_group_delta_since_read(grp, j->usage_us);
         grp->cgroup_valid = true;
     } else if (grp->have_usage) {
         grp->cgroup_valid = true; /* read after the watch's last read: nothing more */
@@ -102,7 +102,7 @@ void cpu_groups_slurm_final(struct cpu_groups *g, struct cpu_group *grp) {
     grp->tail_exact = j->final_exact;
     grp->cgroup = cgroup_cpu_free(grp->cgroup);
     grp->have_usage = grp->usage_from_scan = false;
-    grp->unchanged_reads = 0;
+    grp->unchanged_reads = grp->skipped_seen_us = 0;
 }
 
 void cpu_groups_slurm_tails(struct cpu_groups *g) {

@@ -440,6 +440,9 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     int n_rows = 0, r;
 
     if (s->procfs) {
+        if (s->exec_watch &&
+            cpu_groups_select_by_exits(&s->cpu_groups, s->procfs, s->exec_watch) == -ENOMEM)
+            return -ENOMEM;
         cpu_groups_prepare(&s->cpu_groups);
         n_rows = procfs_scan(s->procfs, &rows);
         if (n_rows == -ENOMEM)

@@ -55,6 +55,10 @@ struct exec_watch {
     struct identity_pool identities;
     uint32_t ring[EXEC_WATCH_MAX]; /* pids in the order they were added: the oldest go first */
     size_t ring_head, ring_len;
+    /* Exits since the last exec_watch_take_exits(); lost: some are missing. */
+    struct exec_exit exits[EXEC_WATCH_MAX_EXITS];
+    size_t n_exits;
+    bool exits_lost;
     struct exec_watch_stats stats;
 };
 
@@ -193,10 +197,14 @@ static void on_exec(struct exec_watch *w, uint32_t pid) {
     pthread_mutex_unlock(&w->lock);
 }
 
-static void on_exit_event(struct exec_watch *w, uint32_t pid) {
+static void on_exit_event(struct exec_watch *w, uint32_t pid, uint32_t parent) {
     struct kept *k;
 
     pthread_mutex_lock(&w->lock);
+    if (w->n_exits < EXEC_WATCH_MAX_EXITS)
+        w->exits[w->n_exits++] = (struct exec_exit){.pid = pid, .parent = parent};
+    else
+        w->exits_lost = true;
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
     if (k && !k->exited_ns) {
         k->exited_ns = clock_monotonic_ns();
@@ -223,7 +231,8 @@ static void on_message(struct exec_watch *w, char *buf, size_t n) {
             on_exec(w, (uint32_t)ev.event_data.exec.process_tgid);
         else if (ev.what == PROC_EVENT_EXIT &&
                  ev.event_data.exit.process_pid == ev.event_data.exit.process_tgid)
-            on_exit_event(w, (uint32_t)ev.event_data.exit.process_tgid);
+            on_exit_event(w, (uint32_t)ev.event_data.exit.process_tgid,
+                          (uint32_t)ev.event_data.exit.parent_tgid);
         else { /* only where the socket filter could not be attached */
             pthread_mutex_lock(&w->lock);
             w->stats.ignored++;
@@ -240,6 +249,7 @@ static int drain(struct exec_watch *w, char *buf, size_t size) {
         if (n < 0 && errno == ENOBUFS) { /* the kernel dropped events: say how often */
             pthread_mutex_lock(&w->lock);
             w->stats.overflows++;
+            w->exits_lost = true;
             pthread_mutex_unlock(&w->lock);
             continue;
         }
@@ -349,6 +359,19 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
         memcpy(ret->comm, k->comm, sizeof(ret->comm));
         r = 0;
     }
+    pthread_mutex_unlock(&w->lock);
+    return r;
+}
+
+int exec_watch_take_exits(struct exec_watch *w, struct exec_exit *out) {
+    int r;
+
+    pthread_mutex_lock(&w->lock);
+    r = w->exits_lost ? -ENOBUFS : (int)w->n_exits;
+    if (r > 0)
+        memcpy(out, w->exits, w->n_exits * sizeof(*out));
+    w->n_exits = 0;
+    w->exits_lost = false;
     pthread_mutex_unlock(&w->lock);
     return r;
 }

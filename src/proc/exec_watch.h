@@ -22,12 +22,20 @@
 /* Records are kept this long after their process exited, and at most this many. */
 #define EXEC_WATCH_KEEP_NS (UINT64_C(120) * 1000000000)
 #define EXEC_WATCH_MAX 16384
+/* Exits noted between two exec_watch_take_exits(), at most. */
+#define EXEC_WATCH_MAX_EXITS 1024
 
 struct exec_record {
     uint64_t starttime; /* field 22 of <pid>/stat: with the pid, who it was */
     char comm[PROC_COMM_MAX];
     struct workload_identity identity;
     bool exited;
+};
+
+/* A process that exited, and its parent then. */
+struct exec_exit {
+    uint32_t pid;
+    uint32_t parent;
 };
 
 struct exec_watch_stats {
@@ -52,5 +60,12 @@ struct exec_watch *exec_watch_stop(struct exec_watch *w);
 
 /* The newest record of pid. Returns 0, or -ESRCH when none is kept. Thread-safe. */
 int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *ret);
+
+/*
+ * Every process exit since the previous call (of any process, exec'd or not), moved into
+ * out (room for EXEC_WATCH_MAX_EXITS). Returns how many, or -ENOBUFS when the list is not
+ * complete: more exits than it holds, or the kernel dropped events. Thread-safe.
+ */
+int exec_watch_take_exits(struct exec_watch *w, struct exec_exit *out);
 
 void exec_watch_get_stats(struct exec_watch *w, struct exec_watch_stats *ret);

@@ -442,7 +442,7 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
     for (size_t i = 0; i < s->n_graveyard; i++)
         entry_free(s, s->graveyard[i]);
     s->n_graveyard = 0;
-    s->n_rows = 0;
+    s->n_rows = s->n_sorted_rows = 0;
     s->scan_no++;
     s->stats.scans++;
 
@@ -450,8 +450,10 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
         r = procfs_scan_bpf(s);
         if (r == -ENOMEM)
             return r;
-        if (r == 0)
+        if (r == 0) {
+            s->n_sorted_rows = s->n_rows;
             goto sweep;
+        }
         /* Refused (a filter, a lost capability) or broken: /proc from now on. */
         s->iter = task_iter_free(s->iter);
         s->bpf_reason = "reading the task iterator failed";
@@ -512,6 +514,23 @@ int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *
     };
     memcpy(ret->comm, st.comm, sizeof(ret->comm));
     return 0;
+}
+
+const struct workload_identity *procfs_scanned_identity(const struct procfs_scanner *s,
+                                                        uint32_t pid) {
+    size_t lo = 0, hi = s->n_sorted_rows;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->rows[mid].pid == pid)
+            return s->rows[mid].identity;
+        if (s->rows[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 double procfs_start_time_seconds(const struct procfs_scanner *s, uint64_t starttime) {

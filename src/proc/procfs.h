@@ -167,6 +167,11 @@ typedef bool (*procfs_unchanged_fn)(void *userdata, const struct workload_identi
                                     uint64_t scans_ago);
 void procfs_set_unchanged(struct procfs_scanner *s, procfs_unchanged_fn unchanged, void *userdata);
 
+/* The identity of pid as the last scan reported it, NULL when that scan did not (or was
+ * not read through the task iterator). Valid until the next scan; reads nothing. */
+const struct workload_identity *procfs_scanned_identity(const struct procfs_scanner *s,
+                                                        uint32_t pid);
+
 /* Unix time of a process's start, from field 22 of its stat (ticks since boot). */
 double procfs_start_time_seconds(const struct procfs_scanner *s, uint64_t starttime);
 

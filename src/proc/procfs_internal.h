@@ -76,6 +76,9 @@ struct procfs_scanner {
 
     struct procfs_process *rows;
     size_t n_rows, cap_rows;
+    /* rows[0..n_sorted_rows) are in ascending pid order (the iterator's): 0 after a
+     * listed scan, whose order the directory decides. */
+    size_t n_sorted_rows;
 
     /* Entries reported EXITED by the last scan: freed at the start of the next one, so
      * the identity pointers in those rows stay valid until then. */

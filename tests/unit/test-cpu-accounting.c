@@ -473,6 +473,60 @@ static void test_unchanged_workloads(void **state) {
     assert_false(cpu_groups_unchanged_fn(&f->groups, &f->id_a, 1));
 }
 
+/* One window of pid 101 (workload A) running 10 ticks (100 000 us), A's cgroup having
+ * grown by that and by unseen_us more; the reads selected (cpu_groups_select_reads()),
+ * with an exit of A announced when asked. Returns whether A's cgroup was read. */
+static bool selected_window(struct fx *f, unsigned n, uint64_t *usage, uint64_t unseen_us,
+                            bool exit) {
+    size_t k = cpu_groups_find(&f->groups, workload_group_key(&f->id_a));
+    bool read;
+
+    *usage += 100000 + unseen_us;
+    write_usage(f, SCOPE_A, *usage);
+    cpu_groups_select_reads(&f->groups);
+    if (exit)
+        cpu_groups_mark_exit(&f->groups, workload_group_key(&f->id_a));
+    cpu_groups_prepare(&f->groups);
+    read = !f->groups.v[k].read_skipped;
+    row(f, 101, 5000, "python3", &f->id_a, 10, 0);
+    scan(f, n, 1000 + 100 * n, 1000 + 100 * n, 1000000 + 1000 * n, 500000 + 100 * n);
+    return read;
+}
+
+/* With every exit known, a workload's cgroup is read only after an exit of it, or once in
+ * CPU_GROUPS_FULL_READ_SCANS reads; the time its processes were seen using in the windows
+ * left out is not taken for unseen time, and what an unseen process used is given in full
+ * at the next read. Each window: 1 000 000 us active on the node, 500 uJ of active
+ * package energy, so 100 000 unseen us are 50 uJ. */
+static void test_reads_left_out_until_an_exit(void **state) {
+    struct fx *f = *state;
+    uint64_t usage = 2000000;
+    unsigned reads = 0, window = 3;
+
+    scan_a(f, 1, true); /* A with its baseline (2 000 000 us) */
+    scan_a(f, 2, true);
+    /* A process of A ran 300 000 us unseen in window 3; no exit was announced. */
+    for (bool read = false; !read; window++) {
+        read = selected_window(f, window, &usage, window == 3 ? 300000 : 0, false);
+        assert_int_equal(workload(f, WORKLOAD_CONTAINER)->cpu_unseen_uj[PKG], read ? 150 : 0);
+        assert_true(window < 3 + CPU_GROUPS_FULL_READ_SCANS); /* the periodic read came */
+    }
+    /* Windows without an exit read A again only when it is due; an exit reads it at once. */
+    for (unsigned i = 0; i < CPU_GROUPS_FULL_READ_SCANS; i++)
+        reads += selected_window(f, window++, &usage, 0, false);
+    assert_int_equal(reads, 1);
+    assert_int_equal(workload(f, WORKLOAD_CONTAINER)->cpu_unseen_uj[PKG], 150);
+    assert_true(selected_window(f, window++, &usage, 200000, true));
+    assert_int_equal(workload(f, WORKLOAD_CONTAINER)->cpu_unseen_uj[PKG], 250);
+    assert_conserved(f, "package", PKG);
+    /* Without a selection (exits not known), every read happens. */
+    usage += 100000;
+    write_usage(f, SCOPE_A, usage);
+    cpu_groups_prepare(&f->groups);
+    assert_false(
+        f->groups.v[cpu_groups_find(&f->groups, workload_group_key(&f->id_a))].read_skipped);
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -493,6 +547,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_render, setup, teardown),
         cmocka_unit_test_setup_teardown(test_steps_end_with_their_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_workloads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reads_left_out_until_an_exit, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,9 +115,71 @@ static void test_short_process_known_after_exit(void **state) {
     w = exec_watch_stop(w);
 }
 
+static bool has_exit(const struct exec_exit *v, int n, pid_t pid, pid_t parent) {
+    for (int i = 0; i < n; i++)
+        if (v[i].pid == (uint32_t)pid && v[i].parent == (uint32_t)parent)
+            return true;
+    return false;
+}
+
+/* Every exit is listed once, with its parent, an exec'd program's and a forked copy's
+ * alike (the CPU split reads a workload's cgroup after an exit in it). */
+static void test_exits_listed_once(void **state) {
+    _cleanup_(closep) int procfs = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    static struct exec_exit exits[EXEC_WATCH_MAX_EXITS];
+    struct exec_watch *w = NULL;
+    pid_t forked, execd;
+    bool seen_forked = false, seen_execd = false;
+    int r, n, status;
+
+    (void)state;
+    assert_true(procfs >= 0);
+    r = exec_watch_start(procfs, &w);
+    if (r < 0) {
+        fprintf(stderr, "skipped: the process connector is not available here (%s)\n",
+                strerror(-r));
+        skip();
+    }
+    sleep_ms(50);
+    forked = fork();
+    assert_true(forked >= 0);
+    if (forked == 0)
+        _exit(0);
+    execd = fork();
+    assert_true(execd >= 0);
+    if (execd == 0) {
+        static char a0[] = "true";
+        char *argv[] = {a0, NULL}, *envp[] = {NULL};
+
+        execve("/bin/true", argv, envp);
+        _exit(127);
+    }
+    assert_int_equal(waitpid(forked, &status, 0), forked);
+    assert_int_equal(waitpid(execd, &status, 0), execd);
+    for (int i = 0; i < 100 && !(seen_forked && seen_execd); i++) {
+        sleep_ms(20);
+        n = exec_watch_take_exits(w, exits);
+        if (n < 0) /* the kernel dropped events on a busy machine: nothing to check */
+            continue;
+        seen_forked = seen_forked || has_exit(exits, n, forked, getpid());
+        seen_execd = seen_execd || has_exit(exits, n, execd, getpid());
+    }
+    if (!seen_forked && !seen_execd) {
+        fprintf(stderr, "skipped: no process events are delivered here\n");
+        w = exec_watch_stop(w);
+        skip();
+    }
+    assert_true(seen_forked && seen_execd);
+    n = exec_watch_take_exits(w, exits);
+    assert_true(n >= 0);
+    assert_false(has_exit(exits, n, forked, getpid()) || has_exit(exits, n, execd, getpid()));
+    w = exec_watch_stop(w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_process_known_after_exit),
+        cmocka_unit_test(test_exits_listed_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -275,6 +275,15 @@ static void scan_busy_child(bool try_bpf) {
             delta = rows[i].cpu_ticks_delta;
     }
     assert_true(procfs_uses_bpf(s, NULL, NULL) == uses);
+    /* The last scan's rows by pid, as the CPU split asks after an exit: the iterator's are
+     * in pid order; a listing's are not looked up. */
+    for (int i = 0; i < n; i++)
+        if (rows[i].pid == (uint32_t)kid)
+            assert_ptr_equal(procfs_scanned_identity(s, (uint32_t)kid),
+                             uses ? rows[i].identity : NULL);
+    if (uses)
+        assert_ptr_equal(procfs_scanned_identity(s, 1), rows[0].pid == 1 ? rows[0].identity : NULL);
+    assert_null(procfs_scanned_identity(s, PROC_PID_LIMIT - 1));
     reap(kid);
     procfs_scanner_free(s);
     assert_true(delta != UINT64_MAX);

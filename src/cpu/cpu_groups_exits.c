@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* Which workloads' cgroups the next read needs, from the exits the exec watch announced
+ * (cpu_groups_select_reads()). */
+#include "cpu_groups.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "exec_watch.h"
+#include "procfs.h"
+#include "workload_kind.h"
+
+/* The workload of pid as the last scan or the exec watch knew it; false when neither did. */
+static bool workload_of(struct procfs_scanner *scanner, struct exec_watch *watch, uint32_t pid,
+                        uint64_t *ret_key) {
+    const struct workload_identity *id = procfs_scanned_identity(scanner, pid);
+    struct exec_record rec;
+
+    if (id) {
+        *ret_key = workload_group_key(id);
+        return true;
+    }
+    if (exec_watch_lookup(watch, pid, &rec) < 0)
+        return false;
+    *ret_key = workload_group_key(&rec.identity);
+    return true;
+}
+
+int cpu_groups_select_by_exits(struct cpu_groups *g, struct procfs_scanner *scanner,
+                               struct exec_watch *watch) {
+    int n;
+
+    if (!procfs_uses_bpf(scanner, NULL, NULL))
+        return 0; /* a listed scan may leave out processes: it needs every cgroup */
+    if (!g->exits) {
+        g->exits = calloc(EXEC_WATCH_MAX_EXITS, sizeof(*g->exits));
+        if (!g->exits)
+            return -ENOMEM;
+    }
+    n = exec_watch_take_exits(watch, g->exits);
+    if (n < 0)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t key;
+
+        /* One that exited before any scan saw it was most likely where its parent is (a
+         * process moved out of its parent's cgroup and gone before a scan is found by the
+         * periodic read). Neither known: every cgroup is read. */
+        if (!workload_of(scanner, watch, g->exits[i].pid, &key) &&
+            !workload_of(scanner, watch, g->exits[i].parent, &key))
+            return 0;
+        if (key)
+            cpu_groups_mark_exit(g, key);
+    }
+    cpu_groups_select_reads(g);
+    return 0;
+}

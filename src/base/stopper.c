@@ -15,6 +15,7 @@ void stopper_init(struct stopper *st) {
     (void)pthread_cond_init(&st->wake, &attr);
     (void)pthread_condattr_destroy(&attr);
     atomic_init(&st->stopping, false);
+    st->kicked = false;
 }
 
 void stopper_done(struct stopper *st) {
@@ -28,13 +29,21 @@ bool stopper_sleep_until(struct stopper *st, uint64_t deadline_ns) {
     bool stopping;
 
     (void)pthread_mutex_lock(&st->lock);
-    /* Spurious wake-ups go back to sleep; only the deadline or a stop end the wait. */
-    while (!atomic_load(&st->stopping) &&
+    /* Spurious wake-ups go back to sleep; only the deadline, a kick or a stop end it. */
+    while (!atomic_load(&st->stopping) && !st->kicked &&
            pthread_cond_timedwait(&st->wake, &st->lock, &ts) != ETIMEDOUT)
         ;
+    st->kicked = false;
     stopping = atomic_load(&st->stopping);
     (void)pthread_mutex_unlock(&st->lock);
     return stopping;
+}
+
+void stopper_kick(struct stopper *st) {
+    (void)pthread_mutex_lock(&st->lock);
+    st->kicked = true;
+    (void)pthread_cond_broadcast(&st->wake);
+    (void)pthread_mutex_unlock(&st->lock);
 }
 
 void stopper_stop(struct stopper *st) {

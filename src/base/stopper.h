@@ -14,6 +14,7 @@ struct stopper {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     atomic_bool stopping; /* also read without the lock, between steps of a long round */
+    bool kicked;          /* under lock: stopper_kick() since the last wait ended */
 };
 
 void stopper_init(struct stopper *st);
@@ -21,6 +22,9 @@ void stopper_done(struct stopper *st);
 /* Sleeps until CLOCK_MONOTONIC reaches deadline_ns or the stopper is stopped. Returns
  * true when stopping. */
 bool stopper_sleep_until(struct stopper *st, uint64_t deadline_ns);
+/* Ends the sleeper's wait early (stopper_sleep_until() returns false), or its next one when
+ * it is not sleeping now: a worker whose next deadline moved closer. */
+void stopper_kick(struct stopper *st);
 /* Wakes the sleeper for good (until stopper_rearm()). */
 void stopper_stop(struct stopper *st);
 /* Clears a stop, for a thread started again. */

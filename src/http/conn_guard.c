@@ -13,8 +13,9 @@
 #include "clock.h"
 #include "stopper.h"
 
-/* The watchdog looks at the table at least this often. */
-#define WATCH_PERIOD_NS (250 * NSEC_PER_MSEC)
+/* The watchdog sleeps until the first deadline of a waiting connection, and for good while
+ * none waits: a node scraped twice a minute wakes it about as often. */
+#define WATCH_NEVER UINT64_MAX
 
 struct guarded {
     bool used;
@@ -30,6 +31,7 @@ struct conn_guard {
     pthread_mutex_t lock;
     struct guarded *slots; /* limits.capacity of them */
     unsigned live;         /* used and not cut */
+    uint64_t watch_at;     /* when the watchdog wakes next (WATCH_NEVER: when kicked) */
     uint64_t cut_deadline, cut_room;
     struct stopper stopper;
     pthread_t thread;
@@ -87,6 +89,17 @@ static struct guarded *oldest_waiting(struct conn_guard *g, const uint8_t *clien
     return oldest;
 }
 
+/* c waits from now: the watchdog wakes for its deadline if it would sleep past it. Under
+ * the lock. */
+static void watch_for(struct conn_guard *g, const struct guarded *c) {
+    uint64_t due = c->since_ns + g->limits.header_timeout_ns;
+
+    if (due < g->watch_at) {
+        g->watch_at = due;
+        stopper_kick(&g->stopper);
+    }
+}
+
 void *conn_guard_opened(struct conn_guard *g, int fd, const struct sockaddr *addr) {
     unsigned per_client_max = g->limits.per_client - g->limits.per_client / 4, count;
     struct guarded *c = NULL, *victim;
@@ -104,6 +117,7 @@ void *conn_guard_opened(struct conn_guard *g, int fd, const struct sockaddr *add
     *c = (struct guarded){.used = true, .fd = fd, .since_ns = clock_monotonic_ns()};
     client_key(addr, c->client);
     g->live++;
+    watch_for(g, c);
 
     victim = oldest_waiting(g, c->client, c, &count);
     if (count > per_client_max && victim) {
@@ -129,6 +143,8 @@ static void set_busy(struct conn_guard *g, void *handle, bool busy) {
     (void)pthread_mutex_lock(&g->lock);
     c->busy = busy;
     c->since_ns = clock_monotonic_ns();
+    if (!busy)
+        watch_for(g, c);
     (void)pthread_mutex_unlock(&g->lock);
 }
 
@@ -154,7 +170,7 @@ void conn_guard_closed(struct conn_guard *g, void *handle) {
 
 /* Cuts the waiting connections past their deadline; returns the next deadline. */
 static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
-    uint64_t next = now + WATCH_PERIOD_NS;
+    uint64_t next = WATCH_NEVER;
 
     (void)pthread_mutex_lock(&g->lock);
     for (unsigned i = 0; i < g->limits.capacity; i++) {
@@ -170,14 +186,16 @@ static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
             next = due;
         }
     }
+    g->watch_at = next;
     (void)pthread_mutex_unlock(&g->lock);
     return next;
 }
 
 static void *watchdog(void *arg) {
     struct conn_guard *g = arg;
-    uint64_t next = clock_monotonic_ns();
+    uint64_t next = enforce_deadlines(g, clock_monotonic_ns());
 
+    /* A kick (a connection waiting with an earlier deadline) ends a sleep early. */
     while (!stopper_sleep_until(&g->stopper, next))
         next = enforce_deadlines(g, clock_monotonic_ns());
     return NULL;
@@ -194,6 +212,7 @@ int conn_guard_new(const struct conn_guard_limits *l, struct conn_guard **ret) {
     if (!g)
         return -ENOMEM;
     g->limits = *l;
+    g->watch_at = WATCH_NEVER;
     g->slots = calloc(l->capacity, sizeof(*g->slots));
     if (!g->slots) {
         free(g);

@@ -15,7 +15,7 @@
 /* Classes not seen for this many time constants leave the live set (their data has
  * decayed below e^-5); they keep their estimate and memory. */
 #define LIVE_SPAN_TAUS 5.0
-/* The non-negative solve: factorisations at most, and how far (W) a class held at 0 must
+/* The non-negative solve: steps at most, and how far (W) a class held at 0 must
  * want to move to be freed. */
 #define MAX_NNLS_STEPS 40
 #define NNLS_TOLERANCE_W 1e-6

@@ -28,7 +28,8 @@ struct nnls_work {
 
 /* Solves min x'Hx/2 - g'x, x >= 0, for H (n x n) positive definite. A parameter held at 0 is
  * freed when it wants to move by more than tol (in x's units, alone). Returns the number of
- * factorisations taken; -ERANGE after max_steps (x then holds the last feasible point) or
- * -EDOM if a free set's matrix is not positive definite (x is then feasible, not optimal). */
+ * steps (solves of a free set) taken; -ERANGE after max_steps (x then holds the last feasible
+ * point) or -EDOM if a free set's matrix is not positive definite (x is then feasible, not
+ * optimal). */
 int nnls_solve(const double *h, const double *g, size_t n, const struct nnls_work *w, double tol,
                unsigned max_steps, double *x);

@@ -223,9 +223,9 @@ static int free_slot(struct intensity_gpu *g, uint32_t *ret) {
     return 0;
 }
 
-/* The slot of a class, added if new (NO_SLOT when the table is full of classes in use). */
-/* The slot of class key, hint the one it likely has (the same consumer's in the last
- * window; NO_SLOT: none): a tracked class is found without the index. */
+/* The slot of class key, added if new (NO_SLOT when the table is full of classes in use).
+ * hint is the slot it likely has (the same consumer's in the last window; NO_SLOT: none):
+ * a tracked class is found there without the index. */
 static int class_slot(struct intensity_gpu *g, uint64_t key, uint32_t hint, uint32_t *ret) {
     uintptr_t v;
     uint32_t s;

@@ -81,11 +81,12 @@
  * O(m^2) to add it; per solve (once per row) O(L^3) for the Cholesky and the inverse's
  * diagonal, and when a coefficient is held at 0 one more O(L^3) factor of the free set,
  * then O(L^2) per active-set step (a median of 4 steps on a GPU of 64 processes, at most
- * 40), O((L + F)^2) for the residual with F the tracked classes not live. Memory per GPU: half of
- * (K + 2)^2 doubles for the normal matrix, grown with K (8 classes: 0.4 KiB; 256: 260 KiB), and (L
- * + 2)^2 x 2 for the solve, shared by the GPUs of one accounting. Nothing is allocated once the
- * tables have grown to the GPU's class count; a new class beyond max_classes evicts the least
- * recently seen one.
+ * 40); O((L + F)^2) for the residual with F the tracked classes not live.
+ *
+ * Memory per GPU: half of (K + 2)^2 doubles for the normal matrix, grown with K (8
+ * classes: 0.4 KiB; 256: 260 KiB), and (L + 2)^2 x 2 for the solve, shared by the GPUs
+ * of one accounting. Nothing is allocated once the tables have grown to the GPU's class
+ * count; a new class beyond max_classes evicts the least recently seen one.
  *
  * Families: a consumer may name its command (family_key); a class with too little data
  * takes its family's pooled estimate as a prior (intensity_family.c).

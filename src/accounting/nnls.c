@@ -35,17 +35,23 @@ bool dense_cholesky(double *l, size_t n) {
     return true;
 }
 
-void dense_chol_solve(const double *l, size_t n, const double *rhs, double *x) {
-    for (size_t i = 0; i < n; i++)
-        x[i] = (rhs[i] - dot(&l[i * n], x, i)) / l[i * n + i];
+/* x = H^-1 rhs over m parameters from H's factor, its rows `stride` apart; x may be rhs. */
+static void chol_solve_rows(const double *l, size_t stride, size_t m, const double *rhs,
+                            double *x) {
+    for (size_t i = 0; i < m; i++)
+        x[i] = (rhs[i] - dot(&l[i * stride], x, i)) / l[i * stride + i];
     /* L' x = y by rows of L: each x[i] found takes its part from the ones before it. */
-    for (size_t i = n; i-- > 0;) {
-        double xi = x[i] / l[i * n + i];
+    for (size_t i = m; i-- > 0;) {
+        double xi = x[i] / l[i * stride + i];
 
         x[i] = xi;
         for (size_t k = 0; k < i; k++)
-            x[k] -= l[i * n + k] * xi;
+            x[k] -= l[i * stride + k] * xi;
     }
+}
+
+void dense_chol_solve(const double *l, size_t n, const double *rhs, double *x) {
+    chol_solve_rows(l, n, n, rhs, x);
 }
 
 /* Column j of L^-1 by forward substitution, summed in squares. */
@@ -75,11 +81,12 @@ static bool factor_free(const double *h, size_t n, size_t m, const struct nnls_w
     const uint32_t *f = w->free_at;
 
     for (size_t i = 0; i < m; i++) {
+        double d;
+
         for (size_t j = 0; j < i; j++)
             w->l[i * n + j] =
                 (h[f[i] * n + f[j]] - dot(&w->l[i * n], &w->l[j * n], j)) / w->l[j * n + j];
-        double d = h[f[i] * n + f[i]] - dot(&w->l[i * n], &w->l[i * n], i);
-
+        d = h[f[i] * n + f[i]] - dot(&w->l[i * n], &w->l[i * n], i);
         if (!(d > 0))
             return false;
         w->l[i * n + i] = sqrt(d);
@@ -128,20 +135,13 @@ static void factor_remove(size_t n, size_t m, size_t k, const struct nnls_work *
 
 /* z = H_FF^-1 g_F over the m free parameters from their factor, 0 elsewhere. */
 static void solve_free(const double *g, size_t n, size_t m, const struct nnls_work *w) {
-    const double *l = w->l;
-    double *c = w->c;
-
     for (size_t i = 0; i < m; i++)
-        c[i] = (g[w->free_at[i]] - dot(&l[i * n], c, i)) / l[i * n + i];
-    for (size_t i = m; i-- > 0;) {
-        c[i] /= l[i * n + i];
-        for (size_t k = 0; k < i; k++)
-            c[k] -= l[i * n + k] * c[i];
-    }
+        w->c[i] = g[w->free_at[i]];
+    chol_solve_rows(w->l, n, m, w->c, w->c);
     for (size_t a = 0; a < n; a++)
         w->z[a] = 0;
     for (size_t i = 0; i < m; i++)
-        w->z[w->free_at[i]] = c[i];
+        w->z[w->free_at[i]] = w->c[i];
 }
 
 /* Binds the free parameters with z <= 0 (x NULL), or the blocker and those x puts at 0,

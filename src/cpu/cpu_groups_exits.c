@@ -28,10 +28,16 @@ static bool workload_of(struct procfs_scanner *scanner, struct exec_watch *watch
 
 int cpu_groups_select_by_exits(struct cpu_groups *g, struct procfs_scanner *scanner,
                                struct exec_watch *watch) {
+    struct exec_watch_stats st;
     int n;
 
     if (!procfs_uses_bpf(scanner, NULL, NULL))
         return 0; /* a listed scan may leave out processes: it needs every cgroup */
+    /* Subscribed but never told of a program: a network namespace the kernel sends no
+     * process events to, where no exit would be heard either. */
+    exec_watch_get_stats(watch, &st);
+    if (st.execs == 0)
+        return 0;
     if (!g->exits) {
         g->exits = calloc(EXEC_WATCH_MAX_EXITS, sizeof(*g->exits));
         if (!g->exits)

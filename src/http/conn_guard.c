@@ -16,6 +16,9 @@
 /* The watchdog sleeps until the first deadline of a waiting connection, and for good while
  * none waits: a node scraped twice a minute wakes it about as often. */
 #define WATCH_NEVER UINT64_MAX
+/* How soon a connection past its deadline, its request waiting for a worker, is looked at
+ * again. */
+#define PENDING_RECHECK_NS (100 * NSEC_PER_MSEC)
 
 struct guarded {
     bool used;
@@ -168,7 +171,9 @@ void conn_guard_closed(struct conn_guard *g, void *handle) {
     (void)pthread_mutex_unlock(&g->lock);
 }
 
-/* Cuts the waiting connections past their deadline; returns the next deadline. */
+/* Cuts the waiting connections past their deadline; returns the next deadline. One whose
+ * request sits unread in its socket waits for a worker, not on its client: it is looked at
+ * again a moment later, as the room rules leave it alone too. */
 static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
     uint64_t next = WATCH_NEVER;
 
@@ -179,12 +184,15 @@ static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
 
         if (!c->used || c->cut || c->busy)
             continue;
-        if (due <= now) {
+        if (due <= now && request_pending(c))
+            due = now + PENDING_RECHECK_NS;
+        else if (due <= now) {
             cut(g, c);
             g->cut_deadline++;
-        } else if (due < next) {
-            next = due;
+            continue;
         }
+        if (due < next)
+            next = due;
     }
     g->watch_at = next;
     (void)pthread_mutex_unlock(&g->lock);

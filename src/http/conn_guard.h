@@ -15,7 +15,9 @@
  * own thread then sees the end of the stream and closes it. Three rules:
  *
  *  - deadline: a connection waiting longer than header_timeout_ns in all is cut; sending a
- *    byte at a time does not extend it (libmicrohttpd's own timeout restarts at each byte);
+ *    byte at a time does not extend it (libmicrohttpd's own timeout restarts at each byte).
+ *    One whose bytes sit unread in its socket (every worker busy) is not cut until they
+ *    are read: it waits on the server, not on its client;
  *  - per client address: when a new connection makes its address hold more than
  *    per_client - per_client/4 live connections, the address's oldest waiting one is cut;
  *  - in all: when a new connection leaves fewer than `reserve` of `capacity` slots free, the

@@ -173,6 +173,20 @@ static void test_exits_listed_once(void **state) {
     n = exec_watch_take_exits(w, exits);
     assert_true(n >= 0);
     assert_false(has_exit(exits, n, forked, getpid()) || has_exit(exits, n, execd, getpid()));
+
+    /* More exits than the list holds before anyone takes them: the list says it is not
+     * complete (the CPU split then reads every cgroup), once, and starts again. */
+    for (unsigned i = 0; i < EXEC_WATCH_MAX_EXITS + 16; i++) {
+        pid_t kid = fork();
+
+        assert_true(kid >= 0);
+        if (kid == 0)
+            _exit(0);
+        assert_int_equal(waitpid(kid, &status, 0), kid);
+    }
+    sleep_ms(200);
+    assert_int_equal(exec_watch_take_exits(w, exits), -ENOBUFS);
+    assert_true(exec_watch_take_exits(w, exits) >= 0);
     w = exec_watch_stop(w);
 }
 

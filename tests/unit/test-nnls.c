@@ -166,32 +166,38 @@ static void test_start_set_changes_nothing(void **state) {
     }
 }
 
-/* 60 classes in groups of near-copies of one load: H is ill-conditioned, as on a GPU of
- * constant-load processes. The optimum is reached, from the unconstrained solution's
- * positive part as the intensity fit starts, in a few factorisations. */
+/* A 60-class system of groups of near-copies of one load (H ill-conditioned, as on a GPU
+ * of constant-load processes), solved in at most max_steps: from the unconstrained
+ * solution's positive part, as the intensity fit starts, or from nothing free. */
+static int solve_collinear(uint64_t *rng, bool from_unconstrained, unsigned max_steps,
+                           struct problem *p, double *x) {
+    struct room r;
+    struct nnls_work w = work(&r);
+
+    random_problem(p, 60, 100, true, rng);
+    memcpy(w.l, p->h, sizeof(p->h[0]) * 60 * 60);
+    assert_true(dense_cholesky(w.l, 60));
+    dense_chol_solve(w.l, 60, p->g, x);
+    for (size_t a = 0; a < 60; a++)
+        r.free_set[a] = from_unconstrained && x[a] > 0;
+    return nnls_solve(p->h, p->g, 60, &w, TOL, max_steps, x);
+}
+
+/* The optimum is reached in a few steps. */
 static void test_ill_conditioned(void **state) {
     uint64_t rng = 5;
     unsigned worst = 0;
 
     for (unsigned k = 0; k < 20; k++) {
         struct problem p;
-        struct room r;
-        struct nnls_work w = work(&r);
         double x[MAX_N];
-        int ret;
+        int ret = solve_collinear(&rng, true, 200, &p, x);
 
-        random_problem(&p, 60, 100, true, &rng);
-        memcpy(w.l, p.h, sizeof(p.h[0]) * 60 * 60);
-        assert_true(dense_cholesky(w.l, 60));
-        dense_chol_solve(w.l, 60, p.g, x);
-        for (size_t a = 0; a < 60; a++)
-            r.free_set[a] = x[a] > 0;
-        ret = nnls_solve(p.h, p.g, 60, &w, TOL, 200, x);
         ASSERT_OK(ret);
         assert_optimal(&p, x, TOL);
         worst = (unsigned)ret > worst ? (unsigned)ret : worst;
     }
-    print_message("at most %u factorisations\n", worst);
+    print_message("at most %u steps\n", worst);
 }
 
 static void test_singular_refused(void **state) {
@@ -218,15 +224,9 @@ static void test_out_of_steps(void **state) {
 
     for (unsigned k = 0; k < 20; k++) {
         struct problem p;
-        struct room r;
-        struct nnls_work w = work(&r);
         double x[MAX_N];
-        int ret;
+        int ret = solve_collinear(&rng, false, 2, &p, x);
 
-        random_problem(&p, 60, 100, true, &rng);
-        for (size_t a = 0; a < 60; a++)
-            r.free_set[a] = false;
-        ret = nnls_solve(p.h, p.g, 60, &w, TOL, 2, x);
         if (ret == -ERANGE)
             cut++;
         else

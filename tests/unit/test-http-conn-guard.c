@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The connection guard's header deadline on socket pairs: an idle connection is cut at its
+ * deadline; one whose request waits unread in its socket (every worker busy) is not, until
+ * the server has read it. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn_guard.h"
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* Whether the guard shut the server side down: the client reads the end of the stream. */
+static bool was_cut(int client) {
+    char b;
+
+    return recv(client, &b, 1, MSG_DONTWAIT) == 0;
+}
+
+static void test_deadline_spares_unread_request(void **state) {
+    const struct conn_guard_limits l = {
+        .capacity = 8, .per_client = 4, .reserve = 1, .header_timeout_ns = 50000000};
+    static const char request[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct conn_guard *g = NULL;
+    struct conn_guard_stats st;
+    int idle[2], queued[2];
+    void *h_idle, *h_queued;
+    char buf[sizeof(request)];
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, idle), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, queued), 0);
+    h_idle = conn_guard_opened(g, idle[0], NULL);
+    h_queued = conn_guard_opened(g, queued[0], NULL);
+    assert_non_null(h_idle);
+    assert_non_null(h_queued);
+    assert_int_equal(write(queued[1], request, strlen(request)), (ssize_t)strlen(request));
+
+    sleep_ms(400); /* eight deadlines */
+    assert_true(was_cut(idle[1]));
+    assert_false(was_cut(queued[1]));
+    conn_guard_stats(g, &st);
+    assert_int_equal(st.cut_deadline, 1);
+
+    /* A worker reads the request, and nothing more comes: now it waits on its client. */
+    assert_int_equal(read(queued[0], buf, sizeof(buf)), (ssize_t)strlen(request));
+    sleep_ms(400);
+    assert_true(was_cut(queued[1]));
+    conn_guard_stats(g, &st);
+    assert_int_equal(st.cut_deadline, 2);
+
+    conn_guard_closed(g, h_idle);
+    conn_guard_closed(g, h_queued);
+    for (int i = 0; i < 2; i++) {
+        (void)close(idle[i]);
+        (void)close(queued[i]);
+    }
+    assert_null(conn_guard_free(g));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deadline_spares_unread_request),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -144,6 +144,17 @@ struct procfs_scanner;
 int cpu_groups_select_by_exits(struct cpu_groups *g, struct procfs_scanner *scanner,
                                struct exec_watch *watch);
 
+/* The workload group key of pid (0: a workload without a cgroup of its own); false when
+ * the sources know nothing of pid. */
+typedef bool (*cpu_groups_lookup_fn)(void *userdata, uint32_t pid, uint64_t *ret_key);
+
+/* The choices of cpu_groups_select_by_exits(): marks the workload of each exit, placed by
+ * the process itself, else by its parent, and selects the reads. Returns false, selecting
+ * nothing (every cgroup is read), when an exit is placed by neither. */
+struct exec_exit;
+bool cpu_groups_place_exits(struct cpu_groups *g, const struct exec_exit *exits, size_t n,
+                            cpu_groups_lookup_fn lookup, void *userdata);
+
 /* The growth of grp's cgroup usage from its last read to usage (not below it), less what
  * its processes were seen to use in the windows whose reads were left out. */
 uint64_t cpu_group_delta_since_read(const struct cpu_group *grp, uint64_t usage);

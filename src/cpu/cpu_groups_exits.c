@@ -26,8 +26,37 @@ static bool workload_of(struct procfs_scanner *scanner, struct exec_watch *watch
     return true;
 }
 
+bool cpu_groups_place_exits(struct cpu_groups *g, const struct exec_exit *exits, size_t n,
+                            cpu_groups_lookup_fn lookup, void *userdata) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key;
+
+        /* One that exited before any scan saw it was most likely where its parent is (a
+         * process moved out of its parent's cgroup and gone before a scan is found by the
+         * periodic read). Neither known: every cgroup is read. */
+        if (!lookup(userdata, exits[i].pid, &key) && !lookup(userdata, exits[i].parent, &key))
+            return false;
+        if (key)
+            cpu_groups_mark_exit(g, key);
+    }
+    cpu_groups_select_reads(g);
+    return true;
+}
+
+struct sources {
+    struct procfs_scanner *scanner;
+    struct exec_watch *watch;
+};
+
+static bool lookup_in_sources(void *userdata, uint32_t pid, uint64_t *ret_key) {
+    struct sources *s = userdata;
+
+    return workload_of(s->scanner, s->watch, pid, ret_key);
+}
+
 int cpu_groups_select_by_exits(struct cpu_groups *g, struct procfs_scanner *scanner,
                                struct exec_watch *watch) {
+    struct sources sources = {scanner, watch};
     struct exec_watch_stats st;
     int n;
 
@@ -44,20 +73,7 @@ int cpu_groups_select_by_exits(struct cpu_groups *g, struct procfs_scanner *scan
             return -ENOMEM;
     }
     n = exec_watch_take_exits(watch, g->exits);
-    if (n < 0)
-        return 0;
-    for (int i = 0; i < n; i++) {
-        uint64_t key;
-
-        /* One that exited before any scan saw it was most likely where its parent is (a
-         * process moved out of its parent's cgroup and gone before a scan is found by the
-         * periodic read). Neither known: every cgroup is read. */
-        if (!workload_of(scanner, watch, g->exits[i].pid, &key) &&
-            !workload_of(scanner, watch, g->exits[i].parent, &key))
-            return 0;
-        if (key)
-            cpu_groups_mark_exit(g, key);
-    }
-    cpu_groups_select_reads(g);
+    if (n >= 0) /* else exits were lost: every cgroup is read */
+        (void)cpu_groups_place_exits(g, g->exits, (size_t)n, lookup_in_sources, &sources);
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cpu_accounting.h"
+#include "exec_watch.h"
 #include "exposition.h"
 #include "fileio.h"
 #include "ledger.h"
@@ -527,6 +528,68 @@ static void test_reads_left_out_until_an_exit(void **state) {
         f->groups.v[cpu_groups_find(&f->groups, workload_group_key(&f->id_a))].read_skipped);
 }
 
+/* What the sources know of each pid, for cpu_groups_place_exits(). */
+struct known_pid {
+    uint32_t pid;
+    uint64_t key;
+};
+
+static bool lookup_known(void *userdata, uint32_t pid, uint64_t *ret_key) {
+    for (const struct known_pid *k = userdata; k->pid; k++)
+        if (k->pid == pid) {
+            *ret_key = k->key;
+            return true;
+        }
+    return false;
+}
+
+/* Each exit is placed by its own pid, else by its parent's; one placed by neither leaves
+ * nothing selected, so that every cgroup is read; a process of no workload marks none. */
+static void test_exits_placed(void **state) {
+    struct fx *f = *state;
+    uint64_t key_a = workload_group_key(&f->id_a);
+    struct known_pid known[] = {{101, key_a}, {400, 0}, {0, 0}};
+    size_t k;
+    bool due;
+
+    scan_a(f, 1, true);
+    k = cpu_groups_find(&f->groups, key_a);
+    assert_true(k != SIZE_MAX);
+
+    /* Gone before any scan saw it: placed by its parent 101, in A. */
+    assert_true(cpu_groups_place_exits(&f->groups, (struct exec_exit[]){{300, 101}}, 1,
+                                       lookup_known, known));
+    assert_true(f->groups.read_selected);
+    assert_true(f->groups.v[k].exited);
+    cpu_groups_prepare(&f->groups);
+    assert_false(f->groups.v[k].read_skipped); /* read because of the exit */
+    assert_false(f->groups.v[k].exited);
+    scan_a(f, 2, false);
+
+    /* A process of no workload: the selection stands, A is not marked. */
+    assert_true(
+        cpu_groups_place_exits(&f->groups, (struct exec_exit[]){{400, 1}}, 1, lookup_known, known));
+    assert_true(f->groups.read_selected);
+    assert_false(f->groups.v[k].exited);
+    due = (f->groups.reads + key_a) % CPU_GROUPS_FULL_READ_SCANS == 0;
+    cpu_groups_prepare(&f->groups);
+    assert_int_equal(f->groups.v[k].read_skipped, !due); /* left out unless due */
+    scan_a(f, 3, false);
+    /* No exit at all: selected, nothing marked. */
+    f->groups.read_selected = false;
+    assert_true(cpu_groups_place_exits(&f->groups, NULL, 0, lookup_known, known));
+    assert_true(f->groups.read_selected);
+    assert_false(f->groups.v[k].exited);
+
+    /* One exit that neither it nor its parent places: nothing selected, every cgroup read. */
+    f->groups.read_selected = false;
+    assert_false(cpu_groups_place_exits(&f->groups, (struct exec_exit[]){{101, 1}, {500, 501}}, 2,
+                                        lookup_known, known));
+    assert_false(f->groups.read_selected);
+    cpu_groups_prepare(&f->groups);
+    assert_false(f->groups.v[k].read_skipped);
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -548,6 +611,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_steps_end_with_their_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_workloads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_left_out_until_an_exit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exits_placed, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,10 @@ struct cpu_accounting {
     uint64_t *keys, *weights, *parts;
     size_t unseen_cap;
     struct cpu_unseen_group *unseen;
+    /* Per group over the scan's domains: its CPU energy (the domains counted as cpu), and
+     * its unseen part of each domain (SNAP_CPU_DOMAINS per group); booked once a scan. */
     uint64_t *group_uj, *group_unseen_uj;
+    unsigned booked_domains; /* bit per domain split in this scan */
     struct split_scratch split;
 };
 
@@ -179,7 +182,8 @@ static int collect_unseen(struct cpu_accounting *c, uint64_t node_active_us, uin
         }
         if (r >= 0) {
             cap = c->unseen_cap;
-            r = grow_array(&c->group_unseen_uj, &cap, n, sizeof(*c->group_unseen_uj));
+            r = grow_array(&c->group_unseen_uj, &cap, n,
+                           SNAP_CPU_DOMAINS * sizeof(*c->group_unseen_uj));
         }
         if (r < 0)
             return r;
@@ -208,22 +212,23 @@ static bool counts_as_cpu(enum rapl_domain d) {
     return d == RAPL_DOMAIN_PACKAGE || d == RAPL_DOMAIN_DRAM;
 }
 
-/* Books the parts of one domain: processes, unseen parts and their workloads. */
+/* Books the parts of one domain to the processes; the workloads' parts wait for
+ * book_groups(), once a scan. */
 static int book_domain(struct cpu_accounting *c, const struct procfs_process *rows,
                        enum rapl_domain domain, uint64_t now_ns, struct ledger *ledger) {
     unsigned d = (unsigned)domain;
     int r;
 
-    for (size_t g = 0; g < c->groups->n; g++)
-        c->group_uj[g] = c->group_unseen_uj[g] = 0;
+    c->booked_domains |= 1u << d;
     for (size_t i = 0; i < c->n_consumers; i++) {
         const struct consumer *k = &c->consumers[i];
         const struct procfs_process *p;
         struct snap_identity id;
 
-        c->group_uj[k->group] += c->parts[i];
+        if (counts_as_cpu(domain))
+            c->group_uj[k->group] += c->parts[i];
         if (k->row == UINT32_MAX)
-            c->group_unseen_uj[k->group] = c->parts[i];
+            c->group_unseen_uj[k->group * SNAP_CPU_DOMAINS + d] = c->parts[i];
         if (k->row == UINT32_MAX || !c->process_metrics)
             continue;
         p = &rows[k->row];
@@ -232,21 +237,6 @@ static int book_domain(struct cpu_accounting *c, const struct procfs_process *ro
                                           now_ns);
         if (r < 0)
             return r;
-    }
-    for (size_t g = 0; g < c->groups->n; g++) {
-        const struct cpu_group *grp = &c->groups->v[g];
-
-        /* Workloads whose cgroup is read carry an unseen series (0 until it matters). */
-        if (grp->cgroup || c->unseen[g].unseen_us > 0) {
-            r = ledger_add_cpu_unseen(ledger, &grp->id, d, c->group_unseen_uj[g], now_ns);
-            if (r < 0)
-                return r;
-        }
-        if (counts_as_cpu(domain) && c->group_uj[g] > 0) {
-            r = ledger_add_cpu_energy(ledger, &grp->id, c->group_uj[g], now_ns);
-            if (r < 0)
-                return r;
-        }
     }
     return 0;
 }
@@ -282,19 +272,37 @@ static int account_domain(struct cpu_accounting *c, const struct procfs_process 
     return book_domain(c, rows, rd->domain, now_ns, ledger);
 }
 
-/* Keeps workloads with live processes or a cgroup active, even in windows without CPU. */
-static int touch_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger *ledger) {
+static void clear_groups(struct cpu_accounting *c) {
+    size_t n = c->groups->n;
+
+    c->booked_domains = 0;
+    if (n == 0) /* the arrays may not exist yet */
+        return;
+    memset(c->group_uj, 0, n * sizeof(*c->group_uj));
+    memset(c->group_unseen_uj, 0, n * SNAP_CPU_DOMAINS * sizeof(*c->group_unseen_uj));
+}
+
+/* Each workload's CPU energy of the scan, and its unseen series of each domain split.
+ * Workloads with live processes or a cgroup stay active even in windows without CPU. */
+static int book_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger *ledger) {
     for (size_t g = 0; g < c->groups->n; g++) {
         const struct cpu_group *grp = &c->groups->v[g];
         int r;
 
-        /* Gone in this scan (pruned below), unless the SLURM watch saw it end: a step
+        /* Gone in this scan (pruned after it), unless the SLURM watch saw it end: a step
          * that ran has its series, even with 0 J. */
-        if (grp->n_live == 0 && !grp->cgroup && !grp->ended)
-            continue;
-        r = ledger_add_cpu_energy(ledger, &grp->id, 0, now_ns);
-        if (r < 0)
-            return r;
+        if (grp->n_live > 0 || grp->cgroup || grp->ended || c->group_uj[g] > 0) {
+            r = ledger_add_cpu_energy(ledger, &grp->id, c->group_uj[g], now_ns);
+            if (r < 0)
+                return r;
+        }
+        /* Workloads whose cgroup is read carry an unseen series (0 until it matters). */
+        if (c->booked_domains && (grp->cgroup || c->unseen[g].unseen_us > 0)) {
+            r = ledger_add_cpu_unseen(ledger, &grp->id, &c->group_unseen_uj[g * SNAP_CPU_DOMAINS],
+                                      c->booked_domains, now_ns);
+            if (r < 0)
+                return r;
+        }
     }
     return 0;
 }
@@ -363,9 +371,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     r = collect_unseen(c, node_active_us, all_seen_us);
     if (r < 0)
         return r;
-    r = touch_groups(c, now_ns, ledger);
-    if (r < 0)
-        return r;
+    clear_groups(c);
 
     for (size_t i = 0; i < n_readings && i < CPU_MAX_COUNTERS; i++) {
         const struct rapl_reading *rd = &readings[i];
@@ -404,6 +410,9 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (r < 0)
             return r;
     }
+    r = book_groups(c, now_ns, ledger);
+    if (r < 0)
+        return r;
     mark_ended(groups, ledger);
     return 0;
 }

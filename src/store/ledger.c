@@ -287,13 +287,13 @@ void ledger_cpu_scan(struct ledger *l, uint64_t now_ns) {
     l->cpu_scan_ns = now_ns;
 }
 
-int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsigned domain,
-                          uint64_t uj, uint64_t now_ns) {
+int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, const uint64_t *uj,
+                          unsigned domains, uint64_t now_ns) {
     enum workload_kind kind = workload_kind_innermost(id);
     struct ledger_workload *w;
     int r;
 
-    if (domain >= SNAP_CPU_DOMAINS || kind == WORKLOAD_KIND_NONE)
+    if (domains >> SNAP_CPU_DOMAINS || kind == WORKLOAD_KIND_NONE)
         return -EINVAL;
     r = workload_touch(l, kind, id, now_ns, &w);
     if (r < 0)
@@ -301,7 +301,9 @@ int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsi
     if (!w)
         return -EINVAL;
     w->cpu_unseen_valid = true;
-    w->cpu_unseen_uj[domain] += uj;
+    for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+        if (domains & (1u << d))
+            w->cpu_unseen_uj[d] += uj[d];
     w->cpu_seen_ns = now_ns;
     return 0;
 }

@@ -205,9 +205,10 @@ int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint
  * ledger_add_cpu_process_energy() adds one domain's energy (domain < SNAP_CPU_DOMAINS) to
  * the series (pid, id) and marks it active; ledger_cpu_process_exited() marks it inactive
  * (retention starts) unless a newer process with other start_ticks took the series over.
- * ledger_add_cpu_unseen() adds one domain's unseen energy to the workload id names most
- * specifically (container, else pod, else job); it does not touch cpu_uj (add that with
- * ledger_add_cpu_energy). Return 0, -EINVAL (domain out of range, no workload) or -ENOMEM.
+ * ledger_add_cpu_unseen() adds the unseen energy uj[d] of each domain d in the bit mask
+ * `domains` to the workload id names most specifically (container, else pod, else job); it
+ * does not touch cpu_uj (add that with ledger_add_cpu_energy). Return 0, -EINVAL (a domain
+ * out of range, no workload) or -ENOMEM.
  */
 void ledger_cpu_scan(struct ledger *l, uint64_t now_ns);
 /* Frees one struct ledger_cpu_process and its labels' reference. */
@@ -219,8 +220,8 @@ int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start
                                   uint64_t now_ns);
 void ledger_cpu_process_exited(struct ledger *l, uint32_t pid, uint64_t start_ticks,
                                const struct snap_identity *id, uint64_t now_ns);
-int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, unsigned domain,
-                          uint64_t uj, uint64_t now_ns);
+int ledger_add_cpu_unseen(struct ledger *l, const struct snap_identity *id, const uint64_t *uj,
+                          unsigned domains, uint64_t now_ns);
 /* The workload of kind k that id names ended (its cgroup is gone, its last CPU time
  * booked): it shows as not active from the next snapshot on, until booked again. */
 void ledger_cpu_workload_ended(struct ledger *l, enum workload_kind k,

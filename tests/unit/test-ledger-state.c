@@ -43,7 +43,7 @@ static void fill(struct ledger *l) {
     ASSERT_OK(ledger_process_get(l, 3, 200, 888, &job, &p));
     ASSERT_OK(ledger_add_gpu_energy(l, p, 300000, true, 1));
     ASSERT_OK(ledger_add_cpu_energy(l, &job, 55, 1));
-    ASSERT_OK(ledger_add_cpu_unseen(l, &job, 1, 5, 1));
+    ASSERT_OK(ledger_add_cpu_unseen(l, &job, (uint64_t[SNAP_CPU_DOMAINS]){[1] = 5}, 1u << 1, 1));
     ASSERT_OK(ledger_add_cpu_process_energy(l, 200, 888, &job, 0, 99, 1));
     ASSERT_OK(ledger_rapl_get(l, 0, "package", &r));
     r->energy_uj = 123456789;

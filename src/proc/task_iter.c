@@ -34,6 +34,7 @@ char task_iter_state_letter(uint32_t run_state, uint32_t exit_state) {
 #include <linux/types.h>
 #include <stddef.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -45,19 +46,33 @@ char task_iter_state_letter(uint32_t run_state, uint32_t exit_state) {
  * dlopen() in the child that loads the program (load_in_child()), so this process never
  * maps it. */
 #include "task_iter.skel.h"
+#include "task_procs.skel.h"
 
 /* How long loading may take before the scan lists /proc instead. */
 #define LOAD_TIMEOUT_S 20
+/* Bytes of the process walk's array mapped at a time (rounded up to whole pages). */
+#define PROCS_WINDOW_BYTES 32768u
 /* Bytes read at a time: a multiple of the record size, a few of the kernel's seq pages. */
 #define READ_BUF_RECORDS 1024
+
+/* A page holds whole records, so a window of whole pages starts at a record. */
+_Static_assert(sizeof(struct task_iter_record) == 64, "a record divides a page");
 
 struct thread_time {
     uint32_t tgid;
     uint64_t ns;
 };
 
+/* The loader's fds, as the child sends them: the task walk's link (always), the process
+ * walk's link and its array (Linux 6.7 and later). */
+enum { FD_TASKS_LINK, FD_PROCS_LINK, FD_PROCS_MAP, _FD_MAX };
+
 struct task_iter {
     int link_fd;
+    int procs_link_fd;             /* -1: the task walk only */
+    int procs_map_fd;              /* the process walk's array */
+    bool walk_tasks;               /* the task walk, even where the other works */
+    struct task_procs_count count; /* what the process walk last wrote */
     struct task_iter_process *rows;
     size_t n_rows, cap_rows;
     struct thread_time *threads;
@@ -73,6 +88,8 @@ struct libbpf_api {
     __typeof__(&bpf_object__find_program_by_name) find_program;
     __typeof__(&bpf_program__attach_iter) attach_iter;
     __typeof__(&bpf_link__fd) link_fd;
+    __typeof__(&bpf_object__find_map_by_name) find_map;
+    __typeof__(&bpf_map__fd) map_fd;
 };
 
 #define SYMBOL(field, sym)                                                                         \
@@ -88,6 +105,8 @@ static const struct dl_symbol libbpf_symbols[] = {
     SYMBOL(find_program, bpf_object__find_program_by_name),
     SYMBOL(attach_iter, bpf_program__attach_iter),
     SYMBOL(link_fd, bpf_link__fd),
+    SYMBOL(find_map, bpf_object__find_map_by_name),
+    SYMBOL(map_fd, bpf_map__fd),
 };
 
 /* libbpf's messages would go to stderr on every failed load: the caller logs one line. */
@@ -96,58 +115,91 @@ static int quiet(enum libbpf_print_level level _unused_, const char *fmt _unused
     return 0;
 }
 
-static int send_fd(int sock, int fd, int err) {
-    char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+/* Sends err and the fds[0..n) that are >= 0, in order (a missing one ends the list). */
+static int send_fds(int sock, const int *fds, size_t n, int err) {
+    char cbuf[CMSG_SPACE(_FD_MAX * sizeof(int))] = {0};
     struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    size_t k = 0;
 
-    if (fd >= 0) {
+    while (k < n && k < _FD_MAX && fds[k] >= 0)
+        k++;
+    if (k > 0) {
         struct cmsghdr *c;
 
         msg.msg_control = cbuf;
-        msg.msg_controllen = sizeof(cbuf);
+        msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
         c = CMSG_FIRSTHDR(&msg);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        c->cmsg_len = CMSG_LEN(k * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, k * sizeof(int));
     }
     return sendmsg(sock, &msg, 0) < 0 ? -errno : 0;
 }
 
-static int recv_fd(int sock, int *ret_fd) {
-    char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-    int err = -EIO, fd = -1;
+/* Receives what send_fds() sent: fds[] filled in order, -1 for those not sent. Returns
+ * the sender's err when negative (closing what came), -EIO without the first fd. */
+static int recv_fds(int sock, int fds[_FD_MAX]) {
+    char cbuf[CMSG_SPACE(_FD_MAX * sizeof(int))] = {0};
+    int err = -EIO;
     struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
     struct msghdr msg = {
         .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
     struct cmsghdr *c;
+    size_t k = 0;
     ssize_t n;
 
+    for (size_t i = 0; i < _FD_MAX; i++)
+        fds[i] = -1;
     do
         n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
     if (n < 0)
         return -errno;
-    if (n != (ssize_t)sizeof(err))
-        return -EIO;
     c = CMSG_FIRSTHDR(&msg);
-    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-        memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    if (err < 0) {
-        if (fd >= 0)
-            (void)close(fd);
-        return err;
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        memcpy(fds, CMSG_DATA(c), MIN(k, (size_t)_FD_MAX) * sizeof(int));
     }
-    if (fd < 0)
-        return -EIO;
-    *ret_fd = fd;
+    if (n != (ssize_t)sizeof(err) || err < 0 || fds[0] < 0) {
+        for (size_t i = 0; i < _FD_MAX; i++)
+            if (fds[i] >= 0)
+                (void)close(fds[i]);
+        return n != (ssize_t)sizeof(err) ? -EIO : err < 0 ? err : -EIO;
+    }
     return 0;
 }
 
-/* In the child: the attached iterator's link fd, or -errno (-ELIBACC: no libbpf). The
- * child exits right after, so nothing is freed. */
-static int load_here(void) {
+/* In the child: the process walk's link and array (fds[FD_PROCS_*]), where the kernel
+ * has the open-coded task iterator; left at -1 otherwise. */
+static void load_procs(const struct libbpf_api *api, int fds[_FD_MAX]) {
+    union bpf_iter_link_info info = {.cgroup = {.order = BPF_CGROUP_ITER_SELF_ONLY}};
+    /* libbpf's macro zeroes the padding too, which libbpf insists on. */
+    LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+    struct bpf_object *obj;
+    struct bpf_program *prog;
+    struct bpf_map *map;
+    struct bpf_link *link;
+    const void *elf;
+    size_t elf_size;
+
+    elf = task_procs_bpf__elf_bytes(&elf_size);
+    obj = api->open_mem(elf, elf_size, NULL);
+    if (!obj || api->load(obj) < 0)
+        return;
+    prog = api->find_program(obj, "joulestat_procs");
+    map = api->find_map(obj, "procs");
+    link = prog && map ? api->attach_iter(prog, &opts) : NULL;
+    if (!link)
+        return;
+    fds[FD_PROCS_LINK] = api->link_fd(link);
+    fds[FD_PROCS_MAP] = api->map_fd(map);
+}
+
+/* In the child: fds[] (the task walk's link, and the process walk's where it loads), or
+ * -errno (-ELIBACC: no libbpf). The child exits right after, so nothing is freed. */
+static int load_here(int fds[_FD_MAX]) {
     static const char *const sonames[] = {"libbpf.so.1", "libbpf.so.0"};
     struct libbpf_api api = {0};
     struct bpf_object *obj;
@@ -157,6 +209,8 @@ static int load_here(void) {
     size_t elf_size;
     int r;
 
+    for (size_t i = 0; i < _FD_MAX; i++)
+        fds[i] = -1;
     api.dl = dl_open("libbpf", NULL, sonames, ARRAY_SIZE(sonames), &r);
     if (!api.dl ||
         dl_resolve(api.dl, "libbpf", libbpf_symbols, ARRAY_SIZE(libbpf_symbols), &api) < 0)
@@ -175,16 +229,18 @@ static int load_here(void) {
     link = api.attach_iter(prog, NULL);
     if (!link)
         return errno > 0 ? -errno : -EINVAL;
-    return api.link_fd(link);
+    fds[FD_TASKS_LINK] = api.link_fd(link);
+    load_procs(&api, fds);
+    return 0;
 }
 
 /*
- * Loads and attaches the program in a child process and receives the link's fd: CO-RE
+ * Loads and attaches the programs in a child process and receives their fds: CO-RE
  * parses the kernel's whole BTF (megabytes of it), which would otherwise stay in this
- * process's peak resident memory for its life, and libbpf would stay mapped. The link
- * keeps the program once the child is gone.
+ * process's peak resident memory for its life, and libbpf would stay mapped. A link
+ * keeps its program once the child is gone.
  */
-static int load_in_child(int *ret_link_fd) {
+static int load_in_child(int fds[_FD_MAX]) {
     int sv[2], r, status;
     pid_t pid;
 
@@ -198,17 +254,17 @@ static int load_in_child(int *ret_link_fd) {
         return r;
     }
     if (pid == 0) {
-        int fd = load_here();
+        int r_child = load_here(fds);
 
         (void)close(sv[0]);
-        (void)send_fd(sv[1], fd, fd < 0 ? fd : 0);
+        (void)send_fds(sv[1], fds, _FD_MAX, r_child);
         _exit(0);
     }
     (void)close(sv[1]);
     /* A child stuck (a lock another thread held at fork()) must not hold up the start. */
     (void)setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){.tv_sec = LOAD_TIMEOUT_S},
                      sizeof(struct timeval));
-    r = recv_fd(sv[0], ret_link_fd);
+    r = recv_fds(sv[0], fds);
     (void)close(sv[0]);
     if (r == -EAGAIN) {
         (void)kill(pid, SIGKILL);
@@ -226,7 +282,8 @@ static int by_pid(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int add_record(struct task_iter *ti, const struct task_iter_record *rec) {
+static int add_record(struct task_iter *ti, const void *data) {
+    const struct task_iter_record *rec = data;
     struct task_iter_process *p;
     int r;
 
@@ -274,8 +331,11 @@ static void sum_threads(struct task_iter *ti) {
     }
 }
 
-int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_rows) {
-    union bpf_attr attr = {.iter_create = {.link_fd = (__u32)ti->link_fd}};
+/* Runs the iterator of link_fd and reads what it writes into buf (cap bytes, a multiple of
+ * size), calling add(ti, record) for each size-byte record. */
+static int run_iterator(struct task_iter *ti, int link_fd, void *buf, size_t cap, size_t size,
+                        int (*add)(struct task_iter *, const void *)) {
+    union bpf_attr attr = {.iter_create = {.link_fd = (__u32)link_fd}};
     _cleanup_(closep) int fd = -1;
     size_t have = 0;
     int r;
@@ -283,10 +343,9 @@ int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_ro
     fd = (int)syscall(SYS_bpf, BPF_ITER_CREATE, &attr, sizeof(attr));
     if (fd < 0)
         return -errno;
-    ti->n_rows = ti->n_threads = 0;
     for (;;) {
-        char *base = (char *)ti->buf;
-        size_t cap = READ_BUF_RECORDS * sizeof(*ti->buf), used;
+        char *base = buf;
+        size_t used;
         ssize_t n = read(fd, base + have, cap - have);
 
         if (n < 0 && errno == EINTR)
@@ -294,20 +353,87 @@ int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_ro
         if (n < 0)
             return -errno;
         if (n == 0)
-            break;
+            return 0;
         have += (size_t)n;
-        used = have - have % sizeof(*ti->buf);
-        for (size_t off = 0; off < used; off += sizeof(*ti->buf)) {
-            r = add_record(ti, (const struct task_iter_record *)(const void *)(base + off));
+        used = have - have % size;
+        for (size_t off = 0; off < used; off += size) {
+            r = add(ti, base + off);
             if (r < 0)
                 return r;
         }
         memmove(base, base + used, have - used);
         have -= used;
     }
+}
+
+static int take_count(struct task_iter *ti, const void *rec) {
+    memcpy(&ti->count, rec, sizeof(ti->count));
+    return 0;
+}
+
+static size_t page_round(size_t bytes) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    return (bytes + page - 1) / page * page;
+}
+
+/* The process walk: one record a process, in the array, read a window of whole pages at a
+ * time. Mapped pages count in full to this process's resident memory: mapping all the
+ * records in use would raise its peak by their size. -E2BIG when the array could not hold
+ * them all, or could not be mapped. */
+static int read_procs(struct task_iter *ti) {
+    struct task_procs_count buf;
+    size_t window;
+    int r;
+
+    ti->count = (struct task_procs_count){0};
+    r = run_iterator(ti, ti->procs_link_fd, &buf, sizeof(buf), sizeof(buf), take_count);
+    if (r < 0)
+        return r;
+    if (ti->count.stored != ti->count.total || ti->count.stored > TASK_PROCS_MAX)
+        return -E2BIG;
+    window = page_round(PROCS_WINDOW_BYTES) / sizeof(struct task_iter_record);
+    for (size_t from = 0; from < ti->count.stored && r >= 0; from += window) {
+        size_t n = MIN(ti->count.stored - from, window);
+        size_t len = page_round(n * sizeof(struct task_iter_record));
+        const struct task_iter_record *recs;
+        void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, ti->procs_map_fd,
+                       (off_t)from * (off_t)sizeof(*recs));
+
+        if (p == MAP_FAILED)
+            return -E2BIG;
+        recs = p;
+        for (size_t i = 0; i < n && r >= 0; i++)
+            r = add_record(ti, &recs[i]);
+        (void)munmap(p, len);
+    }
+    return r;
+}
+
+int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_rows) {
+    int r = -E2BIG;
+
+    ti->n_rows = ti->n_threads = 0;
+    if (ti->procs_link_fd >= 0 && !ti->walk_tasks)
+        r = read_procs(ti);
+    if (r == -E2BIG) { /* more processes than the array holds: every task */
+        ti->n_rows = ti->n_threads = 0;
+        r = run_iterator(ti, ti->link_fd, ti->buf, READ_BUF_RECORDS * sizeof(*ti->buf),
+                         sizeof(*ti->buf), add_record);
+    }
+    if (r < 0)
+        return r;
     sum_threads(ti);
     *ret_rows = ti->rows;
     return (int)ti->n_rows;
+}
+
+bool task_iter_walks_processes(const struct task_iter *ti) {
+    return ti && ti->procs_link_fd >= 0 && !ti->walk_tasks;
+}
+
+void task_iter_walk_tasks(struct task_iter *ti) {
+    ti->walk_tasks = true;
 }
 
 struct task_iter *task_iter_free(struct task_iter *ti) {
@@ -315,6 +441,10 @@ struct task_iter *task_iter_free(struct task_iter *ti) {
         return NULL;
     if (ti->link_fd >= 0)
         (void)close(ti->link_fd);
+    if (ti->procs_link_fd >= 0)
+        (void)close(ti->procs_link_fd);
+    if (ti->procs_map_fd >= 0)
+        (void)close(ti->procs_map_fd);
     free(ti->rows);
     free(ti->threads);
     free(ti->buf);
@@ -349,8 +479,8 @@ static int check_self(struct task_iter *ti, const struct proc_pid_stat *st,
 int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reason) {
     _cleanup_(freep) struct task_iter *ti = NULL;
     struct proc_pid_stat st;
+    int fds[_FD_MAX], n, r;
     char buf[2048];
-    int n, r;
 
     if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
         *ret_reason = "the kernel has no BTF (/sys/kernel/btf/vmlinux)";
@@ -370,11 +500,16 @@ int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reaso
     ti = calloc(1, sizeof(*ti));
     if (!ti)
         return -ENOMEM;
-    ti->link_fd = -1;
+    ti->link_fd = ti->procs_link_fd = ti->procs_map_fd = -1;
     ti->buf = malloc(READ_BUF_RECORDS * sizeof(*ti->buf));
     if (!ti->buf)
         return -ENOMEM;
-    r = load_in_child(&ti->link_fd);
+    r = load_in_child(fds);
+    if (r >= 0) {
+        ti->link_fd = fds[FD_TASKS_LINK];
+        ti->procs_link_fd = fds[FD_PROCS_LINK];
+        ti->procs_map_fd = fds[FD_PROCS_MAP];
+    }
     if (r < 0) {
         ti = task_iter_free(TAKE_PTR(ti));
         *ret_reason = r == -EPERM || r == -EACCES
@@ -409,6 +544,13 @@ struct task_iter *task_iter_free(struct task_iter *ti _unused_) {
 int task_iter_read(struct task_iter *ti _unused_,
                    const struct task_iter_process **ret_rows _unused_) {
     return -EOPNOTSUPP;
+}
+
+bool task_iter_walks_processes(const struct task_iter *ti _unused_) {
+    return false;
+}
+
+void task_iter_walk_tasks(struct task_iter *ti _unused_) {
 }
 
 #endif

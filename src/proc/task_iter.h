@@ -11,6 +11,11 @@
  * The program is loaded and attached once, before capabilities are dropped; each read
  * then makes a new iterator from the kept link (one bpf(BPF_ITER_CREATE), which the
  * system-call filter allows alone among bpf()'s commands) and read()s it.
+ *
+ * Two walks: from Linux 6.7 the process list, one record a process with its threads'
+ * time summed in the kernel, into an array this process maps (bpf/task_procs.bpf.c);
+ * before, or with more processes than the array holds, every task, one record each,
+ * found by pid (bpf/task_iter.bpf.c).
  */
 
 #include <stdbool.h>
@@ -50,6 +55,11 @@ struct task_iter *task_iter_free(struct task_iter *ti);
  * read or free), in ascending pid order, or -errno (-ENOMEM, or what bpf() or read() said).
  */
 int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_rows);
+
+/* Whether reads walk the process list (one record a process, Linux 6.7 and later) rather
+ * than every task; task_iter_walk_tasks() has them walk every task from now on (tests). */
+bool task_iter_walks_processes(const struct task_iter *ti);
+void task_iter_walk_tasks(struct task_iter *ti);
 
 /* stat's one-letter state from a task's __state and exit_state. */
 char task_iter_state_letter(uint32_t run_state, uint32_t exit_state);

@@ -19,3 +19,12 @@ struct task_iter_record {
     __u32 reserved;
     char comm[16];
 };
+
+/* Processes the process walk (task_procs.bpf.c) stores at most; beyond, the task walk. */
+#define TASK_PROCS_MAX 16384
+
+/* What the process walk writes to the read: processes seen, and of them stored. */
+struct task_procs_count {
+    __u32 total;
+    __u32 stored;
+};

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -91,11 +92,15 @@ static uint64_t schedstat_ns(pid_t pid) {
     return sum;
 }
 
+/* Without scheduler statistics the kernel writes "0 0 0". The running task's own on-CPU
+ * time may still read 0 (it is brought up to date when the task is switched out), but its
+ * count of times it was scheduled is at least 1. */
 static bool schedstat_works(void) {
+    unsigned long long ns, wait, slices;
     char buf[128];
     int n = read_file_into_at(AT_FDCWD, "/proc/self/schedstat", buf, sizeof(buf));
 
-    return n > 0 && buf[0] != '0';
+    return n > 0 && sscanf(buf, "%llu %llu %llu", &ns, &wait, &slices) == 3 && slices > 0;
 }
 
 /* The iterator, or NULL after skipping with the reason when the kernel refuses it. */
@@ -161,7 +166,9 @@ static const struct task_iter_process *find(const struct task_iter_process *rows
     return NULL;
 }
 
-static void test_cpu_matches_schedstat(void **state) {
+/* Each busy child's CPU time from the iterator, walking processes (one record each, their
+ * threads summed in the kernel, Linux 6.7 and later) or every task. */
+static void cpu_matches_schedstat(bool walk_tasks) {
     struct timespec nap = {.tv_sec = 0, .tv_nsec = 200000000L};
     uint64_t before[CHILDREN], after[CHILDREN];
     const struct task_iter_process *rows;
@@ -169,7 +176,6 @@ static void test_cpu_matches_schedstat(void **state) {
     struct task_iter *ti;
     int n;
 
-    (void)state;
     if (!schedstat_works()) {
         print_message("skipped: this kernel keeps no scheduler statistics to compare with\n");
         skip();
@@ -177,6 +183,14 @@ static void test_cpu_matches_schedstat(void **state) {
     ti = open_or_skip();
     if (!ti)
         skip();
+    if (walk_tasks)
+        task_iter_walk_tasks(ti);
+    else if (!task_iter_walks_processes(ti)) {
+        print_message("skipped: this kernel has no open-coded task iterator (Linux 6.7)\n");
+        task_iter_free(ti);
+        skip();
+    }
+    assert_int_equal(task_iter_walks_processes(ti), !walk_tasks);
     for (int i = 0; i < CHILDREN; i++)
         kids[i] = busy_child(i == CHILDREN - 1);
     (void)nanosleep(&nap, NULL);
@@ -214,6 +228,60 @@ static void test_cpu_matches_schedstat(void **state) {
     for (int i = 0; i < CHILDREN; i++)
         reap(kids[i]);
     task_iter_free(ti);
+}
+
+/* More processes than one window of the process walk's array holds (32 KiB, 512 records):
+ * each is read, with its parent, through the windows mapped in turn. */
+static void test_many_processes(void **state) {
+    enum { MANY = 1300 };
+    const struct task_iter_process *rows;
+    struct task_iter *ti;
+    pid_t *kids;
+    int n;
+
+    (void)state;
+    ti = open_or_skip();
+    if (!ti)
+        skip();
+    kids = calloc(MANY, sizeof(*kids));
+    assert_non_null(kids);
+    for (int i = 0; i < MANY; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+            for (;;)
+                pause();
+        }
+    }
+    n = task_iter_read(ti, &rows);
+    ASSERT_OK(n);
+    print_message("%d processes, walking %s\n", n,
+                  task_iter_walks_processes(ti) ? "processes" : "tasks");
+    for (int i = 0; i < n; i++)
+        if (i > 0)
+            assert_true(rows[i - 1].pid < rows[i].pid);
+    for (int i = 0; i < MANY; i++) {
+        const struct task_iter_process *p = find(rows, n, kids[i]);
+
+        assert_non_null(p);
+        assert_int_equal(p->ppid, (uint32_t)getpid());
+        assert_int_equal(p->threads, 1);
+    }
+    for (int i = 0; i < MANY; i++)
+        reap(kids[i]);
+    free(kids);
+    task_iter_free(ti);
+}
+
+static void test_cpu_matches_schedstat(void **state) {
+    (void)state;
+    cpu_matches_schedstat(false);
+}
+
+static void test_cpu_matches_schedstat_task_walk(void **state) {
+    (void)state;
+    cpu_matches_schedstat(true);
 }
 
 /* A busy child's CPU time between two scans and its start time, from a scanner that reads
@@ -415,9 +483,14 @@ static void test_state_letters(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_state_letters),          cmocka_unit_test(test_cpu_matches_schedstat),
-        cmocka_unit_test(test_scanner_reads_iterator), cmocka_unit_test(test_scanner_forced_off),
-        cmocka_unit_test(test_scanner_iterator_exit),  cmocka_unit_test(test_read_under_filter),
+        cmocka_unit_test(test_state_letters),
+        cmocka_unit_test(test_cpu_matches_schedstat),
+        cmocka_unit_test(test_many_processes),
+        cmocka_unit_test(test_cpu_matches_schedstat_task_walk),
+        cmocka_unit_test(test_scanner_reads_iterator),
+        cmocka_unit_test(test_scanner_forced_off),
+        cmocka_unit_test(test_scanner_iterator_exit),
+        cmocka_unit_test(test_read_under_filter),
         cmocka_unit_test(test_refused_beside_threads),
     };
 

@@ -122,7 +122,8 @@ static void log_scan_method(struct sampler *s) {
 
     s->procfs_bpf = procfs_uses_bpf(s->procfs, &reason, &error);
     if (s->procfs_bpf)
-        log_info("process scan: eBPF task iterator (one read for every process)");
+        log_info("process scan: eBPF task iterator (one read for every process, walking %s)",
+                 procfs_walks_processes(s->procfs) ? "the process list" : "every task");
     else if (error == 0)
         log_info("process scan: listing '%s' (eBPF task iterator: %s)", s->cfg->procfs,
                  reason ? reason : "not tried");

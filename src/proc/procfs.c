@@ -167,6 +167,10 @@ bool procfs_uses_bpf(const struct procfs_scanner *s, const char **ret_reason, in
     return s->iter != NULL;
 }
 
+bool procfs_walks_processes(const struct procfs_scanner *s) {
+    return task_iter_walks_processes(s->iter);
+}
+
 void procfs_get_stats(const struct procfs_scanner *s, struct procfs_stats *ret) {
     *ret = s->stats;
     ret->cached = s->cache.size;

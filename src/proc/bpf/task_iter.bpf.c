@@ -1,72 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A task iterator: one record per task (thread) of the system, read by
- * src/proc/task_iter.c. The kernel's types are declared here with only the fields read,
- * relocated at load time against the running kernel's BTF (CO-RE), so the build needs
- * neither the kernel's headers nor its BTF.
+ * src/proc/task_iter.c. The kernel's types: kernel_types.h.
  */
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
+#include "kernel_types.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 #include "task_iter_record.h"
 
-struct kernfs_node {
-    __u64 id;
-} __attribute__((preserve_access_index));
-
-struct cgroup {
-    struct kernfs_node *kn;
-} __attribute__((preserve_access_index));
-
-struct css_set {
-    struct cgroup *dfl_cgrp;
-} __attribute__((preserve_access_index));
-
-struct signal_struct {
-    int nr_threads;
-    __u64 sum_sched_runtime;
-} __attribute__((preserve_access_index));
-
-struct sched_entity {
-    __u64 sum_exec_runtime;
-} __attribute__((preserve_access_index));
-
-struct task_struct {
-    unsigned int __state;
-    unsigned int flags;
-    int exit_state;
-    int pid;
-    int tgid;
-    __u64 start_boottime;
-    struct sched_entity se;
-    struct task_struct *real_parent;
-    struct task_struct *group_leader;
-    struct signal_struct *signal;
-    struct css_set *cgroups;
-    char comm[16];
-} __attribute__((preserve_access_index));
-
 /* Before 5.14 the run state was a long named state. */
 struct task_struct___pre514 {
     long state;
-} __attribute__((preserve_access_index));
-
-struct seq_file;
-
-struct bpf_iter_meta {
-    struct seq_file *seq;
 } __attribute__((preserve_access_index));
 
 struct bpf_iter__task {

@@ -7,17 +7,7 @@
  * that src/proc/task_iter.c maps; the program is hosted by a cgroup iterator on the root
  * cgroup alone, which calls it once per read, and writes the count to the read.
  */
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
+#include "kernel_types.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -29,34 +19,7 @@ typedef __u32 __wsum;
 #define BPF_F_MMAPABLE (1U << 10)
 #define BPF_TASK_ITER_ALL_THREADS 1
 
-struct signal_struct {
-    int nr_threads;
-    __u64 sum_sched_runtime;
-} __attribute__((preserve_access_index));
-
-struct sched_entity {
-    __u64 sum_exec_runtime;
-} __attribute__((preserve_access_index));
-
-struct task_struct {
-    unsigned int __state;
-    unsigned int flags;
-    int exit_state;
-    int pid;
-    int tgid;
-    __u64 start_boottime;
-    struct sched_entity se;
-    struct task_struct *real_parent;
-    struct signal_struct *signal;
-    char comm[16];
-} __attribute__((preserve_access_index));
-
-struct seq_file;
 struct cgroup;
-
-struct bpf_iter_meta {
-    struct seq_file *seq;
-} __attribute__((preserve_access_index));
 
 struct bpf_iter__cgroup {
     struct bpf_iter_meta *meta;

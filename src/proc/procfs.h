@@ -183,8 +183,8 @@ double procfs_start_time_seconds(const struct procfs_scanner *s, uint64_t startt
  * iterator fails drops it for good and reads /proc from then on.
  */
 bool procfs_uses_bpf(const struct procfs_scanner *s, const char **ret_reason, int *ret_error);
-/* Whether the iterator walks the process list (Linux 6.7 and later) rather than every task
- * (task_iter.h). */
+/* Whether the iterator's last read walked the process list (Linux 6.7 and later) rather
+ * than every task (task_iter.h). */
 bool procfs_walks_processes(const struct procfs_scanner *s);
 
 /* Counters since creation (a copy). */

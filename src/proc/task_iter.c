@@ -71,7 +71,8 @@ struct task_iter {
     int link_fd;
     int procs_link_fd;             /* -1: the task walk only */
     int procs_map_fd;              /* the process walk's array */
-    bool walk_tasks;               /* the task walk, even where the other works */
+    uint32_t procs_limit;          /* the most processes the process walk serves a read with */
+    bool walked_processes;         /* the last read walked the process list */
     struct task_procs_count count; /* what the process walk last wrote */
     struct task_iter_process *rows;
     size_t n_rows, cap_rows;
@@ -390,7 +391,7 @@ static int read_procs(struct task_iter *ti) {
     r = run_iterator(ti, ti->procs_link_fd, &buf, sizeof(buf), sizeof(buf), take_count);
     if (r < 0)
         return r;
-    if (ti->count.stored != ti->count.total || ti->count.stored > TASK_PROCS_MAX)
+    if (ti->count.stored != ti->count.total || ti->count.stored > ti->procs_limit)
         return -E2BIG;
     window = page_round(PROCS_WINDOW_BYTES) / sizeof(struct task_iter_record);
     for (size_t from = 0; from < ti->count.stored && r >= 0; from += window) {
@@ -414,8 +415,9 @@ int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_ro
     int r = -E2BIG;
 
     ti->n_rows = ti->n_threads = 0;
-    if (ti->procs_link_fd >= 0 && !ti->walk_tasks)
+    if (ti->procs_link_fd >= 0 && ti->procs_limit > 0)
         r = read_procs(ti);
+    ti->walked_processes = r != -E2BIG;
     if (r == -E2BIG) { /* more processes than the array holds: every task */
         ti->n_rows = ti->n_threads = 0;
         r = run_iterator(ti, ti->link_fd, ti->buf, READ_BUF_RECORDS * sizeof(*ti->buf),
@@ -429,11 +431,11 @@ int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_ro
 }
 
 bool task_iter_walks_processes(const struct task_iter *ti) {
-    return ti && ti->procs_link_fd >= 0 && !ti->walk_tasks;
+    return ti && ti->walked_processes;
 }
 
-void task_iter_walk_tasks(struct task_iter *ti) {
-    ti->walk_tasks = true;
+void task_iter_limit_processes(struct task_iter *ti, uint32_t n) {
+    ti->procs_limit = MIN(n, (uint32_t)TASK_PROCS_MAX);
 }
 
 struct task_iter *task_iter_free(struct task_iter *ti) {
@@ -501,6 +503,7 @@ int task_iter_open(int procfs_fd, struct task_iter **ret, const char **ret_reaso
     if (!ti)
         return -ENOMEM;
     ti->link_fd = ti->procs_link_fd = ti->procs_map_fd = -1;
+    ti->procs_limit = TASK_PROCS_MAX;
     ti->buf = malloc(READ_BUF_RECORDS * sizeof(*ti->buf));
     if (!ti->buf)
         return -ENOMEM;
@@ -550,7 +553,7 @@ bool task_iter_walks_processes(const struct task_iter *ti _unused_) {
     return false;
 }
 
-void task_iter_walk_tasks(struct task_iter *ti _unused_) {
+void task_iter_limit_processes(struct task_iter *ti _unused_, uint32_t n _unused_) {
 }
 
 #endif

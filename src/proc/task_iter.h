@@ -56,10 +56,12 @@ struct task_iter *task_iter_free(struct task_iter *ti);
  */
 int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_rows);
 
-/* Whether reads walk the process list (one record a process, Linux 6.7 and later) rather
- * than every task; task_iter_walk_tasks() has them walk every task from now on (tests). */
+/* Whether the last read walked the process list (one record a process, Linux 6.7 and
+ * later) rather than every task. task_iter_limit_processes() has the process walk serve
+ * only reads of at most n processes (default and most: TASK_PROCS_MAX, 16 384); more, or
+ * n = 0, and the read walks every task (tests). */
 bool task_iter_walks_processes(const struct task_iter *ti);
-void task_iter_walk_tasks(struct task_iter *ti);
+void task_iter_limit_processes(struct task_iter *ti, uint32_t n);
 
 /* stat's one-letter state from a task's __state and exit_state. */
 char task_iter_state_letter(uint32_t run_state, uint32_t exit_state);

@@ -184,13 +184,12 @@ static void cpu_matches_schedstat(bool walk_tasks) {
     if (!ti)
         skip();
     if (walk_tasks)
-        task_iter_walk_tasks(ti);
+        task_iter_limit_processes(ti, 0);
     else if (!task_iter_walks_processes(ti)) {
         print_message("skipped: this kernel has no open-coded task iterator (Linux 6.7)\n");
         task_iter_free(ti);
         skip();
     }
-    assert_int_equal(task_iter_walks_processes(ti), !walk_tasks);
     for (int i = 0; i < CHILDREN; i++)
         kids[i] = busy_child(i == CHILDREN - 1);
     (void)nanosleep(&nap, NULL);
@@ -200,6 +199,7 @@ static void cpu_matches_schedstat(bool walk_tasks) {
     for (int i = 0; i < CHILDREN; i++)
         after[i] = schedstat_ns(kids[i]);
     ASSERT_OK(n);
+    assert_int_equal(task_iter_walks_processes(ti), !walk_tasks);
     for (int i = 0; i < n; i++)
         if (i > 0)
             assert_true(rows[i - 1].pid < rows[i].pid); /* ascending, one row a process */
@@ -231,7 +231,8 @@ static void cpu_matches_schedstat(bool walk_tasks) {
 }
 
 /* More processes than one window of the process walk's array holds (32 KiB, 512 records):
- * each is read, with its parent, through the windows mapped in turn. */
+ * each is read, with its parent, through the windows mapped in turn; and, when the process
+ * walk may serve fewer, by the walk of every task instead. */
 static void test_many_processes(void **state) {
     enum { MANY = 1300 };
     const struct task_iter_process *rows;
@@ -254,19 +255,27 @@ static void test_many_processes(void **state) {
                 pause();
         }
     }
-    n = task_iter_read(ti, &rows);
-    ASSERT_OK(n);
-    print_message("%d processes, walking %s\n", n,
-                  task_iter_walks_processes(ti) ? "processes" : "tasks");
-    for (int i = 0; i < n; i++)
-        if (i > 0)
-            assert_true(rows[i - 1].pid < rows[i].pid);
-    for (int i = 0; i < MANY; i++) {
-        const struct task_iter_process *p = find(rows, n, kids[i]);
+    /* Then with the process walk allowed fewer than there are: every task is walked, and
+     * nobody is missing. */
+    for (int pass = 0; pass < 2; pass++) {
+        bool processes = task_iter_walks_processes(ti);
 
-        assert_non_null(p);
-        assert_int_equal(p->ppid, (uint32_t)getpid());
-        assert_int_equal(p->threads, 1);
+        if (pass == 1)
+            task_iter_limit_processes(ti, MANY / 2);
+        n = task_iter_read(ti, &rows);
+        ASSERT_OK(n);
+        print_message("%d processes, walking %s\n", n,
+                      task_iter_walks_processes(ti) ? "processes" : "tasks");
+        assert_int_equal(task_iter_walks_processes(ti), pass == 0 && processes);
+        for (int i = 1; i < n; i++)
+            assert_true(rows[i - 1].pid < rows[i].pid);
+        for (int i = 0; i < MANY; i++) {
+            const struct task_iter_process *p = find(rows, n, kids[i]);
+
+            assert_non_null(p);
+            assert_int_equal(p->ppid, (uint32_t)getpid());
+            assert_int_equal(p->threads, 1);
+        }
     }
     for (int i = 0; i < MANY; i++)
         reap(kids[i]);

@@ -43,6 +43,8 @@ for f in "${files[@]}"; do
     dir=$(dirname "$f")
     folder=${dir##*/}
     [[ $dir == src ]] && folder=main
+    # A folder's eBPF programs and their headers belong to that folder (below too).
+    [[ $folder == bpf ]] && { dir=${dir%/bpf}; folder=${dir##*/}; }
     if [[ -n ${home[$name]:-} ]]; then
         dup[$name]="${home[$name]} $folder"
     fi

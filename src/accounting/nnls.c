@@ -76,24 +76,6 @@ void dense_inverse_diagonal(const double *l, size_t n, double *y, double *out) {
  * factorisations of 60 parameters, most of their time).
  */
 
-/* Factors the free set from scratch. */
-static bool factor_free(const double *h, size_t n, size_t m, const struct nnls_work *w) {
-    const uint32_t *f = w->free_at;
-
-    for (size_t i = 0; i < m; i++) {
-        double d;
-
-        for (size_t j = 0; j < i; j++)
-            w->l[i * n + j] =
-                (h[f[i] * n + f[j]] - dot(&w->l[i * n], &w->l[j * n], j)) / w->l[j * n + j];
-        d = h[f[i] * n + f[i]] - dot(&w->l[i * n], &w->l[i * n], i);
-        if (!(d > 0))
-            return false;
-        w->l[i * n + i] = sqrt(d);
-    }
-    return true;
-}
-
 /* Appends parameter a to the factor of m. false when the matrix is no longer positive
  * definite (in rounding). */
 static bool factor_append(const double *h, size_t n, size_t m, size_t a,
@@ -107,6 +89,14 @@ static bool factor_append(const double *h, size_t n, size_t m, size_t a,
         return false;
     row[m] = sqrt(d);
     w->free_at[m] = (uint32_t)a;
+    return true;
+}
+
+/* Factors the free set free_at[0..m) from scratch, a row at a time. */
+static bool factor_free(const double *h, size_t n, size_t m, const struct nnls_work *w) {
+    for (size_t i = 0; i < m; i++)
+        if (!factor_append(h, n, i, w->free_at[i], w))
+            return false;
     return true;
 }
 

@@ -69,11 +69,10 @@ enum { FD_TASKS_LINK, FD_PROCS_LINK, FD_PROCS_MAP, _FD_MAX };
 
 struct task_iter {
     int link_fd;
-    int procs_link_fd;             /* -1: the task walk only */
-    int procs_map_fd;              /* the process walk's array */
-    uint32_t procs_limit;          /* the most processes the process walk serves a read with */
-    bool walked_processes;         /* the last read walked the process list */
-    struct task_procs_count count; /* what the process walk last wrote */
+    int procs_link_fd;     /* -1: the task walk only */
+    int procs_map_fd;      /* the process walk's array */
+    uint32_t procs_limit;  /* the most processes the process walk serves a read with */
+    bool walked_processes; /* the last read walked the process list */
     struct task_iter_process *rows;
     size_t n_rows, cap_rows;
     struct thread_time *threads;
@@ -283,8 +282,10 @@ static int by_pid(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int add_record(struct task_iter *ti, const void *data) {
+/* A record of either walk into rows (a process) or threads (a thread of the task walk). */
+static int add_record(void *userdata, const void *data) {
     const struct task_iter_record *rec = data;
+    struct task_iter *ti = userdata;
     struct task_iter_process *p;
     int r;
 
@@ -333,9 +334,9 @@ static void sum_threads(struct task_iter *ti) {
 }
 
 /* Runs the iterator of link_fd and reads what it writes into buf (cap bytes, a multiple of
- * size), calling add(ti, record) for each size-byte record. */
-static int run_iterator(struct task_iter *ti, int link_fd, void *buf, size_t cap, size_t size,
-                        int (*add)(struct task_iter *, const void *)) {
+ * size), calling add(userdata, record) for each size-byte record. */
+static int run_iterator(int link_fd, void *buf, size_t cap, size_t size,
+                        int (*add)(void *, const void *), void *userdata) {
     union bpf_attr attr = {.iter_create = {.link_fd = (__u32)link_fd}};
     _cleanup_(closep) int fd = -1;
     size_t have = 0;
@@ -358,7 +359,7 @@ static int run_iterator(struct task_iter *ti, int link_fd, void *buf, size_t cap
         have += (size_t)n;
         used = have - have % size;
         for (size_t off = 0; off < used; off += size) {
-            r = add(ti, base + off);
+            r = add(userdata, base + off);
             if (r < 0)
                 return r;
         }
@@ -367,8 +368,8 @@ static int run_iterator(struct task_iter *ti, int link_fd, void *buf, size_t cap
     }
 }
 
-static int take_count(struct task_iter *ti, const void *rec) {
-    memcpy(&ti->count, rec, sizeof(ti->count));
+static int take_count(void *userdata, const void *rec) {
+    memcpy(userdata, rec, sizeof(struct task_procs_count));
     return 0;
 }
 
@@ -383,19 +384,18 @@ static size_t page_round(size_t bytes) {
  * records in use would raise its peak by their size. -E2BIG when the array could not hold
  * them all, or could not be mapped. */
 static int read_procs(struct task_iter *ti) {
-    struct task_procs_count buf;
+    struct task_procs_count buf, count = {0};
     size_t window;
     int r;
 
-    ti->count = (struct task_procs_count){0};
-    r = run_iterator(ti, ti->procs_link_fd, &buf, sizeof(buf), sizeof(buf), take_count);
+    r = run_iterator(ti->procs_link_fd, &buf, sizeof(buf), sizeof(buf), take_count, &count);
     if (r < 0)
         return r;
-    if (ti->count.stored != ti->count.total || ti->count.stored > ti->procs_limit)
+    if (count.stored != count.total || count.stored > ti->procs_limit)
         return -E2BIG;
     window = page_round(PROCS_WINDOW_BYTES) / sizeof(struct task_iter_record);
-    for (size_t from = 0; from < ti->count.stored && r >= 0; from += window) {
-        size_t n = MIN(ti->count.stored - from, window);
+    for (size_t from = 0; from < count.stored && r >= 0; from += window) {
+        size_t n = MIN(count.stored - from, window);
         size_t len = page_round(n * sizeof(struct task_iter_record));
         const struct task_iter_record *recs;
         void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, ti->procs_map_fd,
@@ -420,8 +420,8 @@ int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_ro
     ti->walked_processes = r != -E2BIG;
     if (r == -E2BIG) { /* more processes than the array holds: every task */
         ti->n_rows = ti->n_threads = 0;
-        r = run_iterator(ti, ti->link_fd, ti->buf, READ_BUF_RECORDS * sizeof(*ti->buf),
-                         sizeof(*ti->buf), add_record);
+        r = run_iterator(ti->link_fd, ti->buf, READ_BUF_RECORDS * sizeof(*ti->buf),
+                         sizeof(*ti->buf), add_record, ti);
     }
     if (r < 0)
         return r;

@@ -382,7 +382,7 @@ static size_t page_round(size_t bytes) {
 /* The process walk: one record a process, in the array, read a window of whole pages at a
  * time. Mapped pages count in full to this process's resident memory: mapping all the
  * records in use would raise its peak by their size. -E2BIG when the array could not hold
- * them all, or could not be mapped. */
+ * them all, or -errno. */
 static int read_procs(struct task_iter *ti) {
     struct task_procs_count buf, count = {0};
     size_t window;
@@ -402,7 +402,7 @@ static int read_procs(struct task_iter *ti) {
                        (off_t)from * (off_t)sizeof(*recs));
 
         if (p == MAP_FAILED)
-            return -E2BIG;
+            return -errno;
         recs = p;
         for (size_t i = 0; i < n && r >= 0; i++)
             r = add_record(ti, &recs[i]);
@@ -412,13 +412,15 @@ static int read_procs(struct task_iter *ti) {
 }
 
 int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_rows) {
-    int r = -E2BIG;
+    int r = -ENOENT;
 
     ti->n_rows = ti->n_threads = 0;
     if (ti->procs_link_fd >= 0 && ti->procs_limit > 0)
         r = read_procs(ti);
-    ti->walked_processes = r != -E2BIG;
-    if (r == -E2BIG) { /* more processes than the array holds: every task */
+    /* More processes than the array holds, or a process walk that failed (what it read is
+     * dropped): this read walks every task, as tests force with task_iter_limit_processes(). */
+    ti->walked_processes = r >= 0;
+    if (r < 0) {
         ti->n_rows = ti->n_threads = 0;
         r = run_iterator(ti->link_fd, ti->buf, READ_BUF_RECORDS * sizeof(*ti->buf),
                          sizeof(*ti->buf), add_record, ti);

@@ -59,7 +59,8 @@ int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_ro
 /* Whether the last read walked the process list (one record a process, Linux 6.7 and
  * later) rather than every task. task_iter_limit_processes() has the process walk serve
  * only reads of at most n processes (default and most: TASK_PROCS_MAX, 16 384); more, or
- * n = 0, and the read walks every task (tests). */
+ * n = 0, and the read walks every task (tests). So does a read whose process walk fails for
+ * any other reason. */
 bool task_iter_walks_processes(const struct task_iter *ti);
 void task_iter_limit_processes(struct task_iter *ti, uint32_t n);
 

@@ -52,32 +52,6 @@ int dl_resolve(void *dl, const char *library, const struct dl_symbol *symbols, s
     return 0;
 }
 
-int dl_lazy_load(struct dl_lazy *l, const char *library, const char *const *sonames, size_t n,
-                 const struct dl_symbol *symbols, size_t n_symbols, void *table,
-                 const char *missing, const char **ret_reason) {
-    int r;
-
-    pthread_mutex_lock(&l->lock);
-    if (!l->tried) {
-        l->tried = true;
-        l->dl = dl_open(library, NULL, sonames, n, &l->error);
-        if (!l->dl)
-            l->reason = missing;
-        else if ((l->error = dl_resolve(l->dl, library, symbols, n_symbols, table)) < 0) {
-            dlclose(l->dl);
-            l->dl = NULL;
-            snprintf(l->lacking, sizeof(l->lacking), "%s lacks a required function (too old?)",
-                     library);
-            l->reason = l->lacking;
-        }
-    }
-    r = l->error;
-    if (r < 0)
-        *ret_reason = l->reason;
-    pthread_mutex_unlock(&l->lock);
-    return r < 0 ? r : 0;
-}
-
 int dl_table_open(const struct dl_table_spec *spec, const char *path, void **ret_table,
                   const char **ret_reason) {
     void **table = calloc(1, spec->size), *dl;
@@ -120,7 +94,7 @@ int dl_table_get(struct dl_lazy *l, const struct dl_table_spec *spec, const char
 
     pthread_mutex_lock(&l->lock);
     if (!l->tried) {
-        const char *path = getenv(env);
+        const char *path = env ? getenv(env) : NULL;
 
         l->tried = true;
         l->error = dl_table_open(spec, path && path[0] ? path : NULL, &l->dl, &l->reason);

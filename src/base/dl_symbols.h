@@ -51,35 +51,22 @@ void *dl_open(const char *library, const char *path, const char *const *sonames,
 int dl_resolve(void *dl, const char *library, const struct dl_symbol *symbols, size_t n,
                void *table);
 
-/*
- * A library loaded by the first caller that needs it and kept until exit (its functions
- * may be called from any thread): libyaml, libcrypt, libjansson.
- */
+/* A library's table loaded by the first caller that needs it and kept until exit (its
+ * functions may be called from any thread): dl_table_get(). */
 struct dl_lazy {
     pthread_mutex_t lock;
     bool tried;
     int error;
     const char *reason;
     void *dl;
-    char lacking[128]; /* the reason when a function is missing */
 };
 #define DL_LAZY_INIT                                                                               \
     { .lock = PTHREAD_MUTEX_INITIALIZER }
 
 /*
- * On the first call: dl_open() of the first of sonames[0..n) that loads and dl_resolve()
- * into `table`. Every call returns the first one's result: 0, or -ENOENT (not installed)
- * with *ret_reason = `missing`, or -ELIBBAD (not loadable, or a function missing) with a
- * reason naming `library`. Thread-safe.
- */
-int dl_lazy_load(struct dl_lazy *l, const char *library, const char *const *sonames, size_t n,
-                 const struct dl_symbol *symbols, size_t n_symbols, void *table,
-                 const char *missing, const char **ret_reason);
-
-/*
  * An optional library kept as an allocated table of its functions whose first member is
- * the handle (`void *dl`): libcurl, ncursesw. Their tests open and free it with other
- * paths; the program asks for it once (dl_table_get()).
+ * the handle (`void *dl`): libcurl, ncursesw, libyaml, libcrypt, libjansson. Tests may open
+ * and free one with other paths; the program asks for each once (dl_table_get()).
  */
 struct dl_table_spec {
     const char *library; /* for messages: "libcurl" */
@@ -104,8 +91,8 @@ int dl_table_open(const struct dl_table_spec *spec, const char *path, void **ret
 void *dl_table_free(void *table);
 
 /*
- * dl_table_open() on the first call, of the path in the environment variable `env` when set
- * and not empty (tests), else of the sonames; every call returns the first one's result.
+ * dl_table_open() on the first call, of the path in the environment variable `env` when
+ * given, set and not empty (tests), else of the sonames; every call returns the first one's result.
  * The table is kept until exit: other threads may hold pointers into it. Thread-safe.
  */
 int dl_table_get(struct dl_lazy *l, const struct dl_table_spec *spec, const char *env,

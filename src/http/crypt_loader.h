@@ -9,6 +9,7 @@
  * its function in <crypt.h> (checked at compile time).
  */
 struct crypt_api {
+    void *dl; /* the library (dl_table) */
     __typeof__(crypt_rn) *rn;
     __typeof__(crypt_gensalt_rn) *gensalt_rn;
 };

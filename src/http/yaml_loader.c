@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "yaml_loader.h"
 
+#include <stddef.h>
+
 #include "dl_symbols.h"
 #include "macro.h"
 
@@ -9,6 +11,7 @@
 #define YAML_LOAD_SONAME YAML_LIBRARY_SONAME
 #endif
 
+_Static_assert(offsetof(struct yaml_api, dl) == 0, "a dl_table: the handle first");
 _Static_assert(sizeof(void *) == sizeof(&yaml_parser_load), "dlsym results fit a function pointer");
 
 static const struct dl_symbol yaml_symbols[] = {
@@ -21,15 +24,22 @@ static const struct dl_symbol yaml_symbols[] = {
     DL_SYMBOL(struct yaml_api, document_delete, yaml_document_delete),
 };
 
-int yaml_api_get(const struct yaml_api **ret_api, const char **ret_reason) {
-    static const char *const sonames[] = {YAML_LOAD_SONAME};
-    static struct dl_lazy lazy = DL_LAZY_INIT;
-    static struct yaml_api api; /* written once under lazy's lock, read-only after */
-    int r = dl_lazy_load(&lazy, "libyaml", sonames, ARRAY_SIZE(sonames), yaml_symbols,
-                         ARRAY_SIZE(yaml_symbols), &api, YAML_LIBRARY_MISSING, ret_reason);
+static const char *const yaml_sonames[] = {YAML_LOAD_SONAME};
 
-    if (r < 0)
-        return r;
-    *ret_api = &api;
-    return 0;
+static const struct dl_table_spec yaml_spec = {
+    .library = "libyaml",
+    .sonames = yaml_sonames,
+    .n_sonames = ARRAY_SIZE(yaml_sonames),
+    .symbols = yaml_symbols,
+    .n_symbols = ARRAY_SIZE(yaml_symbols),
+    .size = sizeof(struct yaml_api),
+    .missing = YAML_LIBRARY_MISSING,
+    .unloadable = "libyaml exists but cannot be loaded",
+    .lacking = "libyaml lacks a required function (too old?)",
+};
+
+int yaml_api_get(const struct yaml_api **ret_api, const char **ret_reason) {
+    static struct dl_lazy lazy = DL_LAZY_INIT;
+
+    return dl_table_get(&lazy, &yaml_spec, NULL, (const void **)ret_api, ret_reason);
 }

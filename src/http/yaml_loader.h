@@ -9,6 +9,7 @@
  * <yaml.h> (checked at compile time).
  */
 struct yaml_api {
+    void *dl; /* the library (dl_table) */
     __typeof__(yaml_parser_initialize) *parser_initialize;
     __typeof__(yaml_parser_set_input_string) *parser_set_input_string;
     __typeof__(yaml_parser_load) *parser_load;

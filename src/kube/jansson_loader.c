@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "jansson_loader.h"
 
+#include <stddef.h>
+
 #include "dl_symbols.h"
 #include "macro.h"
 
@@ -9,6 +11,7 @@
 #define JANSSON_LOAD_SONAME JANSSON_LIBRARY_SONAME
 #endif
 
+_Static_assert(offsetof(struct jansson_api, dl) == 0, "a dl_table: the handle first");
 _Static_assert(sizeof(void *) == sizeof(&json_loadb), "dlsym results fit a function pointer");
 
 static const struct dl_symbol jansson_symbols[] = {
@@ -22,15 +25,22 @@ static const struct dl_symbol jansson_symbols[] = {
     DL_SYMBOL(struct jansson_api, integer_value, json_integer_value),
 };
 
-int jansson_api_get(const struct jansson_api **ret_api, const char **ret_reason) {
-    static const char *const sonames[] = {JANSSON_LOAD_SONAME};
-    static struct dl_lazy lazy = DL_LAZY_INIT;
-    static struct jansson_api api; /* written once under lazy's lock, read-only after */
-    int r = dl_lazy_load(&lazy, "libjansson", sonames, ARRAY_SIZE(sonames), jansson_symbols,
-                         ARRAY_SIZE(jansson_symbols), &api, JANSSON_LIBRARY_MISSING, ret_reason);
+static const char *const jansson_sonames[] = {JANSSON_LOAD_SONAME};
 
-    if (r < 0)
-        return r;
-    *ret_api = &api;
-    return 0;
+static const struct dl_table_spec jansson_spec = {
+    .library = "libjansson",
+    .sonames = jansson_sonames,
+    .n_sonames = ARRAY_SIZE(jansson_sonames),
+    .symbols = jansson_symbols,
+    .n_symbols = ARRAY_SIZE(jansson_symbols),
+    .size = sizeof(struct jansson_api),
+    .missing = JANSSON_LIBRARY_MISSING,
+    .unloadable = "libjansson exists but cannot be loaded",
+    .lacking = "libjansson lacks a required function (too old?)",
+};
+
+int jansson_api_get(const struct jansson_api **ret_api, const char **ret_reason) {
+    static struct dl_lazy lazy = DL_LAZY_INIT;
+
+    return dl_table_get(&lazy, &jansson_spec, NULL, (const void **)ret_api, ret_reason);
 }

@@ -11,6 +11,7 @@
  * jansson_decref() instead, so the binary keeps no reference to libjansson.
  */
 struct jansson_api {
+    void *dl; /* the library (dl_table) */
     __typeof__(json_loadb) *loadb;
     __typeof__(json_delete) *delete_json; /* json_delete */
     __typeof__(json_object_get) *object_get;

@@ -177,3 +177,13 @@ int intensity_solve(struct intensity_gpu *g);
 void intensity_scale_sums(struct intensity_gpu *g, double f);
 /* e^(-(clock - t_ref) / tau): the factor that turns stored sums into current ones. */
 double intensity_decay_now(const struct intensity_gpu *g);
+
+/* The first allocation of class slots. */
+#define INITIAL_SLOTS 8U
+/* Grows every per-slot table from cap to new_cap slots. On failure the tables that did
+ * grow keep their old contents and the old cap stays in force (intensity_slots.c). */
+int intensity_grow_slots(struct intensity_gpu *g, size_t new_cap);
+/* The slot of class key, added if new (NO_SLOT when the table is full of classes in use).
+ * hint is the slot it likely has (the same consumer's in the last window; NO_SLOT: none):
+ * a tracked class is found there without the index. */
+int intensity_class_slot(struct intensity_gpu *g, uint64_t key, uint32_t hint, uint32_t *ret);

@@ -9,205 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accounting.h"
-#include "clock.h"
-#include "cpu.h"
 #include "fileio.h"
-#include "gpu.h"
-#include "kube.h"
-#include "log.h"
 #include "macro.h"
-#include "pod_allocations.h"
-#include "proc.h"
-#include "state_file.h"
-#include "stopper.h"
-#include "store.h"
-
-enum source_id { SOURCE_NVML, SOURCE_RAPL, SOURCE_STATE, _SOURCE_MAX };
-
-static const char *const source_names[_SOURCE_MAX] = {
-    [SOURCE_NVML] = "nvml",
-    [SOURCE_RAPL] = "rapl",
-    [SOURCE_STATE] = "state",
-};
-
-/* --state-dir: the counters are saved this often (and at exit). */
-#define STATE_SAVE_INTERVAL_NS (5 * NSEC_PER_SEC)
-
-struct source_health {
-    bool up;
-    uint64_t errors;
-    struct complaint complaint;
-};
-
-#define GPU_REOPEN_INTERVAL_NS (60 * NSEC_PER_SEC)
-
-struct sampler {
-    const struct config *cfg;
-    struct snapshot_slot *slot;
-    struct ledger ledger;
-
-    struct gpu_source *gpu;
-    struct gpu_accounting *gpu_accounting;
-    uint64_t gpu_next_open_ns;
-    process_resolve_fn resolve;
-    void *resolve_userdata;
-
-    int sys_fd, dev_fd, proc_fd;
-    struct procfs_scanner *procfs;
-    struct exec_watch *exec_watch; /* who short-lived processes were; NULL when off */
-    struct identity_resolver resolver;
-    struct complaint procfs_complaint;
-    bool procfs_bpf; /* the scanner reads the task iterator (until it fails) */
-    struct rapl *rapl;
-    struct cpu_accounting *cpu_accounting;
-    struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
-    struct slurm_watch *slurm_watch; /* SLURM job cgroups as they come and go; NULL: none */
-    struct kube_labels *kube;        /* pod names from the API server; NULL when off */
-    struct pod_allocations *podres;  /* kubelet pod-resources; NULL when off */
-    char *stat_buf;
-    size_t stat_cap;
-    uint64_t next_scan_ns;
-
-    struct source_health health[_SOURCE_MAX];
-    uint64_t generation;
-    uint64_t published_mono_ns; /* tick time of the last published snapshot */
-    uint64_t saved_mono_ns;     /* tick time of the last --state-dir save */
-    uint64_t ticks;
-    _Atomic uint64_t last_tick_mono_ns;
-
-    pthread_t thread;
-    bool thread_started;
-    struct stopper stopper;
-};
-
-/* Logs a source failure once, then at growing intervals; says so when it recovers. */
-static void source_failed(struct sampler *s, enum source_id id, int err, uint64_t now_ns,
-                          const char *what) {
-    struct source_health *h = &s->health[id];
-
-    h->up = false;
-    h->errors++;
-    if (complain_should_log(&h->complaint, now_ns))
-        log_warning_errno(err, "%s: %s: %m, continuing without it", source_names[id], what);
-}
-
-static void source_ok(struct sampler *s, enum source_id id) {
-    struct source_health *h = &s->health[id];
-
-    h->up = true;
-    if (complain_release(&h->complaint))
-        log_info("%s: working again", source_names[id]);
-}
-
-static void open_gpu(struct sampler *s, uint64_t now_ns) {
-    struct gpu_source_options o = {.library_path = s->cfg->nvml_library};
-    const char *reason = NULL;
-    int r;
-
-    s->gpu_next_open_ns = now_ns + GPU_REOPEN_INTERVAL_NS;
-    r = gpu_source_open(&o, &s->gpu, &reason);
-    if (r < 0) {
-        s->gpu = NULL;
-        source_failed(s, SOURCE_NVML, r, now_ns, reason ? reason : "cannot open NVML");
-        return;
-    }
-    source_ok(s, SOURCE_NVML);
-}
-
-/* One line on how processes are read: at start, and when the iterator stops working. */
-static void log_scan_method(struct sampler *s) {
-    const char *reason;
-    int error;
-
-    s->procfs_bpf = procfs_uses_bpf(s->procfs, &reason, &error);
-    if (s->procfs_bpf)
-        log_info("process scan: eBPF task iterator (one read for every process, walking %s)",
-                 procfs_walks_processes(s->procfs) ? "the process list" : "every task");
-    else if (error == 0)
-        log_info("process scan: listing '%s' (eBPF task iterator: %s)", s->cfg->procfs,
-                 reason ? reason : "not tried");
-    else
-        log_info_errno(error, "process scan: listing '%s'; eBPF task iterator not used: %s (%m)",
-                       s->cfg->procfs, reason ? reason : "failed");
-}
-
-/* The process table; retried at every scan while it fails (a fake procfs filled later, a
- * /proc mounted late). Only -ENOMEM is returned. */
-static int open_procfs(struct sampler *s, uint64_t now_ns) {
-    struct procfs_options opts = {0}; /* auto: the scanner's default */
-    int r;
-
-    if (s->procfs || s->proc_fd < 0)
-        return 0;
-    if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_ON)
-        opts.max_kept_fds = PROCFS_KEEP_FDS_ANYWHERE;
-    else if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_OFF)
-        opts.max_kept_fds = PROCFS_KEEP_NO_FDS;
-    /* The iterator outlives the sampler's start only in serve, which loads it before
-     * dropping its capabilities; the one-shot commands list /proc. */
-    opts.try_bpf = !s->cfg->process_bpf_off && s->cfg->command == COMMAND_SERVE;
-    r = procfs_scanner_new(s->proc_fd, &opts, &s->procfs);
-    if (r == -ENOMEM)
-        return r;
-    if (r < 0) {
-        s->procfs = NULL;
-        if (complain_should_log(&s->procfs_complaint, now_ns))
-            log_warning_errno(r,
-                              "procfs: cannot use '%s': %m; processes get no identity until "
-                              "it works, retrying",
-                              s->cfg->procfs);
-        return 0;
-    }
-    if (complain_release(&s->procfs_complaint))
-        log_info("procfs: '%s' works now", s->cfg->procfs);
-    s->resolver = (struct identity_resolver){.scanner = s->procfs, .watch = s->exec_watch};
-    sampler_set_resolver(s, identity_resolve_watched, &s->resolver);
-    procfs_set_unchanged(s->procfs, cpu_groups_unchanged_fn, &s->cpu_groups);
-    log_scan_method(s);
-    return 0;
-}
-
-/* The kernel's exec and exit events, so that a process gone before the next scan is still
- * known (exec_watch.h). Not for a test tree of /proc (its pids are not the kernel's). */
-static void start_exec_watch(struct sampler *s) {
-    int r = exec_watch_start(s->proc_fd, &s->exec_watch);
-
-    if (r == -EXDEV)
-        log_debug("exec events: '%s' is not the kernel's procfs, not watched", s->cfg->procfs);
-    else if (r < 0)
-        log_info_errno(r, "exec events: the process connector is not available (%m); processes "
-                          "that exit between two scans are identified by what they left");
-    else
-        log_info("exec events: each new program's identity is read at its exec (process "
-                 "connector)");
-}
-
-static void open_rapl(struct sampler *s) {
-    struct rapl_status status;
-    struct rapl_options o = {
-        .sys_fd = s->sys_fd,
-        .dev_fd = s->dev_fd,
-        .proc_fd = s->proc_fd,
-        .mode = (enum rapl_mode)rapl_mode_from_string(s->cfg->rapl_source),
-    };
-    int r;
-
-    if (o.mode == RAPL_MODE_OFF)
-        return;
-    r = rapl_open(&o, &s->rapl, &status);
-    if (r < 0) {
-        s->rapl = NULL;
-        s->health[SOURCE_RAPL].up = false;
-        if (r == -ENODEV)
-            log_info("rapl: not available: %s", status.reason);
-        else
-            log_warning_errno(r, "rapl: %s", status.reason);
-        return;
-    }
-    log_info("rapl: using %s: %s", rapl_mode_to_string(status.chosen), status.reason);
-    s->health[SOURCE_RAPL].up = true;
-}
+#include "sampler_internal.h"
 
 void sampler_kube_options(const struct config *cfg, struct kube_labels_options *ret) {
     *ret = (struct kube_labels_options){
@@ -218,31 +22,6 @@ void sampler_kube_options(const struct config *cfg, struct kube_labels_options *
         .node_name = cfg->node_name,
         .retention_ns = cfg->metric_retention_ns,
     };
-}
-
-/* --state-dir: the counters of the last run, and where each GPU's counter was. */
-static int restore_state(struct sampler *s) {
-    struct gpu_baseline baselines[LEDGER_MAX_GPUS] = {0};
-    int r = state_file_load(s->cfg->state_dir, &s->ledger, clock_monotonic_ns(), baselines);
-
-    if (r < 0)
-        return r;
-    gpu_accounting_restore_baselines(s->gpu_accounting, baselines);
-    source_ok(s, SOURCE_STATE);
-    return 0;
-}
-
-static void save_state(struct sampler *s, uint64_t mono_ns) {
-    struct gpu_baseline baselines[LEDGER_MAX_GPUS];
-    int r;
-
-    gpu_accounting_baselines(s->gpu_accounting, baselines);
-    r = state_file_save(s->cfg->state_dir, &s->ledger, baselines);
-    if (r < 0)
-        source_failed(s, SOURCE_STATE, r, mono_ns, "cannot save the counters to --state-dir");
-    else
-        source_ok(s, SOURCE_STATE);
-    s->saved_mono_ns = mono_ns;
 }
 
 int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sampler **ret) {
@@ -264,7 +43,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     stopper_init(&s->stopper);
     r = gpu_accounting_new(&go, &s->gpu_accounting);
     if (r >= 0 && cfg->state_dir)
-        r = restore_state(s);
+        r = sampler_restore_state(s);
     if (r < 0) {
         sampler_free(s);
         return r;
@@ -296,13 +75,13 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
     else {
-        r = open_procfs(s, clock_monotonic_ns());
+        r = sampler_open_procfs(s, clock_monotonic_ns());
         if (r < 0) {
             sampler_free(s);
             return r;
         }
         if (cfg->command == COMMAND_SERVE) {
-            start_exec_watch(s);
+            sampler_start_exec_watch(s);
             s->resolver.watch = s->exec_watch;
         }
     }
@@ -314,11 +93,11 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
             cpu_groups_set_watch(&s->cpu_groups, s->slurm_watch);
     }
     if (cfg->gpu_enabled)
-        open_gpu(s, clock_monotonic_ns());
+        sampler_open_gpu(s, clock_monotonic_ns());
 
     /* powercap and perf need only sysfs; the MSR interface needs --path.dev too and says so. */
     if (s->sys_fd >= 0)
-        open_rapl(s);
+        sampler_open_rapl(s);
     sampler_kube_options(cfg, &ko);
     /* Names from the API server for the commands that run a while (serve, and top, which
      * shows them); a one-shot ps would have to wait for the first list. */
@@ -344,7 +123,7 @@ struct sampler *sampler_free(struct sampler *s) {
         return NULL;
     sampler_stop(s);
     if (s->cfg->state_dir && s->ticks > 0)
-        save_state(s, clock_monotonic_ns());
+        sampler_save_state(s, clock_monotonic_ns());
     s->gpu = gpu_source_close(s->gpu);
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);
@@ -385,13 +164,13 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
 
     if (!s->gpu) {
         if (s->cfg->gpu_enabled && t->mono_ns >= s->gpu_next_open_ns)
-            open_gpu(s, t->mono_ns);
+            sampler_open_gpu(s, t->mono_ns);
         if (!s->gpu)
             return 0;
     }
     r = gpu_source_sample(s->gpu, t->sample_us, &devices, &n);
     if (r < 0) {
-        source_failed(s, SOURCE_NVML, r, t->mono_ns, "sampling failed");
+        sampler_source_failed(s, SOURCE_NVML, r, t->mono_ns, "sampling failed");
         return r == -ENOMEM ? r : 0;
     }
     pod_allocations_apply(s->podres, s->gpu_accounting, s->kube, t->mono_ns);
@@ -399,9 +178,9 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
                             s->resolve_userdata, &s->ledger, &stats);
     pod_allocations_after_tick(s->podres, &stats);
     if (stats.devices_down > 0)
-        source_failed(s, SOURCE_NVML, -ENODEV, t->mono_ns, "a GPU is lost or failing");
+        sampler_source_failed(s, SOURCE_NVML, -ENODEV, t->mono_ns, "a GPU is lost or failing");
     else
-        source_ok(s, SOURCE_NVML);
+        sampler_source_ok(s, SOURCE_NVML);
     if (stats.counter_resets > 0)
         log_info("nvml: a GPU energy counter went back (driver reload); counting from there");
     if (stats.counter_glitches > 0)
@@ -449,7 +228,7 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
         if (n_rows == -ENOMEM)
             return n_rows;
         if (s->procfs_bpf && !procfs_uses_bpf(s->procfs, NULL, NULL))
-            log_scan_method(s); /* the iterator failed: /proc from now on, said once */
+            sampler_log_scan_method(s); /* the iterator failed: /proc from now on, said once */
         if (n_rows < 0) {
             if (complain_should_log(&s->procfs_complaint, t->mono_ns))
                 log_warning_errno(n_rows, "procfs: scan failed: %m, retrying at the next scan");
@@ -464,10 +243,10 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
         have_stat = read_proc_stat(s, &stat_len) >= 0;
     r = rapl_sample(s->rapl, &readings, &n_readings);
     if (r < 0) {
-        source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
+        sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
         return 0;
     }
-    source_ok(s, SOURCE_RAPL);
+    sampler_source_ok(s, SOURCE_RAPL);
     r = cpu_groups_track(&s->cpu_groups, rows, (size_t)n_rows);
     if (r >= 0)
         r = cpu_accounting_tick(s->cpu_accounting, &s->cpu_groups, rows, (size_t)n_rows,
@@ -515,7 +294,7 @@ static int publish(struct sampler *s, const struct tick_time *t, double duration
     }
     for (unsigned i = 0; i < _SOURCE_MAX; i++)
         if (source_enabled(s, i))
-            put_source(snap, source_names[i], s->health[i].up, s->health[i].errors);
+            put_source(snap, sampler_source_names[i], s->health[i].up, s->health[i].errors);
     /* The Kubernetes sources have series only where they are configured. */
     if (s->kube) {
         uint64_t errors = 0;
@@ -551,7 +330,7 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
 
     s->ticks++;
     if (!s->procfs) {
-        r = open_procfs(s, t->mono_ns);
+        r = sampler_open_procfs(s, t->mono_ns);
         if (r < 0)
             ret = r;
     }
@@ -583,7 +362,7 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
     if (r < 0 && ret == 0)
         ret = r;
     if (s->cfg->state_dir && t->mono_ns - s->saved_mono_ns >= STATE_SAVE_INTERVAL_NS)
-        save_state(s, t->mono_ns);
+        sampler_save_state(s, t->mono_ns);
     return ret;
 }
 

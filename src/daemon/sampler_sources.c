@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* Opening the sampler's sources (NVML, the process table, exec events, RAPL, the saved
+ * state) and saying how each is doing. */
+#include <errno.h>
+
+#include "sampler_internal.h"
+#include "state_file.h"
+
+const char *const sampler_source_names[_SOURCE_MAX] = {
+    [SOURCE_NVML] = "nvml",
+    [SOURCE_RAPL] = "rapl",
+    [SOURCE_STATE] = "state",
+};
+
+void sampler_source_failed(struct sampler *s, enum source_id id, int err, uint64_t now_ns,
+                           const char *what) {
+    struct source_health *h = &s->health[id];
+
+    h->up = false;
+    h->errors++;
+    if (complain_should_log(&h->complaint, now_ns))
+        log_warning_errno(err, "%s: %s: %m, continuing without it", sampler_source_names[id], what);
+}
+
+void sampler_source_ok(struct sampler *s, enum source_id id) {
+    struct source_health *h = &s->health[id];
+
+    h->up = true;
+    if (complain_release(&h->complaint))
+        log_info("%s: working again", sampler_source_names[id]);
+}
+
+void sampler_open_gpu(struct sampler *s, uint64_t now_ns) {
+    struct gpu_source_options o = {.library_path = s->cfg->nvml_library};
+    const char *reason = NULL;
+    int r;
+
+    s->gpu_next_open_ns = now_ns + GPU_REOPEN_INTERVAL_NS;
+    r = gpu_source_open(&o, &s->gpu, &reason);
+    if (r < 0) {
+        s->gpu = NULL;
+        sampler_source_failed(s, SOURCE_NVML, r, now_ns, reason ? reason : "cannot open NVML");
+        return;
+    }
+    sampler_source_ok(s, SOURCE_NVML);
+}
+
+void sampler_log_scan_method(struct sampler *s) {
+    const char *reason;
+    int error;
+
+    s->procfs_bpf = procfs_uses_bpf(s->procfs, &reason, &error);
+    if (s->procfs_bpf)
+        log_info("process scan: eBPF task iterator (one read for every process, walking %s)",
+                 procfs_walks_processes(s->procfs) ? "the process list" : "every task");
+    else if (error == 0)
+        log_info("process scan: listing '%s' (eBPF task iterator: %s)", s->cfg->procfs,
+                 reason ? reason : "not tried");
+    else
+        log_info_errno(error, "process scan: listing '%s'; eBPF task iterator not used: %s (%m)",
+                       s->cfg->procfs, reason ? reason : "failed");
+}
+
+int sampler_open_procfs(struct sampler *s, uint64_t now_ns) {
+    struct procfs_options opts = {0}; /* auto: the scanner's default */
+    int r;
+
+    if (s->procfs || s->proc_fd < 0)
+        return 0;
+    if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_ON)
+        opts.max_kept_fds = PROCFS_KEEP_FDS_ANYWHERE;
+    else if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_OFF)
+        opts.max_kept_fds = PROCFS_KEEP_NO_FDS;
+    /* The iterator outlives the sampler's start only in serve, which loads it before
+     * dropping its capabilities; the one-shot commands list /proc. */
+    opts.try_bpf = !s->cfg->process_bpf_off && s->cfg->command == COMMAND_SERVE;
+    r = procfs_scanner_new(s->proc_fd, &opts, &s->procfs);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
+        s->procfs = NULL;
+        if (complain_should_log(&s->procfs_complaint, now_ns))
+            log_warning_errno(r,
+                              "procfs: cannot use '%s': %m; processes get no identity until "
+                              "it works, retrying",
+                              s->cfg->procfs);
+        return 0;
+    }
+    if (complain_release(&s->procfs_complaint))
+        log_info("procfs: '%s' works now", s->cfg->procfs);
+    s->resolver = (struct identity_resolver){.scanner = s->procfs, .watch = s->exec_watch};
+    sampler_set_resolver(s, identity_resolve_watched, &s->resolver);
+    procfs_set_unchanged(s->procfs, cpu_groups_unchanged_fn, &s->cpu_groups);
+    sampler_log_scan_method(s);
+    return 0;
+}
+
+void sampler_start_exec_watch(struct sampler *s) {
+    int r = exec_watch_start(s->proc_fd, &s->exec_watch);
+
+    if (r == -EXDEV)
+        log_debug("exec events: '%s' is not the kernel's procfs, not watched", s->cfg->procfs);
+    else if (r < 0)
+        log_info_errno(r, "exec events: the process connector is not available (%m); processes "
+                          "that exit between two scans are identified by what they left");
+    else
+        log_info("exec events: each new program's identity is read at its exec (process "
+                 "connector)");
+}
+
+void sampler_open_rapl(struct sampler *s) {
+    struct rapl_status status;
+    struct rapl_options o = {
+        .sys_fd = s->sys_fd,
+        .dev_fd = s->dev_fd,
+        .proc_fd = s->proc_fd,
+        .mode = (enum rapl_mode)rapl_mode_from_string(s->cfg->rapl_source),
+    };
+    int r;
+
+    if (o.mode == RAPL_MODE_OFF)
+        return;
+    r = rapl_open(&o, &s->rapl, &status);
+    if (r < 0) {
+        s->rapl = NULL;
+        s->health[SOURCE_RAPL].up = false;
+        if (r == -ENODEV)
+            log_info("rapl: not available: %s", status.reason);
+        else
+            log_warning_errno(r, "rapl: %s", status.reason);
+        return;
+    }
+    log_info("rapl: using %s: %s", rapl_mode_to_string(status.chosen), status.reason);
+    s->health[SOURCE_RAPL].up = true;
+}
+
+int sampler_restore_state(struct sampler *s) {
+    struct gpu_baseline baselines[LEDGER_MAX_GPUS] = {0};
+    int r = state_file_load(s->cfg->state_dir, &s->ledger, clock_monotonic_ns(), baselines);
+
+    if (r < 0)
+        return r;
+    gpu_accounting_restore_baselines(s->gpu_accounting, baselines);
+    sampler_source_ok(s, SOURCE_STATE);
+    return 0;
+}
+
+void sampler_save_state(struct sampler *s, uint64_t mono_ns) {
+    struct gpu_baseline baselines[LEDGER_MAX_GPUS];
+    int r;
+
+    gpu_accounting_baselines(s->gpu_accounting, baselines);
+    r = state_file_save(s->cfg->state_dir, &s->ledger, baselines);
+    if (r < 0)
+        sampler_source_failed(s, SOURCE_STATE, r, mono_ns,
+                              "cannot save the counters to --state-dir");
+    else
+        sampler_source_ok(s, SOURCE_STATE);
+    s->saved_mono_ns = mono_ns;
+}

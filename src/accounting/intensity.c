@@ -21,6 +21,9 @@
 #define MAX_WEIGHT 4611686018427387904.0
 #define CONTEXT_MAX_REL_SE 0.5
 #define CONTEXT_MAX_IDLE_RATIO 3.0
+/* The uplift's own information (s^2) below which the rows never told it from the classes'
+ * intensities: what the solve's ridge alone gives is about 1e-6 x the rows. */
+#define CONTEXT_MIN_INFO 0.001
 /* A row is unsaturated below this total SM activity; the uplift is learned only when at
  * least this part of the recent rows is. */
 #define UNSATURATED_ACTIVITY 0.9
@@ -437,8 +440,11 @@ static bool context_measured(const struct intensity_gpu *g) {
      * (the priors make it look small): such a fit takes most of the active power for
      * uplift. A held context raises the board to P0 clocks, which costs about as much as
      * its idle (A100 +26 W over 55 W, H100 +50 W over 70 W, L40S +66 W over 35 W): more
-     * than three times the idle is not an uplift. */
-    return ctx <= CONTEXT_MAX_IDLE_RATIO * g->theta[PARAM_IDLE] && se <= CONTEXT_MAX_REL_SE * ctx;
+     * than three times the idle is not an uplift. Loads that never vary apart (every row
+     * alike) give the uplift no information of its own: the fit puts their common power
+     * wherever the ridge pulls it, and a residual near zero makes that look certain. */
+    return ctx <= CONTEXT_MAX_IDLE_RATIO * g->theta[PARAM_IDLE] && se <= CONTEXT_MAX_REL_SE * ctx &&
+           g->ctx_info >= CONTEXT_MIN_INFO;
 }
 
 int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,

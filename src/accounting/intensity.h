@@ -74,7 +74,9 @@
  * mixes a bound of 0.5 gave the lowest error (0.2: +0.3 points, 1.0: a constant load
  * mistaken for uplift). On a GPU kept fully busy the uplift is not identifiable at all
  * (the activities always add up to 100 %) and a fit may take most of the active power for
- * it: an uplift above three times the idle power is never handed out.
+ * it: an uplift above three times the idle power is never handed out. Nor is one the rows
+ * never told apart from the classes (its conditional information at the ridge's level:
+ * constant loads, every row alike), however small its standard error looks.
  *
  * Cost (K classes tracked per GPU, at most max_classes; L live, at most max_live; n
  * consumers and m classes in a window): per window O(n) (hash look-ups, sums); per row

@@ -82,6 +82,7 @@ struct intensity_gpu {
     double idle_prior_w;
     bool idle_prior_known;
     double sigma_j, dof;   /* residual standard deviation (J per row), degrees of freedom */
+    double ctx_info;       /* P_ctx's conditional information at the last solve, s^2 */
     int change_run;        /* rows in a row far off the fit, signed by the side */
     double change_sigma_j; /* sigma_j when the run began */
     /* How far the fit misses a row it has not learned from yet: a moving mean of the

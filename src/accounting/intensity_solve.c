@@ -180,6 +180,7 @@ static double residual_ss(const struct intensity_gpu *g, size_t n, size_t n_froz
 
 /* A solve that failed: every live parameter keeps what it had learned, nothing new. */
 static int learn_nothing(struct intensity_gpu *g, size_t n) {
+    g->ctx_info = 0;
     for (size_t a = 0; a < n; a++)
         g->learned[g->live[a]] = g->has_memory[g->live[a]];
     g->dof = 0;
@@ -253,6 +254,8 @@ int intensity_solve(struct intensity_gpu *g) {
         ok = g->dof >= MIN_DOF && info >= g->opt.min_info && se <= limit;
         g->theta[p] = g->x[a];
         g->se[p] = se;
+        if (p == PARAM_CTX)
+            g->ctx_info = info;
         if (p >= PARAM_CLASS0 && stored(g, p, p) > 0)
             intensity_family_update(g, (uint32_t)(p - PARAM_CLASS0), g->x[a], se);
         g->learned[p] = ok;

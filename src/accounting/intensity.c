@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "intensity_internal.h"
+#include "macro.h"
 
 /* Stored sums grow as e^(age / tau); rebased before they pass e^40. */
 #define MAX_SCALE_EXPONENT 40.0
@@ -64,8 +65,7 @@ int intensity_gpu_new(const struct intensity_options *o, struct intensity_scratc
     g->dim = PARAM_CLASS0;
     hashmap_init(&g->index);
     hashmap_init(&g->family_index);
-    if (intensity_grow_slots(g, INITIAL_SLOTS < opt.max_classes ? INITIAL_SLOTS : opt.max_classes) <
-        0) {
+    if (intensity_grow_slots(g, MIN((size_t)INITIAL_SLOTS, (size_t)opt.max_classes)) < 0) {
         intensity_gpu_free(g);
         return -ENOMEM;
     }

@@ -67,4 +67,19 @@ EOP
     "$src/scenarios/busy-wait-collective.scn" >"$tmp/score" || fail "accuracy-score --joulestat"
 grep -q '^mean error' "$tmp/score" || fail "no summary: $(cat "$tmp/score")"
 cat "$tmp/score"
+
+# accuracy-report --phases: each scenario again with the driver's grid at each phase. The
+# counter's steps move, so the energy measured by the end of the replay does too.
+"$src/scripts/accuracy-report" --joulestat "$build/joulestat" --json --phases 0,50 \
+    "$src/scenarios/busy-wait-collective.scn" >"$tmp/phases.json" || fail "accuracy-report --phases"
+python3 - "$tmp/phases.json" <<'EOP' || fail "accuracy-report --phases: $(head -c 300 "$tmp/phases.json")"
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert sorted(out['phases']) == ['0', '50'], out['phases'].keys()
+at0, at50 = out['phases']['0'][0], out['phases']['50'][0]
+assert at0['scenario'] == at50['scenario'] == 'busy-wait-collective', (at0, at50)
+assert at0['gpu_energy_j'] != at50['gpu_energy_j'], 'the phase did not reach the simulator'
+EOP
+"$src/scripts/accuracy-report" --joulestat "$build/joulestat" --phases 100 \
+    "$src/scenarios/busy-wait-collective.scn" >/dev/null 2>&1 && fail "--phases 100 accepted"
 echo "accuracy-tools: ok"

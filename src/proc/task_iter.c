@@ -412,10 +412,13 @@ static int read_procs(struct task_iter *ti) {
 }
 
 int task_iter_read(struct task_iter *ti, const struct task_iter_process **ret_rows) {
+    /* The last read walked every task and found more processes than the process walk may
+     * serve: it would walk them all in the kernel only to say so. Until they fit again. */
+    bool too_many = !ti->walked_processes && ti->n_rows > ti->procs_limit;
     int r = -ENOENT;
 
     ti->n_rows = ti->n_threads = 0;
-    if (ti->procs_link_fd >= 0 && ti->procs_limit > 0)
+    if (ti->procs_link_fd >= 0 && ti->procs_limit > 0 && !too_many)
         r = read_procs(ti);
     /* More processes than the array holds, or a process walk that failed (what it read is
      * dropped): this read walks every task, as tests force with task_iter_limit_processes(). */

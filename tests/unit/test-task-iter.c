@@ -237,6 +237,7 @@ static void test_many_processes(void **state) {
     enum { MANY = 1300 };
     const struct task_iter_process *rows;
     struct task_iter *ti;
+    bool processes;
     pid_t *kids;
     int n;
 
@@ -255,18 +256,20 @@ static void test_many_processes(void **state) {
                 pause();
         }
     }
-    /* Then with the process walk allowed fewer than there are: every task is walked, and
-     * nobody is missing. */
-    for (int pass = 0; pass < 2; pass++) {
-        bool processes = task_iter_walks_processes(ti);
-
+    /* Then with the process walk allowed fewer than there are, twice (the second read
+     * does not try it): every task is walked, and nobody is missing. Then with room for
+     * all again: the process walk is back. */
+    processes = task_iter_walks_processes(ti);
+    for (int pass = 0; pass < 4; pass++) {
         if (pass == 1)
             task_iter_limit_processes(ti, MANY / 2);
+        if (pass == 3)
+            task_iter_limit_processes(ti, UINT32_MAX);
         n = task_iter_read(ti, &rows);
         ASSERT_OK(n);
         print_message("%d processes, walking %s\n", n,
                       task_iter_walks_processes(ti) ? "processes" : "tasks");
-        assert_int_equal(task_iter_walks_processes(ti), pass == 0 && processes);
+        assert_int_equal(task_iter_walks_processes(ti), (pass == 0 || pass == 3) && processes);
         for (int i = 1; i < n; i++)
             assert_true(rows[i - 1].pid < rows[i].pid);
         for (int i = 0; i < MANY; i++) {

@@ -274,7 +274,7 @@ void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
     apply_due_faults(g);
     activate_started(g);
     while (g->t < t) {
-        uint64_t end = min_u64(t, report_next_boundary(g));
+        uint64_t end = min_u64(t, min_u64(report_next_boundary(g), profiling_next_boundary(g)));
         if (g->next_start < g->n_procs)
             end = min_u64(end, g->procs[g->next_start]->proc->start_us);
         if (g->next_fault < sg->n_faults)
@@ -300,6 +300,7 @@ void sim_model_advance_gpu(struct sim_model *m, unsigned gpu, uint64_t t) {
                     update_demand(g, g->active[i], end);
         apply_due_faults(g);
         report_at(g);
+        profiling_at(g);
         samples_emit(g);
         activate_started(g);
         /* With the same demands and holders, every remainder keeps its divisor. */

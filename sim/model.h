@@ -91,6 +91,23 @@ struct sim_sensor {
     uint64_t stepped_total; /* GPU total at the last step */
 };
 
+/* DCGM's profiling module as nv-hostengine runs it (model_profiling.c): while a client
+ * watches, at every multiple of the watch period it samples the busy share of each group's
+ * SMs (the whole GPU, or each MIG instance) over the period just ended. */
+#define SIM_PROF_RING 64u
+struct sim_prof_sample {
+    uint64_t t_us;                        /* the period's end, scenario µs */
+    uint32_t active_ppm[SIM_MAX_MIG + 1]; /* per group (model.h, group_busy) */
+};
+
+struct sim_profiling {
+    uint64_t period;                     /* 0: nobody watches */
+    uint64_t next;                       /* the next sample */
+    uint64_t last_busy[SIM_MAX_MIG + 1]; /* group_busy at the previous sample */
+    struct sim_prof_sample ring[SIM_PROF_RING];
+    size_t head, len; /* ring: oldest at head */
+};
+
 struct sim_gpu_model {
     const struct sim_gpu *gpu;
     const struct sim_scenario *sc;
@@ -128,6 +145,7 @@ struct sim_gpu_model {
     uint64_t call_mark;  /* utilisation calls so far (model_samples.c) */
 
     bool list_grow_pending; /* fault list-grows not yet delivered */
+    struct sim_profiling prof;
 };
 
 struct sim_model {
@@ -164,6 +182,10 @@ uint64_t sim_model_counter_mj(const struct sim_gpu_model *g);
 typedef void sim_util_put_fn(void *ctx, size_t k, const struct sim_util_entry *e);
 size_t sim_model_util_entries(struct sim_gpu_model *g, uint64_t after, sim_util_put_fn *put,
                               void *ctx);
+
+/* model_profiling.c: starts sampling the groups' SM activity every period µs from the next
+ * multiple of it (0: stops), forgetting earlier samples. */
+void sim_model_watch_profiling(struct sim_gpu_model *g, uint64_t period);
 
 /* Process state i, in m->procs (the scenario's order), for ground truth lookups. */
 static inline const struct sim_proc_state *sim_model_proc(const struct sim_model *m, size_t i) {

@@ -36,3 +36,8 @@ uint64_t samples_first_boundary(const struct sim_gpu_model *g, const struct sim_
 /* At a segment end (g->t): samples every process whose boundary it is; processes that have
  * stopped leave the active set with their last sample. */
 void samples_emit(struct sim_gpu_model *g);
+
+/* model_profiling.c: the next profiling sample (SIM_TIME_NEVER when unwatched), and at a
+ * segment end (g->t) the sample due now. */
+uint64_t profiling_next_boundary(const struct sim_gpu_model *g);
+void profiling_at(struct sim_gpu_model *g);

@@ -140,6 +140,7 @@ struct sim_scenario {
     enum sim_util_entries util_entries;
     uint64_t seed;      /* power noise and sample phases; the same seed replays the same run */
     uint64_t uptime_us; /* node uptime at t = 0 (for /proc/stat btime and starttime) */
+    bool dcgm;          /* the node runs DCGM's nv-hostengine (sim/dcgm_engine.c), key dcgm= */
     size_t n_gpus;
     struct sim_gpu *gpus;
     size_t n_procs;

@@ -89,6 +89,8 @@ static int parse_header(struct parser *p, const struct sim_directive *d) {
             r = parser_copy_string(p, t, s->driver, sizeof s->driver);
         else if (!strcmp(t->key, "uptime"))
             CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &s->uptime_us));
+        else if (!strcmp(t->key, "dcgm"))
+            CHECK_VALUE(p, t, d, sim_parse_bool(t->value, &s->dcgm));
         else if (!strcmp(t->key, "tags"))
             continue; /* free-form labels for people and docs */
         else

@@ -35,7 +35,7 @@ else
 fi
 
 # Headers of a folder that other folders may include besides its interface header's.
-declare -A extra_public=([gpu]="nvml_abi.h" [kube]="curl_loader.h")
+declare -A extra_public=([gpu]="nvml_abi.h dcgm_abi.h" [kube]="curl_loader.h")
 
 declare -A home dup
 for f in "${files[@]}"; do

@@ -184,7 +184,9 @@ static void check_gpu_device(const struct gpu_first_reading *a, const struct gpu
 }
 
 bool check_gpu_source(const struct config *cfg, int proc_fd) {
-    struct gpu_source_options o = {.library_path = cfg->nvml_library};
+    struct gpu_source_options o = {.library_path = cfg->nvml_library,
+                                   .dcgm_library = cfg->dcgm_library,
+                                   .dcgm_address = cfg->dcgm_address};
     _cleanup_(freep) struct gpu_first_reading *first = NULL;
     const struct gpu_device_reading *devices;
     struct problems p = {0};

@@ -178,6 +178,14 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
     case OPT_NVML_LIBRARY:
         cfg->nvml_library = arg;
         return 0;
+    case OPT_DCGM:
+        if (arg[0] == '\0')
+            return bad(name, arg, "expected HOST[:PORT], /socket/path or off");
+        cfg->dcgm_address = arg;
+        return 0;
+    case OPT_DCGM_LIBRARY:
+        cfg->dcgm_library = arg;
+        return 0;
     case OPT_NO_SECCOMP:
         cfg->seccomp = false;
         return 0;

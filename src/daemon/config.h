@@ -54,6 +54,8 @@ struct config {
     const char *sysfs;        /* --path.sysfs */
     const char *devfs;        /* --path.dev */
     const char *nvml_library; /* --nvml-library; NULL: the default sonames */
+    const char *dcgm_address; /* --dcgm; NULL: 127.0.0.1; "off" */
+    const char *dcgm_library; /* --dcgm-library; NULL: the default sonames */
     bool gpu_enabled;         /* --no-gpu turns the GPU source off */
 
     enum procfs_keep_fds procfs_keep_fds; /* --procfs-keep-fds */

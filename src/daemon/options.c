@@ -39,6 +39,12 @@ const struct option_doc option_docs[] = {
      "job shorter than a scan is seen (default true; docs/SLURM.md)."},
     {OPT_NVML_LIBRARY, "nvml-library", NULL, required_argument, "PATH", S,
      "NVML library to load (default libnvidia-ml.so.1)."},
+    {OPT_DCGM, "dcgm", NULL, required_argument, "ADDR", S,
+     "nv-hostengine (DCGM) to ask for the SM activity of MIG instances on GPUs without GPM "
+     "(A100, A30): HOST[:PORT], a unix socket's /path, or off (default 127.0.0.1:5555, asked "
+     "only for such a GPU)."},
+    {OPT_DCGM_LIBRARY, "dcgm-library", NULL, required_argument, "PATH", S,
+     "DCGM library to load (default libdcgm.so.4, then libdcgm.so.3)."},
     {OPT_NO_GPU, "no-gpu", NULL, no_argument, NULL, S,
      "Do not use NVML: for nodes without NVIDIA GPUs. The GPU source is then not exported "
      "at all, so no alert fires for it."},

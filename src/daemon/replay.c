@@ -270,6 +270,8 @@ int replay_run(const struct config *cfg) {
     }
 
     c.nvml_library = lib;
+    if (!c.dcgm_library) /* the simulated node's library also plays nv-hostengine's client */
+        c.dcgm_library = lib;
     c.procfs = procfs;
     c.rapl_source = "off";
     slot = snapshot_slot_new();

@@ -31,7 +31,9 @@ void sampler_source_ok(struct sampler *s, enum source_id id) {
 }
 
 void sampler_open_gpu(struct sampler *s, uint64_t now_ns) {
-    struct gpu_source_options o = {.library_path = s->cfg->nvml_library};
+    struct gpu_source_options o = {.library_path = s->cfg->nvml_library,
+                                   .dcgm_library = s->cfg->dcgm_library,
+                                   .dcgm_address = s->cfg->dcgm_address};
     const char *reason = NULL;
     int r;
 

@@ -70,7 +70,7 @@ struct gpu_mig_instance {
     char uuid[GPU_UUID_MAX]; /* "MIG-<uuid>" of its (first) compute instance, "" unknown */
     unsigned slices;         /* compute slices of the GPU's 7 (the profile's "3g"); 0 unknown */
     char profile[GPU_MIG_PROFILE_MAX]; /* "3g.20gb", "" unknown */
-    bool activity_valid;               /* GPM measured the window */
+    bool activity_valid;               /* GPM or DCGM measured the window */
     double sm_activity;                /* share of the instance's SMs busy over the window, 0..1 */
 };
 
@@ -119,6 +119,10 @@ struct gpu_device_reading {
 struct gpu_source_options {
     /* NVML's library (--nvml-library); NULL: libnvidia-ml.so.1, then libnvidia-ml.so */
     const char *library_path;
+    /* DCGM for MIG instance activity without GPM (dcgm.h): --dcgm-library (NULL: libdcgm's
+     * sonames) and --dcgm (NULL: 127.0.0.1; "off": never asked) */
+    const char *dcgm_library;
+    const char *dcgm_address;
 };
 
 struct gpu_source;

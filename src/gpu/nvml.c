@@ -273,6 +273,7 @@ static void nvml_close(void *state) {
     free(s->raw_info);
     free(s->gpm_request);
     free(s->raw_pids);
+    nvml_dcgm_close(s);
     if (s->initialized)
         (void)s->api->shutdown();
     nvml_api_free(s->api);
@@ -295,6 +296,11 @@ static int nvml_open(const struct gpu_source_options *opts, void **ret_state, si
     if (!s) {
         *ret_reason = "out of memory";
         return -ENOMEM;
+    }
+    if (opts) {
+        s->dcgm_library = opts->dcgm_library;
+        s->dcgm_off = opts->dcgm_address && !strcmp(opts->dcgm_address, "off");
+        s->dcgm_address = s->dcgm_off ? NULL : opts->dcgm_address;
     }
     r = nvml_api_open(opts ? opts->library_path : NULL, &s->api, &reason);
     if (r < 0) {

@@ -28,7 +28,7 @@ static const char *const feature_fallbacks[_GPU_FEATURE_MAX] = {
     [GPU_FEATURE_UTILIZATION_LEGACY] = "; processes are weighted without utilisation",
     [GPU_FEATURE_MIG_MODE] = "; treated as MIG disabled",
     [GPU_FEATURE_MIG_INSTANCES] = "; the GPU's processes share it evenly",
-    [GPU_FEATURE_MIG_ACTIVITY] = "; instances are weighted by their size",
+    [GPU_FEATURE_MIG_ACTIVITY] = "; the DCGM line says what is used instead",
     [GPU_FEATURE_ACCOUNTING] = "; processes that exit between two polls are known by their "
                                "utilisation samples only (nvidia-smi -am 1 turns it on)",
 };
@@ -115,6 +115,10 @@ void nvml_describe(const void *state, size_t n_devices, struct strbuf *out) {
 
 void nvml_describe_device(const void *state, size_t index, const struct gpu_device_reading *rd,
                           struct strbuf *out) {
+    const struct nvml_state *s = state;
+
     for (enum gpu_feature f = 0; f < _GPU_FEATURE_MAX; f++)
         describe_feature(state, index, rd, f, out);
+    if (rd->mig_enabled && !nvml_feature_usable(&s->devices[index], GPU_FEATURE_MIG_ACTIVITY))
+        nvml_dcgm_describe(s, index, out);
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dcgm.h"
 #include "gpu.h"
 #include "gpu_backend.h"
 #include "nvml.h"
@@ -95,6 +96,14 @@ struct nvml_state {
     nvmlGpmMetricsGet_t *gpm_request; /* allocated at the first GPM reading (13 KiB) */
     unsigned *raw_pids;               /* the accounting buffer's pids */
     size_t raw_pids_cap;
+
+    /* DCGM (nvml_dcgm.c): the SM activity of MIG instances on GPUs without GPM, from the
+     * node's nv-hostengine; connected at the first need and again after a failure. */
+    const char *dcgm_library, *dcgm_address;
+    bool dcgm_off;
+    struct dcgm_client *dcgm;
+    uint64_t dcgm_retry_at_us;
+    const char *dcgm_reason; /* why there is no client (static text); NULL: never tried */
 };
 
 /* Records the outcome of one call of feature f on device d; returns nvml_errno(code). */
@@ -120,6 +129,14 @@ int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
                   struct gpu_device_reading *rd);
 /* Frees the device's GPM samples and forgets its instances (handle lost or closed). */
 void nvml_mig_forget(struct nvml_state *s, struct nvml_device *d);
+
+/* nvml_dcgm.c: the activity of d's instances (d->mig) from DCGM, where a client can be
+ * had; instances it has no samples for keep activity_valid false. */
+void nvml_dcgm_read(struct nvml_state *s, struct nvml_device *d, const char *gpu_uuid,
+                    uint64_t now_us);
+/* `joulestat check`: the line for a MIG-enabled device without GPM. */
+void nvml_dcgm_describe(const struct nvml_state *s, size_t index, struct strbuf *out);
+void nvml_dcgm_close(struct nvml_state *s);
 
 /* nvml_accounting.c: with accounting mode on, the processes of the driver's accounting
  * buffer that finished since the last call (rd->finished); rd->processes must be read.

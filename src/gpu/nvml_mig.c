@@ -2,8 +2,9 @@
 /*
  * A MIG-enabled GPU's instances and what each did. Per-process utilisation does not exist
  * under MIG and power only for the whole board, so the split needs each GPU instance's
- * size (its profile, "3g.20gb": 3 of the GPU's 7 compute slices) and, where the device has
- * GPM (Hopper and later), the share of its SMs that were busy between two readings.
+ * size (its profile, "3g.20gb": 3 of the GPU's 7 compute slices) and the share of its SMs
+ * that were busy between two readings: from GPM where the device has it (Hopper and later),
+ * else from DCGM's nv-hostengine when the node runs one (nvml_dcgm.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -189,7 +190,11 @@ int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
         if (r < 0)
             return r;
     }
-    if (d->n_mig > 0 && gpm_supported(s, d)) {
+    if (d->n_mig > 0 && !gpm_supported(s, d)) {
+        for (size_t i = 0; i < d->n_mig; i++)
+            d->mig[i].view.activity_valid = false;
+        nvml_dcgm_read(s, d, rd->uuid, now_us);
+    } else if (d->n_mig > 0) {
         if (!s->gpm_request) {
             s->gpm_request = calloc(1, sizeof(*s->gpm_request));
             if (!s->gpm_request)

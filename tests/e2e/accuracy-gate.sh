@@ -58,3 +58,31 @@ print(f"short jobs: {len(errors)} jobs, {within} within 10 %, mean |error| {mean
 sys.exit(0 if len(errors) == 30 and within >= 20 and mean < 8 else 1)
 PY
 echo "accuracy-gate: short jobs ok"
+
+# MIG on an A100 (no GPM): with DCGM's nv-hostengine on the node, each instance's activity
+# comes from its profiling module and the split is within 10 % of the GPU's energy (7.2 %
+# today); without it the instances can only be split by their size (47.2 %).
+mig_error() { # scenario, options...: the scenario's error in % of the GPU's energy
+    local scn=$1
+    shift
+    "$build/joulestat" replay --scenario "$scn" --gpu-idle-policy unattributed "$@" 2>/dev/null |
+        python3 -c '
+import sys
+total, err = 0.0, 0.0
+for line in sys.stdin:
+    if not line.startswith("# gpu="):
+        continue
+    kv = dict(f.split("=", 1) for f in line[2:].split() if "=" in f)
+    if "pid" not in kv:
+        total += float(kv["truth_total_j"])
+    else:
+        got = 0.0 if kv["attributed_j"] == "none" else float(kv["attributed_j"])
+        err += abs(got - float(kv["truth_active_j"]))
+print(f"{err / total * 100:.1f}")'
+}
+with=$(mig_error "$src/scenarios/mig-a100-dcgm.scn")
+without=$(mig_error "$src/scenarios/mig-a100-dcgm.scn" --dcgm=off)
+echo "MIG A100: ${with} % with DCGM, ${without} % by instance size"
+awk -v a="$with" -v b="$without" 'BEGIN { exit !(a <= 10 && b >= 30) }' ||
+    { echo "accuracy-gate: MIG with DCGM at ${with} % (by size ${without} %)" >&2; exit 1; }
+echo "accuracy-gate: MIG with DCGM ok"

@@ -56,6 +56,26 @@ JOULESTAT_SIM_SCENARIO=$src/scenarios/fault-no-energy-counter.scn \
 expect '^        GPU 0 .*: no energy counter; power [0-9.]+ W, then [0-9.]+ W$'
 expect '^        does not work: GPU 0 has no total-energy counter'
 
+# MIG on an A100 (no GPM): the instances' activity from DCGM's nv-hostengine when the node
+# runs one (the simulated node's library plays libdcgm too), else by their size, said why.
+JOULESTAT_SIM_SCENARIO=$src/scenarios/mig-a100-dcgm.scn \
+    run 0 --nvml-library "$sim" --dcgm-library "$sim" --path.procfs "$E2E_TMP/empty" \
+    --rapl-source off --sample-interval 300ms
+expect '^        GPU 0: MIG instance activity \(GPM\): not supported; the DCGM line says'
+expect '^        GPU 0: MIG instance activity \(DCGM\): connected to nv-hostengine at 127\.0\.0\.1$'
+JOULESTAT_SIM_SCENARIO=$src/scenarios/mig-two-instances.scn \
+    run 0 --nvml-library "$sim" --dcgm-library "$sim" --path.procfs "$E2E_TMP/empty" \
+    --rapl-source off --sample-interval 300ms
+expect '^        GPU 0: MIG instance activity \(DCGM\): not available \(no nv-hostengine answers at the DCGM address\); instances are weighted by their size'
+JOULESTAT_SIM_SCENARIO=$src/scenarios/mig-a100-dcgm.scn \
+    run 0 --nvml-library "$sim" --dcgm-library "$sim" --dcgm=off --path.procfs "$E2E_TMP/empty" \
+    --rapl-source off --sample-interval 300ms
+expect '^        GPU 0: MIG instance activity \(DCGM\): off \(--dcgm=off\)'
+JOULESTAT_SIM_SCENARIO=$src/scenarios/mig-a100-dcgm.scn \
+    run 0 --nvml-library "$sim" --dcgm-library "$E2E_TMP/none.so" --path.procfs "$E2E_TMP/empty" \
+    --rapl-source off --sample-interval 300ms
+expect '^        GPU 0: MIG instance activity \(DCGM\): not available \(DCGM is not installed'
+
 # RAPL through powercap on a copy of the Skylake-SP tree, no devices root at all.
 tree=$E2E_TMP/skx
 cp -r "$src/tests/trees/rapl-powercap-skx" "$tree"

@@ -42,8 +42,8 @@ static struct {
 
 /* The engine's numbering: GPU g's k-th MIG slot is GPU instance entity g * 8 + k + 100 when
  * it is the first slot of its GPU instance. */
-#define GI_ENTITY(g, k) ((dcgm_field_eid_t)((g) * 8u + (k) + 100u))
-#define CI_ENTITY(g, k) ((dcgm_field_eid_t)((g) * 8u + (k) + 500u))
+#define GI_ENTITY(g, k) ((dcgm_field_eid_t)((g)*8u + (k) + 100u))
+#define CI_ENTITY(g, k) ((dcgm_field_eid_t)((g)*8u + (k) + 500u))
 
 static bool first_of_instance(const struct sim_gpu *sg, size_t k) {
     for (size_t j = 0; j < k; j++)
@@ -130,12 +130,12 @@ dcgmReturn_t dcgmGroupCreate(dcgmHandle_t pDcgmHandle, unsigned int type, const 
 
 static struct sim_dcgm_group *group_of(dcgmGpuGrp_t id) {
     return id >= 1 && id <= SIM_DCGM_GROUPS && dcgm.groups[id - 1].used ? &dcgm.groups[id - 1]
-                                                                         : NULL;
+                                                                        : NULL;
 }
 
 static struct sim_dcgm_fields *fields_of(dcgmFieldGrp_t id) {
     return id >= 1 && id <= SIM_DCGM_GROUPS && dcgm.fields[id - 1].used ? &dcgm.fields[id - 1]
-                                                                         : NULL;
+                                                                        : NULL;
 }
 
 dcgmReturn_t dcgmGroupDestroy(dcgmHandle_t pDcgmHandle, dcgmGpuGrp_t groupId) {
@@ -213,8 +213,8 @@ dcgmReturn_t dcgmWatchFields(dcgmHandle_t pDcgmHandle, dcgmGpuGrp_t groupId,
     SIM_LOCKED;
     struct sim_dcgm_group *grp = group_of(groupId);
     struct sim_dcgm_fields *f = fields_of(fieldGroupId);
-    uint64_t period = updateFreq > SIM_DCGM_MIN_PERIOD_US ? (uint64_t)updateFreq
-                                                           : SIM_DCGM_MIN_PERIOD_US;
+    uint64_t period =
+        updateFreq > SIM_DCGM_MIN_PERIOD_US ? (uint64_t)updateFreq : SIM_DCGM_MIN_PERIOD_US;
 
     (void)maxKeepAge;
     (void)maxKeepSamples; /* the model keeps SIM_PROF_RING samples */

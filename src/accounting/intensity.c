@@ -307,7 +307,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
     double act_sum = 0, mean = 0, spread = 0, noise = 0, tau2, kappa_max = 0;
     double known_weight = 0, known_act = 0;
     size_t n_touched = 0;
-    bool posterior;
+    bool posterior, newcomer = false;
     unsigned unslotted = 0, known = 0;
 
     /* The window's activity per class. */
@@ -332,6 +332,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         double kappa, se;
 
         e->known = intensity_class_estimate(g, s, &e->kappa, &e->se);
+        newcomer = newcomer || intensity_is_new(g, s);
         if (!window_estimate(g, s, &kappa, &se))
             continue;
         known++;
@@ -356,7 +357,7 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
      * what the new ones drew. */
     posterior =
         unslotted == 0 && n_touched >= 2 && res->idle_known &&
-        !(known >= 2 && tau2 > 0 && mean > 0) &&
+        (newcomer || !(known >= 2 && tau2 > 0 && mean > 0)) &&
         intensity_posterior(g, w, g->win_touched, n_touched, mean, tau2, context_booked, shares);
     for (size_t k = 0; k < n_touched; k++)
         g->win_act[g->win_touched[k]] = 0;

@@ -159,6 +159,9 @@ static inline bool window_estimate(const struct intensity_gpu *g, uint32_t s, do
     *ret_se = g->win_est[s].se;
     return true;
 }
+/* A class nothing is remembered of whose rows so far carried less than a quarter of this
+ * window's activity (squared, win_act): its own estimate, if any, is an edge's. */
+bool intensity_is_new(const struct intensity_gpu *g, uint32_t s);
 /* The split of a window with new classes beside known ones, from the window's own energy
  * (intensity_posterior.c), into shares. win_act holds the touched slots' activity; mean
  * and tau2 are the window's shrinkage (intensity.c). false, shares untouched, when it

@@ -34,6 +34,9 @@
 /* A new class's intensity from the window may reach this many times the highest the GPU's
  * known classes show, or the window's mean power. */
 #define MAX_KAPPA_RATIO 3.0
+/* A class whose rows so far carried less than this of the window's activity squared is
+ * still new: a quarter, half the activity. */
+#define NEW_SEEN_PART 0.25
 /* Rows in which the fit's own residual stands in for its error on unseen rows. */
 #define FIRST_ROWS 2U
 /* Windows shorter than this part of a row are left to SM share (ticks jitter around 1 s). */
@@ -68,12 +71,14 @@ static double usual_activity(const struct intensity_gpu *g, uint32_t s) {
     return dt2 > 0 ? g->m[normal_at(p, PARAM_IDLE)] / dt2 : 0;
 }
 
-/* A class the rows have never seen and nothing is remembered of: new in this window or the
- * last (its row waits for the next window). */
-static bool is_new(const struct intensity_gpu *g, uint32_t s) {
+/* A class nothing is remembered of, whose rows so far carried less than NEW_SEEN_PART of
+ * this window's activity (squared): new in this window or the last (its row waits for the
+ * next window), or seen only by the edge of a sample that reached back before it. */
+bool intensity_is_new(const struct intensity_gpu *g, uint32_t s) {
     size_t p = PARAM_CLASS0 + s;
+    double seen = g->m[normal_at(p, p)] * intensity_decay_now(g), now = g->win_act[s];
 
-    return g->m[normal_at(p, p)] <= 0 && !g->has_memory[p];
+    return !g->has_memory[p] && (seen <= 0 || seen < NEW_SEEN_PART * now * now);
 }
 
 /* Each process its class's intensity x its activity; when the uplift is not handed out
@@ -84,14 +89,14 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
     double most = 0, known_act = 0;
 
     for (size_t i = 0; i < w->n; i++)
-        if (!is_new(g, g->slot_of[i]))
+        if (!intensity_is_new(g, g->slot_of[i]))
             known_act += (double)split_act(&w->consumers[i]);
     for (size_t i = 0; i < w->n; i++) {
         uint32_t s = g->slot_of[i];
         double a = (double)split_act(&w->consumers[i]);
         double j = g->win_kappa[s] * a / PCT_US_PER_SM_S;
 
-        if (!context_booked && !is_new(g, s) && known_act > 0)
+        if (!context_booked && !intensity_is_new(g, s) && known_act > 0)
             j += context_j * a / known_act;
         g->win_kappa_j[i] = j;
         most = j > most ? j : most;
@@ -109,6 +114,26 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
     }
 }
 
+/* The activity-weighted mean intensity of the known classes alone: the window's mean also
+ * holds the new ones' family priors, and a prediction of the known part shrunk towards
+ * those moves its energy to the newcomers (a 40 W trainer shrunk to 38 W gave a 2.6 J job
+ * 3.4 J). `fallback` when no known class has an estimate. */
+static double known_mean(const struct intensity_gpu *g, const uint32_t *touched, size_t n_touched,
+                         double fallback) {
+    double act = 0, sum = 0;
+
+    for (size_t k = 0; k < n_touched; k++) {
+        uint32_t s = touched[k];
+        double kappa, se;
+
+        if (intensity_is_new(g, s) || !window_estimate(g, s, &kappa, &se))
+            continue;
+        act += g->win_act[s];
+        sum += g->win_act[s] * kappa;
+    }
+    return act > 0 ? sum / act : fallback;
+}
+
 bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window *w,
                          const uint32_t *touched, size_t n_touched, double mean_kappa, double tau2,
                          bool context_booked, struct intensity_share *shares) {
@@ -123,12 +148,13 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
         return false;
     window_w = energy_j / dur_s;
     most_w = window_w > most_w ? window_w : most_w;
+    mean_kappa = known_mean(g, touched, n_touched, mean_kappa);
     for (size_t k = 0; k < n_touched; k++) {
         uint32_t s = touched[k];
         double kappa, se;
 
         total_act += g->win_act[s];
-        if (is_new(g, s))
+        if (intensity_is_new(g, s))
             continue;
         /* Shrunk as the learned split shrinks it, so that the known classes together
          * predict what their mean intensity does. */
@@ -149,7 +175,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
     for (size_t i = 0; i < w->n; i++) {
         const struct intensity_consumer *c = &w->consumers[i];
 
-        if (is_new(g, g->slot_of[i]) && 2 * c->early > c->activity)
+        if (intensity_is_new(g, g->slot_of[i]) && 2 * c->early > c->activity)
             return false;
     }
     /* An uplift not told apart from the known classes' intensities is split with them by
@@ -170,7 +196,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
         uint32_t s = touched[k];
         double mu, var;
 
-        if (!is_new(g, s))
+        if (!intensity_is_new(g, s))
             continue;
         new_prior(g, s, like_known, window_w, &mu, &var);
         pred_new += mu * g->win_act[s];
@@ -189,7 +215,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
         uint32_t s = touched[k];
         double mu, var, kappa, floor_w = MIN_POSTERIOR_PART * like_known;
 
-        if (!is_new(g, s))
+        if (!intensity_is_new(g, s))
             continue;
         new_prior(g, s, like_known, window_w, &mu, &var);
         kappa = mu + var * g->win_act[s] * gain;

@@ -17,7 +17,7 @@
 #include "log.h"
 #include "macro.h"
 
-#define DCGM_MAX_INSTANCES 64                            /* 8 GPUs x 7 GPU instances */
+#define DCGM_MAX_INSTANCES 64                              /* 8 GPUs x 7 GPU instances */
 #define DCGM_HIERARCHY_REFRESH_US (UINT64_C(10) * 1000000) /* instances change rarely */
 #define DCGM_KEEP_AGE_S 30.0
 #define DCGM_CONNECT_TIMEOUT_MS 2000

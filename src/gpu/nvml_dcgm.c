@@ -49,9 +49,8 @@ void nvml_dcgm_read(struct nvml_state *s, struct nvml_device *d, const char *gpu
     for (size_t i = 0; i < d->n_mig; i++) {
         struct gpu_mig_instance *v = &d->mig[i].view;
 
-        v->activity_valid =
-            dcgm_client_instance_activity(s->dcgm, gpu_uuid, v->gpu_instance, now_us,
-                                          &v->sm_activity);
+        v->activity_valid = dcgm_client_instance_activity(s->dcgm, gpu_uuid, v->gpu_instance,
+                                                          now_us, &v->sm_activity);
     }
 }
 
@@ -66,8 +65,9 @@ void nvml_dcgm_describe(const struct nvml_state *s, size_t index, struct strbuf 
                       s->dcgm_address ? s->dcgm_address : "127.0.0.1", error[0] ? "; last: " : "",
                       error);
     else if (s->dcgm_reason)
-        strbuf_printf(out, "not available (%s); instances are weighted by their size; run "
-                           "nv-hostengine (DCGM) on the node, or set --dcgm\n",
+        strbuf_printf(out,
+                      "not available (%s); instances are weighted by their size; run "
+                      "nv-hostengine (DCGM) on the node, or set --dcgm\n",
                       s->dcgm_reason);
     else
         strbuf_puts(out, "not tried yet\n");

@@ -36,8 +36,8 @@ echo "accuracy-gate: constant loads ok"
 
 # Short jobs, each on its own: the 30 jobs of 40-120 ms of short-lived-processes beside a
 # steady trainer, with accounting mode on (docs/ATTRIBUTION.md, "A newcomer beside known
-# workloads"): at least 20 within 10 % of their truth and a mean |error| under 8 % (23 and
-# 6.1 % today), where SM share gives none within 10 % (mean 18.6 %).
+# workloads"): at least 20 within 10 % of their truth and a mean |error| under 8 % (24 and
+# 5.7 % today), where SM share gives none within 10 % (mean 18.6 %).
 sed '/^gpu 0 /a\    accounting=on' "$src/scenarios/short-lived-processes.scn" >"$tmp/short.scn"
 "$build/joulestat" replay --scenario "$tmp/short.scn" --gpu-idle-policy unattributed \
     2>"$tmp/short.log" >"$tmp/short.prom"

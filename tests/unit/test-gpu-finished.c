@@ -130,9 +130,13 @@ static void test_finished_just_now_is_credited_ahead(void **state _unused_) {
 
 /* The same for a job that was sampled: pid 300 at 60 %, last sampled at 0.9 s, ends at
  * 1.95 s, 50 ms before the second tick: the 1.05 s since that sample is credited at its
- * lifetime 60 % in the second window, and its late sample then counts nothing more. */
+ * lifetime 60 % in the second window, and its late sample then counts nothing more. Split
+ * by SM share, so that the activity credited shows in the energy as it is: ten times the
+ * activity of its one earlier sample, it counts as new to the learned split, which would
+ * weigh it by what the window's energy leaves (test-intensity.c). */
 static void test_finished_tail_is_credited_ahead(void **state _unused_) {
-    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct fixture *f = fixture_new_with(&(struct gpu_accounting_options){
+        .idle_policy = IDLE_POLICY_UNATTRIBUTED, .sm_share_only = true});
     struct gpu_finished_process fin;
     uint64_t first, t0;
     size_t n = 0;

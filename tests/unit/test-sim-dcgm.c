@@ -22,11 +22,11 @@
 #define SCENARIO(engine)                                                                           \
     "scenario duration=30s sample-period=167ms " engine "\n"                                       \
     "gpu 0 uuid=" GPU_UUID " name=\"NVIDIA A100-SXM4-40GB\" idle=50W max=400W mig=on\n"            \
-    "mig gpu=0 gi=1 ci=0 uuid=MIG-d1 name=\"NVIDIA A100-SXM4-40GB MIG 3g.20gb\"\n"                \
-    "mig gpu=0 gi=2 ci=0 uuid=MIG-d2 name=\"NVIDIA A100-SXM4-40GB MIG 1c.4g.20gb\"\n"             \
-    "mig gpu=0 gi=2 ci=1 uuid=MIG-d3 name=\"NVIDIA A100-SXM4-40GB MIG 1c.4g.20gb\"\n"             \
-    "process 21 gpu=0 gi=1 ci=0 name=a sm=70 coef=150W\n"                                         \
-    "process 22 gpu=0 gi=2 ci=0 name=b sm=duty level=60 period=2s on=1s coef=120W\n"              \
+    "mig gpu=0 gi=1 ci=0 uuid=MIG-d1 name=\"NVIDIA A100-SXM4-40GB MIG 3g.20gb\"\n"                 \
+    "mig gpu=0 gi=2 ci=0 uuid=MIG-d2 name=\"NVIDIA A100-SXM4-40GB MIG 1c.4g.20gb\"\n"              \
+    "mig gpu=0 gi=2 ci=1 uuid=MIG-d3 name=\"NVIDIA A100-SXM4-40GB MIG 1c.4g.20gb\"\n"              \
+    "process 21 gpu=0 gi=1 ci=0 name=a sm=70 coef=150W\n"                                          \
+    "process 22 gpu=0 gi=2 ci=0 name=b sm=duty level=60 period=2s on=1s coef=120W\n"               \
     "process 23 gpu=0 gi=2 ci=1 name=c sm=duty level=60 period=2s on=1s coef=120W\n"
 
 static const char *library(void) {
@@ -79,7 +79,7 @@ static void test_instance_activity(void **state) {
     assert_false(activity(c, 1, 1 * SEC, &a1));
     assert_false(activity(c, 2, 1 * SEC, &a2));
     assert_false(activity(c, 3, 1 * SEC, &a3)); /* no such instance */
-    tick(c, 2 * SEC); /* the watch starts: its first samples come later */
+    tick(c, 2 * SEC);                           /* the watch starts: its first samples come later */
     assert_false(activity(c, 1, 2 * SEC, &a1));
     tick(c, 3 * SEC); /* (2, 3]: b and c on, each on its own compute instance */
     assert_true(activity(c, 1, 3 * SEC, &a1));

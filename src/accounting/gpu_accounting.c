@@ -362,9 +362,12 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
         credit_ahead(a, t, d->n_utils, n, t->window_start_us, now_us);
     unsampled_activity(a, d, per_process, now_us);
     finished_activity(a, t, d, per_process, now_us);
-    if (d->mig_enabled) /* by instance: measured activity (GPM) can be learned from */
+    if (d->mig_enabled) { /* by instance: measured activity can be learned from */
         learnable = mig_activity(a, d, n, now_us - t->window_start_us);
-    else if (!per_process && n > 0) /* no per-process utilisation: the split is even */
+        g->mig_activity = !learnable                                    ? MIG_ACTIVITY_SIZE
+                          : d->mig_activity_source == GPU_ACTIVITY_DCGM ? MIG_ACTIVITY_DCGM
+                                                                        : MIG_ACTIVITY_GPM;
+    } else if (!per_process && n > 0) /* no per-process utilisation: the split is even */
         memset(a->weights, 0, n * sizeof(*a->weights));
     if (a->opts.sm_share_only || !learnable) {
         learned_sm_share(a, n);

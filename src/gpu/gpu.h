@@ -64,6 +64,13 @@ struct gpu_unsampled_process {
 
 #define GPU_MIG_PROFILE_MAX 32
 
+/* Who measured the MIG instances' activity of a reading: nobody, NVML's GPM, or DCGM. */
+enum gpu_activity_source {
+    GPU_ACTIVITY_NONE,
+    GPU_ACTIVITY_GPM,
+    GPU_ACTIVITY_DCGM,
+};
+
 /* One MIG GPU instance of a MIG-enabled device: its size and what it did in the window. */
 struct gpu_mig_instance {
     uint32_t gpu_instance;
@@ -98,9 +105,11 @@ struct gpu_device_reading {
 
     bool mig_enabled;
     int compute_mode; /* NVML compute mode value, -1 unknown */
-    /* MIG-enabled: its GPU instances (activity through GPM where the device has it). */
+    /* MIG-enabled: its GPU instances, and where their activity came from (GPM where the
+     * device has it, else DCGM where the node runs its engine). */
     size_t n_mig;
     const struct gpu_mig_instance *mig;
+    enum gpu_activity_source mig_activity_source;
 
     size_t n_processes;
     const struct gpu_process *processes;

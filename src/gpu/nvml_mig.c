@@ -183,6 +183,7 @@ int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
     int r;
 
     rd->n_mig = 0;
+    rd->mig_activity_source = GPU_ACTIVITY_NONE;
     if (!nvml_feature_usable(d, GPU_FEATURE_MIG_INSTANCES))
         return 0;
     if (d->mig_listed_at_us == 0 || now_us - d->mig_listed_at_us >= NVML_MIG_RELIST_US) {
@@ -194,7 +195,9 @@ int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
         for (size_t i = 0; i < d->n_mig; i++)
             d->mig[i].view.activity_valid = false;
         nvml_dcgm_read(s, d, rd->uuid, now_us);
+        rd->mig_activity_source = GPU_ACTIVITY_DCGM;
     } else if (d->n_mig > 0) {
+        rd->mig_activity_source = GPU_ACTIVITY_GPM;
         if (!s->gpm_request) {
             s->gpm_request = calloc(1, sizeof(*s->gpm_request));
             if (!s->gpm_request)

@@ -214,6 +214,11 @@ static const struct family gpu_sharing = {
     "Always 1: how the GPU was shared in the last window, in the label (none, exclusive, "
     "time-slicing, mps, mig)."};
 
+static const struct family gpu_mig_activity = {
+    "joulestat_", "gpu_mig_activity", "gauge",
+    "Always 1 on a MIG GPU: where the last window's instance activity came from, in the "
+    "label (gpm, dcgm, or size: not measured, instances weighted by their size)."};
+
 static void render_gpus(struct render *r, const struct snapshot *s, const char *prefix,
                         bool compat) {
     struct family f;
@@ -282,6 +287,14 @@ static void render_gpus(struct render *r, const struct snapshot *s, const char *
         if (s->gpus[i].up) {
             gpu_label(r, &s->gpus[i]);
             put_label(r->out, false, "sharing", gpu_sharing_to_string(s->gpus[i].sharing),
+                      SIZE_MAX);
+            end_u64(r, 1);
+        }
+    family_begin(r, &gpu_mig_activity);
+    for (size_t i = 0; i < s->n_gpus; i++)
+        if (s->gpus[i].up && s->gpus[i].sharing == SHARING_MIG) {
+            gpu_label(r, &s->gpus[i]);
+            put_label(r->out, false, "source", mig_activity_to_string(s->gpus[i].mig_activity),
                       SIZE_MAX);
             end_u64(r, 1);
         }

@@ -138,6 +138,7 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
             .split_valid = g->split_valid,
             .split = g->split,
             .sharing = g->sharing,
+            .mig_activity = g->mig_activity,
         };
         memcpy(d->uuid, g->uuid, sizeof(d->uuid));
         memcpy(d->model, g->model, sizeof(d->model));

@@ -174,6 +174,15 @@ struct snapshot *snapshot_slot_get(struct snapshot_slot *slot) {
     return s;
 }
 
+const char *mig_activity_to_string(enum mig_activity m) {
+    static const char *const names[_MIG_ACTIVITY_MAX] = {
+        [MIG_ACTIVITY_SIZE] = "size",
+        [MIG_ACTIVITY_GPM] = "gpm",
+        [MIG_ACTIVITY_DCGM] = "dcgm",
+    };
+    return (unsigned)m < _MIG_ACTIVITY_MAX ? names[m] : NULL;
+}
+
 const char *gpu_sharing_to_string(enum gpu_sharing m) {
     static const char *const names[_SHARING_MAX] = {
         [SHARING_NONE] = "none",

@@ -78,7 +78,8 @@ struct snap_gpu {
     bool split_valid;        /* per-process utilisation: a split method applies */
     enum split_method split; /* the last window's */
     uint64_t split_windows[_SPLIT_METHOD_MAX];
-    enum gpu_sharing sharing; /* the last window's */
+    enum gpu_sharing sharing;       /* the last window's */
+    enum mig_activity mig_activity; /* the last window's, when sharing is SHARING_MIG */
 };
 
 struct snap_rapl {

@@ -31,3 +31,14 @@ enum gpu_sharing {
 
 /* "none", "exclusive", "time-slicing", "mps", "mig"; NULL out of range. */
 const char *gpu_sharing_to_string(enum gpu_sharing m);
+
+/* Where a MIG GPU's instance activity came from in a window (joulestat_gpu_mig_activity). */
+enum mig_activity {
+    MIG_ACTIVITY_SIZE, /* not measured: the instances are weighted by their size */
+    MIG_ACTIVITY_GPM,  /* NVML's GPM (Hopper and later) */
+    MIG_ACTIVITY_DCGM, /* DCGM's nv-hostengine (Ampere) */
+    _MIG_ACTIVITY_MAX,
+};
+
+/* "size", "gpm", "dcgm"; NULL out of range. */
+const char *mig_activity_to_string(enum mig_activity m);

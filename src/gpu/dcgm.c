@@ -17,8 +17,11 @@
 #include "log.h"
 #include "macro.h"
 
-#define DCGM_MAX_INSTANCES 64                              /* 8 GPUs x 7 GPU instances */
-#define DCGM_HIERARCHY_REFRESH_US (UINT64_C(10) * 1000000) /* instances change rarely */
+#define DCGM_MAX_INSTANCES 64 /* 8 GPUs x 7 GPU instances */
+/* Instances change rarely: the hierarchy is read again this soon after one was missed or a
+ * watch failed, and at the latest this late (one destroyed is not asked for again). */
+#define DCGM_HIERARCHY_RETRY_US (UINT64_C(10) * 1000000)
+#define DCGM_HIERARCHY_REFRESH_US (UINT64_C(60) * 1000000)
 #define DCGM_KEEP_AGE_S 30.0
 #define DCGM_CONNECT_TIMEOUT_MS 2000
 
@@ -88,7 +91,8 @@ struct dcgm_client {
     bool have_group, have_fields;
     dcgmGpuGrp_t group;
     dcgmFieldGrp_t fields;
-    bool rewatch; /* an instance is wanted that the group lacks */
+    bool rewatch; /* the group is not the instances' set */
+    bool stale;   /* a watch failed: the hierarchy may have changed */
     long long since;
     uint64_t updated_at_us, hierarchy_at_us;
     bool hierarchy_read;
@@ -191,14 +195,18 @@ static struct dcgm_instance *find_entity(struct dcgm_client *c, dcgm_field_eid_t
     return NULL;
 }
 
-/* Adds the GPU instances of the engine's hierarchy we do not know yet; an instance made
- * again under the same id may have a new entity id, which replaces the old. */
+/* The GPU instances of the engine's hierarchy, which an administrator may have made anew
+ * (with new entity ids) or destroyed since the last reading: the set changes, and the
+ * group is made again, when any instance comes, goes or changes its entity id. */
 static void read_hierarchy(struct dcgm_client *c, uint64_t now_us) {
     dcgmMigHierarchy_v2 *h = c->hierarchy;
+    struct dcgm_instance next[DCGM_MAX_INSTANCES];
+    size_t n = 0;
     dcgmReturn_t code;
 
     c->hierarchy_at_us = now_us;
     c->hierarchy_read = true;
+    c->stale = false;
     memset(h, 0, sizeof(*h));
     h->version = dcgmMigHierarchy_version2;
     code = c->api->hierarchy(c->handle, h);
@@ -208,27 +216,26 @@ static void read_hierarchy(struct dcgm_client *c, uint64_t now_us) {
     }
     for (unsigned i = 0; i < MIN(h->count, (unsigned)DCGM_MAX_HIERARCHY_INFO); i++) {
         const dcgmMigHierarchyInfo_v2 *e = &h->entityList[i];
+        const struct dcgm_instance *old;
         struct dcgm_instance *m;
-        char uuid[sizeof(e->info.gpuUuid)];
 
-        if (e->entity.entityGroupId != DCGM_FE_GPU_I)
+        if (e->entity.entityGroupId != DCGM_FE_GPU_I || n == DCGM_MAX_INSTANCES)
             continue;
-        memcpy(uuid, e->info.gpuUuid, sizeof(uuid));
-        uuid[sizeof(uuid) - 1] = '\0';
-        m = find_instance(c, uuid, e->info.nvmlInstanceId);
-        if (m && m->entity == e->entity.entityId)
-            continue;
-        if (!m) {
-            if (c->n == DCGM_MAX_INSTANCES)
-                continue;
-            m = &c->inst[c->n++];
-            *m = (struct dcgm_instance){.gpu_instance = e->info.nvmlInstanceId};
-            memcpy(m->gpu_uuid, uuid, sizeof(uuid));
-        }
-        m->entity = e->entity.entityId;
-        m->watched = false;
-        c->rewatch = true;
+        m = &next[n++];
+        *m = (struct dcgm_instance){.gpu_instance = e->info.nvmlInstanceId,
+                                    .entity = e->entity.entityId};
+        memcpy(m->gpu_uuid, e->info.gpuUuid, sizeof(m->gpu_uuid));
+        m->gpu_uuid[sizeof(m->gpu_uuid) - 1] = '\0';
+        old = find_instance(c, m->gpu_uuid, m->gpu_instance);
+        if (old && old->entity == m->entity)
+            *m = *old; /* watched still, with this update's samples */
+        else
+            c->rewatch = true;
     }
+    if (n != c->n) /* one went */
+        c->rewatch = true;
+    memcpy(c->inst, next, n * sizeof(*next));
+    c->n = n;
 }
 
 /* Watches every known instance: a new group, the one field group, every 100 ms. */
@@ -254,8 +261,9 @@ static int watch(struct dcgm_client *c, uint64_t now_us) {
     c->have_group = true;
     for (size_t i = 0; i < c->n; i++) {
         code = c->api->group_add_entity(c->handle, c->group, DCGM_FE_GPU_I, c->inst[i].entity);
-        if (code != DCGM_ST_OK) {
+        if (code != DCGM_ST_OK) { /* the instance was destroyed since */
             note_error(c, "group entity", code);
+            c->stale = true;
             return -EIO;
         }
     }
@@ -263,6 +271,7 @@ static int watch(struct dcgm_client *c, uint64_t now_us) {
                                 DCGM_KEEP_AGE_S, 0);
     if (code != DCGM_ST_OK) { /* PROFILING_LIBRARY_ERROR: another engine holds the counters */
         note_error(c, "watch SM activity", code);
+        c->stale = true;
         return -EIO;
     }
     for (size_t i = 0; i < c->n; i++)
@@ -301,8 +310,10 @@ int dcgm_client_update(struct dcgm_client *c, uint64_t now_us) {
         c->inst[i].n = 0;
         c->inst[i].valid = false;
     }
-    if (c->rewatch && watch(c, now_us) < 0)
-        return 0; /* the instances fall back this window; tried again at the next */
+    if (c->rewatch && watch(c, now_us) < 0) {
+        c->rewatch = true; /* tried again at the next update */
+        return 0;          /* the instances fall back this window */
+    }
     if (!c->have_group)
         return 0;
     code = c->api->values_since(c->handle, c->group, c->fields, c->since, &next, take_values, c);
@@ -328,7 +339,10 @@ bool dcgm_client_instance_activity(struct dcgm_client *c, const char *gpu_uuid,
                                    uint32_t gpu_instance, uint64_t now_us, double *ret_activity) {
     struct dcgm_instance *m = find_instance(c, gpu_uuid, gpu_instance);
 
-    if (!m && (!c->hierarchy_read || now_us - c->hierarchy_at_us >= DCGM_HIERARCHY_REFRESH_US)) {
+    uint64_t age = now_us - c->hierarchy_at_us;
+
+    if (!c->hierarchy_read || ((!m || c->stale) && age >= DCGM_HIERARCHY_RETRY_US) ||
+        age >= DCGM_HIERARCHY_REFRESH_US) {
         read_hierarchy(c, now_us);
         m = find_instance(c, gpu_uuid, gpu_instance);
     }

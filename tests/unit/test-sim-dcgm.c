@@ -104,6 +104,52 @@ static void test_instance_activity(void **state) {
     sim_stop();
 }
 
+/* An administrator destroys instance 2 and makes a 7g instance 3 in its place: within the
+ * minute the client reads the hierarchy again, watches the new set, and instance 1 goes
+ * on being measured. */
+static void test_instances_made_anew(void **state) {
+    struct dcgm_client *c = NULL;
+    const char *reason = NULL;
+    double a = -1;
+    char err[512];
+
+    (void)state;
+    sim_start(SCENARIO("dcgm=on"));
+    sim_at(500 * MS);
+    ASSERT_OK(dcgm_client_open(library(), NULL, &c, &reason));
+    tick(c, 1 * SEC);
+    assert_false(activity(c, 1, 1 * SEC, &a));
+    tick(c, 2 * SEC);
+    tick(c, 3 * SEC);
+    assert_true(activity(c, 1, 3 * SEC, &a));
+
+    /* The same GPU, instance 1 as before, instance 2 gone, instance 3 new (the model starts
+     * over: the clock is moved past where it was). */
+    if (sim.joulestat_sim_load_string(
+            "scenario duration=300s sample-period=167ms dcgm=on\n"
+            "gpu 0 uuid=" GPU_UUID " name=\"NVIDIA A100-SXM4-40GB\" idle=50W max=400W mig=on\n"
+            "mig gpu=0 gi=1 ci=0 uuid=MIG-d1 name=\"NVIDIA A100-SXM4-40GB MIG 3g.20gb\"\n"
+            "mig gpu=0 gi=3 ci=0 uuid=MIG-d4 name=\"NVIDIA A100-SXM4-40GB MIG 4g.20gb\"\n"
+            "process 21 gpu=0 gi=1 ci=0 name=a sm=50 coef=150W\n"
+            "process 24 gpu=0 gi=3 ci=0 name=d sm=20 coef=100W\n",
+            "anew.scn") < 0) {
+        sim.joulestat_sim_last_error(err, sizeof err);
+        fail_msg("scenario did not load: %s", err);
+    }
+    for (uint64_t t = 4; t <= 70; t++) {
+        tick(c, t * SEC);
+        (void)activity(c, 1, t * SEC, &a);
+        (void)activity(c, 3, t * SEC, &a);
+    }
+    assert_true(activity(c, 1, 70 * SEC, &a));
+    assert_true(fabs(a - 0.50) < 1e-9);
+    assert_true(activity(c, 3, 70 * SEC, &a));
+    assert_true(fabs(a - 0.20) < 1e-9);
+    assert_false(activity(c, 2, 70 * SEC, &a));
+    dcgm_client_free(c);
+    sim_stop();
+}
+
 /* The engine's hierarchy as the ABI lays it out: GPU instances with the GPU's UUID, and
  * their compute instances under them; a wrong struct version is refused. */
 static void test_hierarchy(void **state) {
@@ -152,9 +198,8 @@ static void test_hierarchy(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_no_engine),
-        cmocka_unit_test(test_no_library),
-        cmocka_unit_test(test_instance_activity),
+        cmocka_unit_test(test_no_engine),         cmocka_unit_test(test_no_library),
+        cmocka_unit_test(test_instance_activity), cmocka_unit_test(test_instances_made_anew),
         cmocka_unit_test(test_hierarchy),
     };
     return cmocka_run_group_tests(tests, sim_lib_open, sim_lib_close);

@@ -15,7 +15,10 @@ nprocs=12
 [[ $rc == 2 ]] || e2e_fail "--procfs-keep-fds=sometimes exited $rc, expected 2"
 grep -q "invalid value 'sometimes' for --procfs-keep-fds: expected auto, on or off" \
     "$E2E_TMP/err" || e2e_fail "no clear reason: $(cat "$E2E_TMP/err")"
-"$js" --help | grep -q -- "--procfs-keep-fds M" || e2e_fail "--help does not list the flag"
+# (into a file: grep -q leaving a pipe early would end joulestat's longer output with
+# SIGPIPE, which pipefail reports as a failure)
+"$js" --help >"$E2E_TMP/help"
+grep -q -- "--procfs-keep-fds M" "$E2E_TMP/help" || e2e_fail "--help does not list the flag"
 
 # A fixture procfs: btime, and NPROCS processes with a valid stat each.
 tree=$E2E_TMP/tree

@@ -67,8 +67,9 @@ static bool find_gi(const struct sim_state *st, dcgm_field_eid_t e, unsigned *re
 }
 
 static bool usable(const struct sim_state *st, dcgmHandle_t h) {
-    return dcgm.inits > 0 && dcgm.connected && h == SIM_DCGM_HANDLE && st->sc && st->model &&
-           st->started;
+    /* a scenario loaded since with dcgm=off: the engine went away */
+    return dcgm.inits > 0 && dcgm.connected && h == SIM_DCGM_HANDLE && st->sc && st->sc->dcgm &&
+           st->model && st->started;
 }
 
 dcgmReturn_t dcgmInit(void) {

@@ -86,6 +86,7 @@ struct dcgm_instance {
 
 struct dcgm_client {
     struct dcgm_api *api;
+    const char *address;
     bool initialized, connected;
     dcgmHandle_t handle;
     bool have_group, have_fields;
@@ -117,15 +118,27 @@ static void drop_watch(struct dcgm_client *c) {
         c->inst[i].watched = false;
 }
 
-struct dcgm_client *dcgm_client_free(struct dcgm_client *c) {
-    if (!c)
-        return NULL;
-    if (c->connected) {
+/* Forgets the connection and everything the engine held for it (gone with the engine, or
+ * dropped by it when we disconnect). */
+static void disconnect(struct dcgm_client *c, bool tell_engine) {
+    if (!c->connected)
+        return;
+    if (tell_engine) {
         drop_watch(c);
         if (c->have_fields)
             (void)c->api->field_group_destroy(c->handle, c->fields);
         (void)c->api->disconnect(c->handle);
     }
+    c->connected = c->have_group = c->have_fields = false;
+    c->hierarchy_read = false;
+    c->n = 0;
+    c->since = 0;
+}
+
+struct dcgm_client *dcgm_client_free(struct dcgm_client *c) {
+    if (!c)
+        return NULL;
+    disconnect(c, true);
     if (c->initialized)
         (void)c->api->shutdown();
     dl_table_free(c->api);
@@ -138,11 +151,34 @@ static void dcgm_client_freep(struct dcgm_client **c) {
     dcgm_client_free(*c);
 }
 
+int dcgm_client_connect(struct dcgm_client *c, const char **ret_reason) {
+    dcgmConnectV2Params_t params = {.version = dcgmConnectV2Params_version,
+                                    .timeoutMs = DCGM_CONNECT_TIMEOUT_MS};
+    dcgmReturn_t code;
+
+    if (c->connected)
+        return 0;
+    params.addressIsUnixSocket = c->address[0] == '/';
+    code = c->api->connect(c->address, &params, &c->handle);
+    if (code != DCGM_ST_OK) {
+        note_error(c, "connect", code);
+        *ret_reason = code == DCGM_ST_CONNECTION_NOT_VALID
+                          ? "no nv-hostengine answers at the DCGM address"
+                          : "connecting to nv-hostengine failed";
+        return code == DCGM_ST_CONNECTION_NOT_VALID ? -ECONNREFUSED : -EIO;
+    }
+    c->connected = true;
+    c->error[0] = '\0';
+    return 0;
+}
+
+bool dcgm_client_connected(const struct dcgm_client *c) {
+    return c && c->connected;
+}
+
 int dcgm_client_open(const char *library, const char *address, struct dcgm_client **ret_client,
                      const char **ret_reason) {
     _cleanup_(dcgm_client_freep) struct dcgm_client *c = calloc(1, sizeof(*c));
-    dcgmConnectV2Params_t params = {.version = dcgmConnectV2Params_version,
-                                    .timeoutMs = DCGM_CONNECT_TIMEOUT_MS};
     dcgmReturn_t code;
     int r;
 
@@ -160,18 +196,7 @@ int dcgm_client_open(const char *library, const char *address, struct dcgm_clien
         return -EIO;
     }
     c->initialized = true;
-    if (!address)
-        address = "127.0.0.1";
-    params.addressIsUnixSocket = address[0] == '/';
-    code = c->api->connect(address, &params, &c->handle);
-    if (code != DCGM_ST_OK) {
-        note_error(c, "connect", code);
-        *ret_reason = code == DCGM_ST_CONNECTION_NOT_VALID
-                          ? "no nv-hostengine answers at the DCGM address"
-                          : "connecting to nv-hostengine failed";
-        return code == DCGM_ST_CONNECTION_NOT_VALID ? -ECONNREFUSED : -EIO;
-    }
-    c->connected = true;
+    c->address = address ? address : "127.0.0.1";
     *ret_client = TAKE_PTR(c);
     return 0;
 }
@@ -302,6 +327,8 @@ int dcgm_client_update(struct dcgm_client *c, uint64_t now_us) {
     long long next = 0;
     dcgmReturn_t code;
 
+    if (!c->connected)
+        return -ENOTCONN;
     if (c->updated_at_us == now_us)
         return 0;
     c->updated_at_us = now_us;
@@ -319,6 +346,7 @@ int dcgm_client_update(struct dcgm_client *c, uint64_t now_us) {
     code = c->api->values_since(c->handle, c->group, c->fields, c->since, &next, take_values, c);
     if (code == DCGM_ST_CONNECTION_NOT_VALID) {
         note_error(c, "values", code);
+        disconnect(c, false);
         return -ECONNRESET;
     }
     if (code != DCGM_ST_OK && code != DCGM_ST_NO_DATA) {
@@ -338,9 +366,10 @@ int dcgm_client_update(struct dcgm_client *c, uint64_t now_us) {
 bool dcgm_client_instance_activity(struct dcgm_client *c, const char *gpu_uuid,
                                    uint32_t gpu_instance, uint64_t now_us, double *ret_activity) {
     struct dcgm_instance *m = find_instance(c, gpu_uuid, gpu_instance);
-
     uint64_t age = now_us - c->hierarchy_at_us;
 
+    if (!c->connected)
+        return false;
     if (!c->hierarchy_read || ((!m || c->stale) && age >= DCGM_HIERARCHY_RETRY_US) ||
         age >= DCGM_HIERARCHY_REFRESH_US) {
         read_hierarchy(c, now_us);

@@ -21,18 +21,24 @@
 struct dcgm_client;
 
 /*
- * Loads `library` (NULL: libdcgm.so.4, then libdcgm.so.3) and connects to the engine at
- * `address` (NULL: 127.0.0.1, port 5555; "HOST:PORT"; a path starting with '/' is a unix
- * socket). Returns 0, or -ENOENT (no library), -ELIBBAD, -ECONNREFUSED (no engine there),
- * -ENOMEM, -EIO with *ret_reason (static text). ret_client is written only on success.
+ * Loads `library` (NULL: libdcgm.so.4, then libdcgm.so.3) and initialises it, for the
+ * engine at `address` (NULL: 127.0.0.1, port 5555; "HOST:PORT"; a path starting with '/'
+ * is a unix socket; kept, not copied). Not connected yet. Returns 0, or -ENOENT (no
+ * library), -ELIBBAD, -ENOMEM, -EIO with *ret_reason (static text). ret_client is written
+ * only on success. The library stays loaded until dcgm_client_free().
  */
 int dcgm_client_open(const char *library, const char *address, struct dcgm_client **ret_client,
                      const char **ret_reason);
 struct dcgm_client *dcgm_client_free(struct dcgm_client *c);
 
+/* Connects to the engine unless connected. Returns 0, or -ECONNREFUSED (no engine there)
+ * or -EIO with *ret_reason (static text). */
+int dcgm_client_connect(struct dcgm_client *c, const char **ret_reason);
+bool dcgm_client_connected(const struct dcgm_client *c);
+
 /* Reads what the engine sampled since the last update (once per now_us: later calls with
- * the same now_us do nothing). Returns 0, -ENOMEM, or -ECONNRESET when the engine is gone
- * (the client is then of no further use). */
+ * the same now_us do nothing). Returns 0, -ENOTCONN (not connected), or -ECONNRESET when
+ * the engine went away (the client is then disconnected: connect again later). */
 int dcgm_client_update(struct dcgm_client *c, uint64_t now_us);
 
 /*

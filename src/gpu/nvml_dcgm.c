@@ -14,16 +14,29 @@
 /* An engine started after joulestat (a DaemonSet's order is not ours) is found this late. */
 #define NVML_DCGM_RETRY_US (UINT64_C(60) * 1000000)
 
+/* A connected client: the library loaded once (never again once it failed to), the engine
+ * connected again at most every NVML_DCGM_RETRY_US. */
 static bool have_client(struct nvml_state *s, uint64_t now_us) {
     const char *reason = NULL;
     int r;
 
-    if (s->dcgm)
-        return true;
-    if (s->dcgm_off || (s->dcgm_reason && now_us < s->dcgm_retry_at_us))
+    if (s->dcgm_off || s->dcgm_unusable)
         return false;
-    r = dcgm_client_open(s->dcgm_library, s->dcgm_address, &s->dcgm, &reason);
+    if (!s->dcgm) {
+        r = dcgm_client_open(s->dcgm_library, s->dcgm_address, &s->dcgm, &reason);
+        if (r < 0) {
+            log_debug_errno(r, "DCGM: %s", reason);
+            s->dcgm_unusable = true;
+            s->dcgm_reason = reason;
+            return false;
+        }
+    }
+    if (dcgm_client_connected(s->dcgm))
+        return true;
+    if (s->dcgm_reason && now_us < s->dcgm_retry_at_us)
+        return false;
     s->dcgm_retry_at_us = now_us + NVML_DCGM_RETRY_US;
+    r = dcgm_client_connect(s->dcgm, &reason);
     if (r < 0) {
         log_debug_errno(r, "DCGM: %s", reason);
         s->dcgm_reason = reason;
@@ -41,9 +54,8 @@ void nvml_dcgm_read(struct nvml_state *s, struct nvml_device *d, const char *gpu
         return;
     r = dcgm_client_update(s->dcgm, now_us);
     if (r < 0) { /* the engine went away: connect again later */
-        s->dcgm = dcgm_client_free(s->dcgm);
-        s->dcgm_reason = r == -ECONNRESET ? "the connection to nv-hostengine was lost"
-                                          : "reading from nv-hostengine failed";
+        s->dcgm_reason = "the connection to nv-hostengine was lost";
+        s->dcgm_retry_at_us = now_us + NVML_DCGM_RETRY_US;
         return;
     }
     for (size_t i = 0; i < d->n_mig; i++) {
@@ -60,7 +72,7 @@ void nvml_dcgm_describe(const struct nvml_state *s, size_t index, struct strbuf 
     strbuf_printf(out, "GPU %zu: MIG instance activity (DCGM): ", index);
     if (s->dcgm_off)
         strbuf_puts(out, "off (--dcgm=off); instances are weighted by their size\n");
-    else if (s->dcgm)
+    else if (dcgm_client_connected(s->dcgm))
         strbuf_printf(out, "connected to nv-hostengine at %s%s%s\n",
                       s->dcgm_address ? s->dcgm_address : "127.0.0.1", error[0] ? "; last: " : "",
                       error);

@@ -98,12 +98,13 @@ struct nvml_state {
     size_t raw_pids_cap;
 
     /* DCGM (nvml_dcgm.c): the SM activity of MIG instances on GPUs without GPM, from the
-     * node's nv-hostengine; connected at the first need and again after a failure. */
+     * node's nv-hostengine; loaded at the first need, connected again after a failure. */
     const char *dcgm_library, *dcgm_address;
     bool dcgm_off;
+    bool dcgm_unusable; /* the library is missing or does not load: not tried again */
     struct dcgm_client *dcgm;
     uint64_t dcgm_retry_at_us;
-    const char *dcgm_reason; /* why there is no client (static text); NULL: never tried */
+    const char *dcgm_reason; /* why it is not connected (static text); NULL: it is, or untried */
 };
 
 /* Records the outcome of one call of feature f on device d; returns nvml_errno(code). */

@@ -36,13 +36,19 @@ static const char *library(void) {
 static void test_no_engine(void **state) {
     struct dcgm_client *c = NULL;
     const char *reason = NULL;
+    double a;
 
     (void)state;
     sim_start(SCENARIO("dcgm=off"));
     sim_at(1 * SEC);
-    assert_int_equal(dcgm_client_open(library(), NULL, &c, &reason), -ECONNREFUSED);
-    assert_null(c);
+    ASSERT_OK(dcgm_client_open(library(), NULL, &c, &reason));
+    assert_false(dcgm_client_connected(c));
+    assert_int_equal(dcgm_client_connect(c, &reason), -ECONNREFUSED);
     assert_non_null(strstr(reason, "nv-hostengine"));
+    assert_int_equal(dcgm_client_update(c, JOULESTAT_SIM_EPOCH_US + 1 * SEC), -ENOTCONN);
+    assert_false(dcgm_client_instance_activity(c, GPU_UUID, 1, JOULESTAT_SIM_EPOCH_US, &a));
+    assert_non_null(strstr(dcgm_client_error(c), "(-21)"));
+    dcgm_client_free(c);
     sim_stop();
 }
 
@@ -74,6 +80,7 @@ static void test_instance_activity(void **state) {
     sim_start(SCENARIO("dcgm=on"));
     sim_at(500 * MS);
     ASSERT_OK(dcgm_client_open(library(), "127.0.0.1:5555", &c, &reason));
+    ASSERT_OK(dcgm_client_connect(c, &reason));
     tick(c, 1 * SEC);
     /* Known from the hierarchy only now: watched from the next update on. */
     assert_false(activity(c, 1, 1 * SEC, &a1));
@@ -117,6 +124,7 @@ static void test_instances_made_anew(void **state) {
     sim_start(SCENARIO("dcgm=on"));
     sim_at(500 * MS);
     ASSERT_OK(dcgm_client_open(library(), NULL, &c, &reason));
+    ASSERT_OK(dcgm_client_connect(c, &reason));
     tick(c, 1 * SEC);
     assert_false(activity(c, 1, 1 * SEC, &a));
     tick(c, 2 * SEC);
@@ -146,6 +154,45 @@ static void test_instances_made_anew(void **state) {
     assert_true(activity(c, 3, 70 * SEC, &a));
     assert_true(fabs(a - 0.20) < 1e-9);
     assert_false(activity(c, 2, 70 * SEC, &a));
+    dcgm_client_free(c);
+    sim_stop();
+}
+
+/* The engine goes away (the node's DCGM restarted, or stopped): the next update says so
+ * and leaves the client disconnected; once it answers again, a connect starts over with
+ * the hierarchy and a new watch, and the instances are measured again. */
+static void test_engine_comes_back(void **state) {
+    struct dcgm_client *c = NULL;
+    const char *reason = NULL;
+    double a = -1;
+
+    (void)state;
+    sim_start(SCENARIO("dcgm=on"));
+    sim_at(500 * MS);
+    ASSERT_OK(dcgm_client_open(library(), NULL, &c, &reason));
+    ASSERT_OK(dcgm_client_connect(c, &reason));
+    for (uint64_t t = 1; t <= 3; t++) {
+        tick(c, t * SEC);
+        (void)activity(c, 1, t * SEC, &a);
+    }
+    assert_true(activity(c, 1, 3 * SEC, &a));
+
+    ASSERT_OK(sim.joulestat_sim_load_string(SCENARIO("dcgm=off"), "gone.scn"));
+    sim_at(4 * SEC);
+    assert_int_equal(dcgm_client_update(c, JOULESTAT_SIM_EPOCH_US + 4 * SEC), -ECONNRESET);
+    assert_false(dcgm_client_connected(c));
+    assert_false(activity(c, 1, 4 * SEC, &a));
+    assert_int_equal(dcgm_client_connect(c, &reason), -ECONNREFUSED);
+
+    ASSERT_OK(sim.joulestat_sim_load_string(SCENARIO("dcgm=on"), "back.scn"));
+    sim_at(5 * SEC);
+    ASSERT_OK(dcgm_client_connect(c, &reason));
+    for (uint64_t t = 5; t <= 8; t++) {
+        tick(c, t * SEC);
+        (void)activity(c, 1, t * SEC, &a);
+    }
+    assert_true(activity(c, 1, 8 * SEC, &a));
+    assert_true(fabs(a - 0.70) < 1e-9);
     dcgm_client_free(c);
     sim_stop();
 }
@@ -200,7 +247,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_engine),         cmocka_unit_test(test_no_library),
         cmocka_unit_test(test_instance_activity), cmocka_unit_test(test_instances_made_anew),
-        cmocka_unit_test(test_hierarchy),
+        cmocka_unit_test(test_engine_comes_back), cmocka_unit_test(test_hierarchy),
     };
     return cmocka_run_group_tests(tests, sim_lib_open, sim_lib_close);
 }

@@ -55,7 +55,7 @@ prometheus --config.file="$d/prometheus.yml" --storage.tsdb.path="$d/tsdb" \
 E2E_PIDS+=($!)
 api="http://127.0.0.1:$prom_port/api/v1"
 query() { curl -sf --get "$api/query" --data-urlencode "query=$1"; }
-named() { query 'my_gpu_process_energy_joules{pod="training-job-123"}' | grep -q training-job-123; }
+named() { query 'my_gpu_process_energy_joules{pod="training-job-123"}' | grep training-job-123 >/dev/null; }
 e2e_wait 40 named || e2e_fail "no named series in Prometheus: $(tail -3 "$d/joulestat.log")"
 # rate(...[1m]) needs a minute of samples behind it.
 sleep 65

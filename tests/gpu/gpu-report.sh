@@ -39,7 +39,9 @@ EOP
 # whose library needs the sanitizer's runtime that python3 does not carry: the probe's
 # part is skipped there, and the report goes without it.
 probe=yes
-if nm -D --undefined-only "$build/sim/libnvidia-ml.so.1" 2>/dev/null | grep -q __asan_; then
+# (grep reads all of nm's output: leaving early, it would end nm with SIGPIPE, which
+# pipefail reports as no match)
+if nm -D --undefined-only "$build/sim/libnvidia-ml.so.1" 2>/dev/null | grep __asan_ >/dev/null; then
     probe=
     echo "gpu-report: gpu-probe skipped (the sanitizer build's simulated library)"
 else

@@ -31,7 +31,7 @@ epilog=$(one "*/lib/joulestat/joulestat-slurm-epilog")
 [[ $bin == "$prefix/bin/joulestat" ]] || e2e_fail "binary at $bin, not under $prefix"
 [[ $unit == "$prefix/lib/systemd/system/joulestat.service" ]] || e2e_fail "unit at $unit"
 [[ -x $dest$bin ]] || e2e_fail "$bin is not executable"
-"$dest$bin" --version | grep -q "^joulestat " || e2e_fail "the installed binary does not run"
+"$dest$bin" --version | grep "^joulestat " >/dev/null || e2e_fail "the installed binary does not run"
 
 # The unit starts the installed binary with the options of the installed file.
 grep -qx "ExecStart=$bin serve \$JOULESTAT_ARGS" "$dest$unit" ||

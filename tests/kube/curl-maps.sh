@@ -73,7 +73,7 @@ e2e_wait 15 curl -sf --cacert "$d/ca.crt" -H "Authorization: Bearer $(cat "$d/to
     e2e_fail "the fake API server did not start"
 kube_flags=(--kubernetes-api-url "https://127.0.0.1:$api_port" --kubernetes-token-file "$d/token"
     --kubernetes-ca-file "$d/ca.crt" --node-name node-a)
-up() { curl -sf "$1" | grep -qx "joulestat_source_up{source=\"kubernetes_api\"} $2"; }
+up() { curl -sf "$1" | grep -x "joulestat_source_up{source=\"kubernetes_api\"} $2" >/dev/null; }
 
 port=$(e2e_free_port)
 start api "$port" "$js" serve --no-gpu --rapl-source off "${kube_flags[@]}"
@@ -99,7 +99,7 @@ e2e_wait 20 bash -c "curl -sf '$url' | grep -Eq '$positive'" ||
     e2e_fail "no GPU energy for pid 4101 without libcurl"
 sleep 2 # several watcher periods: a retrying watcher would log and count again
 up "$url" 0 || e2e_fail "the Kubernetes source should be down without libcurl"
-curl -sf "$url" | grep -qx 'joulestat_source_errors_total{source="kubernetes_api"} 1' ||
+curl -sf "$url" | grep -x 'joulestat_source_errors_total{source="kubernetes_api"} 1' >/dev/null ||
     e2e_fail "expected exactly one error: $(curl -sf "$url" | grep 'errors_total{source="kube')"
 n=$(grep -cF "$hint" "$d/missing.log" || true)
 [[ $n == 1 ]] || e2e_fail "expected the install hint once in the log, found it $n times"

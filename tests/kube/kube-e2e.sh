@@ -81,7 +81,7 @@ check has "$url" joulestat_pod_energy_joules_total pod=infer-5c9f7d6b8-x2kq4 nam
     e2e_fail "the pod series has no names"
 check has "$url" joulestat_container_energy_joules_total container=server pod=infer-5c9f7d6b8-x2kq4 ||
     e2e_fail "the container series has no names"
-source_up() { curl -sf "$1" | grep -qx "joulestat_source_up{source=\"kubernetes_api\"} $2"; }
+source_up() { curl -sf "$1" | grep -x "joulestat_source_up{source=\"kubernetes_api\"} $2" >/dev/null; }
 e2e_wait 10 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1"
 e2e_wait 10 source_up "$bad_url" 0 || e2e_fail "source_up{kubernetes_api} should be 0 (wrong token)"
 curl -sf "$bad_url" | grep -Eq '^joulestat_source_errors_total\{source="kubernetes_api"\} [1-9]' ||

@@ -91,7 +91,7 @@ js_url="http://127.0.0.1:$port/metrics"
 start_node_exporter "$root/sys"
 # The first RAPL reading is the baseline: wait until the daemon has taken it.
 for _ in $(seq 1 50); do
-    scrape "$js_url" | grep -q '^joulestat_rapl_energy_joules_total{package="0"' && break
+    scrape "$js_url" | grep '^joulestat_rapl_energy_joules_total{package="0"' >/dev/null && break
     sleep 0.1
 done
 ne_before=$(scrape "$ne_url" | awk '/^node_rapl_package_joules_total.*intel-rapl:0"/ { print $2 }')

@@ -156,6 +156,39 @@ void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userda
     s->resolve_userdata = userdata;
 }
 
+/* A MIG GPU's activity source is said once it held this many windows: the first windows
+ * of a GPM or DCGM reading have no samples yet. */
+#define MIG_ACTIVITY_SETTLED 5
+
+/* Says once, and again when it changes, how each MIG GPU's instances are split: by their
+ * measured activity, or by their size alone when nothing measures it. */
+static void say_mig_activity(struct sampler *s) {
+    for (unsigned i = 0; i < LEDGER_MAX_GPUS; i++) {
+        const struct ledger_gpu *g = &s->ledger.gpus[i];
+        uint8_t now = (uint8_t)(1 + g->mig_activity);
+
+        if (!g->present || !g->up || g->sharing != SHARING_MIG || s->mig_activity_said[i] == now) {
+            s->mig_activity_next[i] = 0;
+            continue;
+        }
+        if (s->mig_activity_next[i] != now) {
+            s->mig_activity_next[i] = now;
+            s->mig_activity_windows[i] = 0;
+        }
+        if (++s->mig_activity_windows[i] < MIG_ACTIVITY_SETTLED)
+            continue;
+        s->mig_activity_said[i] = now;
+        s->mig_activity_next[i] = 0;
+        if (g->mig_activity == MIG_ACTIVITY_SIZE)
+            log_info("nvml: GPU %u: MIG instances split by their size: nothing measures their "
+                     "activity (`joulestat check` says why)",
+                     g->index);
+        else
+            log_info("nvml: GPU %u: MIG instances split by their activity, from %s", g->index,
+                     g->mig_activity == MIG_ACTIVITY_DCGM ? "DCGM's nv-hostengine" : "GPM");
+    }
+}
+
 static int tick_gpu(struct sampler *s, const struct tick_time *t) {
     const struct gpu_device_reading *devices;
     struct gpu_tick_stats stats;
@@ -181,6 +214,7 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
         sampler_source_failed(s, SOURCE_NVML, -ENODEV, t->mono_ns, "a GPU is lost or failing");
     else
         sampler_source_ok(s, SOURCE_NVML);
+    say_mig_activity(s);
     if (stats.counter_resets > 0)
         log_info("nvml: a GPU energy counter went back (driver reload); counting from there");
     if (stats.counter_glitches > 0)

@@ -43,6 +43,12 @@ struct sampler {
     struct gpu_source *gpu;
     struct gpu_accounting *gpu_accounting;
     uint64_t gpu_next_open_ns;
+    /* Per GPU, where its MIG instances' activity came from when it was last said, and a
+     * new source seen since, for how many windows: 1 + enum mig_activity, 0 none
+     * (say_mig_activity()). */
+    uint8_t mig_activity_said[LEDGER_MAX_GPUS];
+    uint8_t mig_activity_next[LEDGER_MAX_GPUS];
+    uint8_t mig_activity_windows[LEDGER_MAX_GPUS];
     process_resolve_fn resolve;
     void *resolve_userdata;
 

@@ -85,4 +85,14 @@ without=$(mig_error "$src/scenarios/mig-a100-dcgm.scn" --dcgm=off)
 echo "MIG A100: ${with} % with DCGM, ${without} % by instance size"
 awk -v a="$with" -v b="$without" 'BEGIN { exit !(a <= 10 && b >= 30) }' ||
     { echo "accuracy-gate: MIG with DCGM at ${with} % (by size ${without} %)" >&2; exit 1; }
+# Said once in the log, after the first windows (which have no samples yet).
+"$build/joulestat" replay --scenario "$src/scenarios/mig-a100-dcgm.scn" >/dev/null 2>"$tmp/mig.log"
+"$build/joulestat" replay --scenario "$src/scenarios/mig-a100-dcgm.scn" --dcgm=off \
+    >/dev/null 2>"$tmp/mig-off.log"
+[[ $(grep -c "MIG instances split" "$tmp/mig.log") == 1 ]] &&
+    grep -q "GPU 0: MIG instances split by their activity, from DCGM's nv-hostengine" \
+        "$tmp/mig.log" &&
+    [[ $(grep -c "MIG instances split" "$tmp/mig-off.log") == 1 ]] &&
+    grep -q "GPU 0: MIG instances split by their size: nothing measures" "$tmp/mig-off.log" ||
+    { echo "accuracy-gate: the MIG split is not said once: $(cat "$tmp"/mig*.log)" >&2; exit 1; }
 echo "accuracy-gate: MIG with DCGM ok"

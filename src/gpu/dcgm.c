@@ -23,7 +23,7 @@
 #define DCGM_HIERARCHY_RETRY_US (UINT64_C(10) * 1000000)
 #define DCGM_HIERARCHY_REFRESH_US (UINT64_C(60) * 1000000)
 #define DCGM_KEEP_AGE_S 30.0
-#define DCGM_CONNECT_TIMEOUT_MS 2000
+#define DCGM_CONNECT_TIMEOUT_MS 1000 /* the sampler waits for it: at most once a minute */
 
 struct dcgm_api {
     void *dl;

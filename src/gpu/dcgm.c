@@ -308,12 +308,14 @@ static int watch(struct dcgm_client *c, uint64_t now_us) {
 
 static int take_values(unsigned int group, dcgm_field_eid_t entity, dcgmFieldValue_v1 *values,
                        int n, void *userdata) {
+    const struct dcgm_client *c = userdata;
     struct dcgm_instance *m = group == DCGM_FE_GPU_I ? find_entity(userdata, entity) : NULL;
 
     for (int i = 0; m && i < n; i++) {
         const dcgmFieldValue_v1 *v = &values[i];
 
-        if (v->fieldId != DCGM_FI_PROF_SM_ACTIVE || v->status != DCGM_ST_OK ||
+        /* the last update's newest again, should an engine count "since" inclusively */
+        if (v->ts <= c->since || v->fieldId != DCGM_FI_PROF_SM_ACTIVE || v->status != DCGM_ST_OK ||
             v->fieldType != DCGM_FT_DOUBLE || !(v->value.dbl >= 0.0) ||
             v->value.dbl >= DCGM_FP64_BLANK)
             continue;

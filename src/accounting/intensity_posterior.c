@@ -76,8 +76,12 @@ static double usual_activity(const struct intensity_gpu *g, uint32_t s) {
  * next window), or seen only by the edge of a sample that reached back before it. */
 bool intensity_is_new(const struct intensity_gpu *g, uint32_t s) {
     size_t p = PARAM_CLASS0 + s;
-    double seen = g->m[normal_at(p, p)] * intensity_decay_now(g), now = g->win_act[s];
+    double seen, now;
 
+    if (s == NO_SLOT) /* untracked: nothing to learn of it, new or not */
+        return false;
+    seen = g->m[normal_at(p, p)] * intensity_decay_now(g);
+    now = g->win_act[s];
     return !g->has_memory[p] && (seen <= 0 || seen < NEW_SEEN_PART * now * now);
 }
 
@@ -93,9 +97,15 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
             known_act += (double)split_act(&w->consumers[i]);
     for (size_t i = 0; i < w->n; i++) {
         uint32_t s = g->slot_of[i];
-        double a = (double)split_act(&w->consumers[i]);
-        double j = g->win_kappa[s] * a / PCT_US_PER_SM_S;
+        double a = (double)split_act(&w->consumers[i]), j;
 
+        /* Only a consumer with no activity can be without a slot here (the caller stands
+         * aside for an active one): it drew nothing. */
+        if (s == NO_SLOT) {
+            g->win_kappa_j[i] = 0;
+            continue;
+        }
+        j = g->win_kappa[s] * a / PCT_US_PER_SM_S;
         if (!context_booked && !intensity_is_new(g, s) && known_act > 0)
             j += context_j * a / known_act;
         g->win_kappa_j[i] = j;
@@ -108,8 +118,8 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
         shares[i] = (struct intensity_share){
             .weight =
                 most > 0 ? (uint64_t)own_llround(g->win_kappa_j[i] / most * POSTERIOR_SCALE) : a,
-            .watts = g->theta[PARAM_CLASS0 + s],
-            .learned = g->learned[PARAM_CLASS0 + s],
+            .watts = s != NO_SLOT ? g->theta[PARAM_CLASS0 + s] : 0,
+            .learned = s != NO_SLOT && g->learned[PARAM_CLASS0 + s],
         };
     }
 }

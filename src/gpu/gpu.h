@@ -64,7 +64,8 @@ struct gpu_unsampled_process {
 
 #define GPU_MIG_PROFILE_MAX 32
 
-/* Who measured the MIG instances' activity of a reading: nobody, NVML's GPM, or DCGM. */
+/* Who measured the MIG instances' activity of a reading (any of them): nobody, NVML's GPM,
+ * or DCGM. */
 enum gpu_activity_source {
     GPU_ACTIVITY_NONE,
     GPU_ACTIVITY_GPM,

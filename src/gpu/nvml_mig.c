@@ -180,6 +180,7 @@ static int read_activity(struct nvml_state *s, struct nvml_device *d, struct nvm
 
 int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
                   struct gpu_device_reading *rd) {
+    enum gpu_activity_source asked = GPU_ACTIVITY_NONE;
     int r;
 
     rd->n_mig = 0;
@@ -195,9 +196,9 @@ int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
         for (size_t i = 0; i < d->n_mig; i++)
             d->mig[i].view.activity_valid = false;
         nvml_dcgm_read(s, d, rd->uuid, now_us);
-        rd->mig_activity_source = GPU_ACTIVITY_DCGM;
+        asked = GPU_ACTIVITY_DCGM;
     } else if (d->n_mig > 0) {
-        rd->mig_activity_source = GPU_ACTIVITY_GPM;
+        asked = GPU_ACTIVITY_GPM;
         if (!s->gpm_request) {
             s->gpm_request = calloc(1, sizeof(*s->gpm_request));
             if (!s->gpm_request)
@@ -209,8 +210,11 @@ int nvml_read_mig(struct nvml_state *s, struct nvml_device *d, uint64_t now_us,
                 return r;
         }
     }
-    for (size_t i = 0; i < d->n_mig; i++)
+    for (size_t i = 0; i < d->n_mig; i++) {
         d->mig_views[i] = d->mig[i].view;
+        if (d->mig[i].view.activity_valid) /* whoever was asked measured something */
+            rd->mig_activity_source = asked;
+    }
     rd->n_mig = d->n_mig;
     rd->mig = d->mig_views;
     return 0;

@@ -78,8 +78,8 @@ sys.exit(0 if est == 0 and e + nc == g and e > 0 else 1)" "$e" "$est" "$g" "$nc"
     { echo "FAIL: single-exclusive: process $e J (+$est estimated) + idle-alone $nc J != GPU $g J"; failed=1; }
 echo "single-exclusive: $excl_name measured $e J + GPU alone $nc J == GPU $g J"
 
-# A GPU lost for a while on the newer paths (GPM samples of MIG instances, the accounting
-# buffer of finished processes): the replay goes on, every GPU still conserves exactly,
+# A GPU lost for a while on the newer paths (GPM samples of MIG instances, DCGM's samples
+# of them on an A100, the accounting buffer of finished processes): the replay goes on, every GPU still conserves exactly,
 # and the lost stretch is booked as no_data, not to anyone.
 lost() {
     local scn=$1 variant=$2 gpu_keys=$3 from=$4 until=$5
@@ -97,6 +97,10 @@ lost() {
 src_tmp=$tmp/scn
 mkdir -p "$src_tmp"
 lost mig-h100-gpm mig-gpm-lost "gpm=on" 20s 40s || failed=1
+lost mig-a100-dcgm mig-dcgm-lost "mig=on" 20s 40s || failed=1
+# ... and DCGM measures the instances again once the GPU is back
+grep -q 'joulestat_gpu_mig_activity{gpu="0",source="dcgm"} 1' "$tmp/mig-dcgm-lost.prom" ||
+    { echo "FAIL: mig-dcgm-lost: DCGM's activity not back after the GPU returned"; failed=1; }
 lost short-lived-processes accounting-lost "accounting=on" 10s 20s || failed=1
 
 exit $failed

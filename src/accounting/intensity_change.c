@@ -18,6 +18,30 @@
 /* The out-of-sample error is a mean over about this many rows. */
 #define OOS_ROWS 10U
 
+/* Keeps a row every class of which the fit knows: a window with newcomers is predicted by
+ * the fit, corrected by what the fit misses on such rows near it (intensity_posterior.c). */
+static void keep_reference(struct intensity_gpu *g, const struct intensity_row *row) {
+    struct reference_row *ref = &g->refs[g->next_ref];
+
+    if (row->n_touched > REFERENCE_CLASSES || row->dt_s <= 0)
+        return;
+    *ref = (struct reference_row){.dt_s = row->dt_s,
+                                  .ctx_s = row->ctx_s,
+                                  .energy_j = row->energy_j,
+                                  .end_s = row->end_s,
+                                  .n = (unsigned)row->n_touched};
+    for (size_t k = 0; k < row->n_touched; k++) {
+        uint32_t s = row->touched[k];
+
+        ref->key[k] = g->classes[s].key;
+        ref->slot[k] = s;
+        ref->act[k] = row->act[s];
+    }
+    g->next_ref = (g->next_ref + 1) % REFERENCE_ROWS;
+    if (g->n_refs < REFERENCE_ROWS)
+        g->n_refs++;
+}
+
 void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row *row) {
     double predicted = g->theta[PARAM_IDLE] * row->dt_s + g->theta[PARAM_CTX] * row->ctx_s;
     double z;
@@ -32,6 +56,7 @@ void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row 
         }
         predicted += g->theta[PARAM_CLASS0 + s] * row->act[s];
     }
+    keep_reference(g, row);
     if (row->dt_s > 0 && g->rows > 0) {
         double e = row->energy_j - predicted,
                wt = g->oos_rows < OOS_ROWS ? 1.0 / ++g->oos_rows : 1.0 / OOS_ROWS;
@@ -56,6 +81,7 @@ void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row 
     if (abs(g->change_run) >= CHANGE_ROWS) {
         /* As if the rows so far were much older than they are. */
         intensity_scale_sums(g, CHANGE_KEEP);
+        g->n_refs = 0; /* rows of the old phase */
         /* What the present classes had learned is part of that past. */
         for (size_t k = 0; k < row->n_touched; k++)
             g->has_memory[PARAM_CLASS0 + row->touched[k]] = false;

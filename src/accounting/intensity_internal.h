@@ -19,6 +19,10 @@
 #define NO_SLOT UINT32_MAX
 /* Percent-microseconds per SM fraction x second. */
 #define PCT_US_PER_SM_S 1e8
+/* Recent rows the fit could predict, kept to judge its miss near now (intensity_posterior.c):
+ * this many, of at most REFERENCE_CLASSES classes each. */
+#define REFERENCE_ROWS 4U
+#define REFERENCE_CLASSES 4U
 
 struct intensity_row {
     bool open;
@@ -28,6 +32,15 @@ struct intensity_row {
     size_t n_touched; /* slots with activity */
     uint32_t *touched;
     double *act; /* [cap] SM fraction x s per slot */
+};
+
+/* A row in which every class had something learned, as it was before it was learned from. */
+struct reference_row {
+    double dt_s, ctx_s, energy_j, end_s;
+    unsigned n;
+    uint64_t key[REFERENCE_CLASSES]; /* its classes' keys: a slot may be reused */
+    uint32_t slot[REFERENCE_CLASSES];
+    double act[REFERENCE_CLASSES];
 };
 
 struct intensity_class {
@@ -93,6 +106,10 @@ struct intensity_gpu {
     /* Rows: the one being gathered, and the last complete one, which waits for the next
      * window's early activity before it is learned from. */
     struct intensity_row cur, pending;
+    /* The last rows the fit could predict, newest at refs[(next_ref + REFERENCE_ROWS - 1) %
+     * REFERENCE_ROWS]: its miss on them corrects its prediction of a window with newcomers. */
+    struct reference_row refs[REFERENCE_ROWS];
+    unsigned n_refs, next_ref;
 
     /* Per-window scratch. */
     size_t win_cap;
@@ -127,7 +144,7 @@ static inline size_t normal_size(size_t dim) {
 }
 
 /* Watches a complete row against the fit before it is learned from (intensity_change.c);
- * on a change of phase, forgets the past. */
+ * on a change of phase, forgets the past. A row the fit can predict is kept in refs. */
 void intensity_watch_change(struct intensity_gpu *g, const struct intensity_row *row);
 
 /* Puts class slot s into the family of that key (0: none), once. */

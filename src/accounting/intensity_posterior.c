@@ -15,6 +15,11 @@
  *
  *     gain = (dE - P - sum mu_c A_c) / (sum v_c A_c^2 + pv),   kappa_c = mu_c + v_c A_c gain
  *
+ * P is the fit's prediction plus what the fit missed, per second, on the last rows in which
+ * the same known classes ran alone: the fit is global and a short job's energy is a joule
+ * or two of a window of tens, so a miss of a third of a percent near now (a steady trainer
+ * whose power the fit cannot tell from the uplift) is a tenth of the job.
+ *
  * It stands aside (the caller keeps SM share) when it cannot say: a window shorter than a
  * row, no known class or no new one, a newcomer whose samples mostly reach back before the
  * window, a prediction less sure than the new classes' priors, the known part alone above
@@ -39,6 +44,10 @@
 #define NEW_SEEN_PART 0.25
 /* Rows in which the fit's own residual stands in for its error on unseen rows. */
 #define FIRST_ROWS 2U
+/* The fit's miss is taken from at least this many reference rows, none older than
+ * REFERENCE_AGE_ROWS rows. */
+#define REFERENCE_MIN_ROWS 2U
+#define REFERENCE_AGE_ROWS 10.0
 /* Windows shorter than this part of a row are left to SM share (ticks jitter around 1 s). */
 #define MIN_ROW_PART 0.9
 /* The prediction of the known classes must be at least this much surer than the new ones'
@@ -144,13 +153,51 @@ static double known_mean(const struct intensity_gpu *g, const uint32_t *touched,
     return act > 0 ? sum / act : fallback;
 }
 
+/* What the fit misses per second, as the known part is predicted below, on the recent
+ * reference rows whose classes are exactly this window's n_known known ones. false when
+ * fewer than REFERENCE_MIN_ROWS are. */
+static bool reference_miss(const struct intensity_gpu *g, unsigned n_known, bool context_booked,
+                           double *ret_watts) {
+    double miss = 0, dt = 0;
+    unsigned used = 0;
+
+    for (unsigned r = 0; r < g->n_refs; r++) {
+        const struct reference_row *ref = &g->refs[r];
+        double pred = g->theta[PARAM_IDLE] * ref->dt_s, act = 0, usual = 0, context_j;
+        bool same =
+            ref->n == n_known && g->clock_s - ref->end_s <= REFERENCE_AGE_ROWS * g->opt.row_s;
+
+        for (unsigned k = 0; same && k < ref->n; k++) {
+            uint32_t s = ref->slot[k];
+
+            same = g->classes[s].key == ref->key[k] && g->win_act[s] > 0 && !intensity_is_new(g, s);
+            pred += g->win_kappa[s] * ref->act[k];
+            act += ref->act[k];
+            usual += usual_activity(g, s) * ref->dt_s;
+        }
+        if (!same)
+            continue;
+        context_j = g->theta[PARAM_CTX] * ref->ctx_s;
+        if (!context_booked && usual > 0)
+            context_j *= act / usual;
+        miss += ref->energy_j - (pred + context_j);
+        dt += ref->dt_s;
+        used++;
+    }
+    if (used < REFERENCE_MIN_ROWS || dt <= 0)
+        return false;
+    *ret_watts = miss / dt;
+    return true;
+}
+
 bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window *w,
                          const uint32_t *touched, size_t n_touched, double mean_kappa, double tau2,
                          bool context_booked, struct intensity_share *shares) {
     double dur_s = (double)w->duration_us / 1e6, energy_j = (double)w->energy_uj / 1e6;
     double total_act = 0, known_act = 0, known_usual = 0, known_j = 0, pred_new = 0, new_var = 0;
     double most_w = mean_kappa > g->kappa_ref ? mean_kappa : g->kappa_ref;
-    double window_w, context_j, pred_known, pred_var, like_known, gain;
+    double window_w, context_j, pred_known, pred_var, like_known, gain, miss_w;
+    unsigned n_known = 0;
 
     /* The prediction is judged by the fit's error on whole rows: a shorter window (a
      * sampling interval under a second) swings with its processes' phases far more. */
@@ -173,6 +220,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
                 mean_kappa + (kappa - mean_kappa) * (tau2 > 0 ? tau2 / (tau2 + se * se) : 0);
         else
             g->win_kappa[s] = g->theta[PARAM_CLASS0 + s];
+        n_known++;
         known_act += g->win_act[s];
         known_usual += usual_activity(g, s) * dur_s;
         known_j += g->win_kappa[s] * g->win_act[s];
@@ -195,6 +243,8 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
     if (!context_booked && known_usual > 0)
         context_j *= known_act / known_usual;
     pred_known = g->theta[PARAM_IDLE] * dur_s + known_j + context_j;
+    if (reference_miss(g, n_known, context_booked, &miss_w))
+        pred_known += miss_w * dur_s;
     /* The known ones alone already draw more than the window did: the fit is off here. */
     if (pred_known >= energy_j)
         return false;

@@ -19,6 +19,7 @@
 
 struct sim_procfs {
     int dirfd;
+    int execfd; /* <dir>/.exec: each program as read at its exec, kept after it exits */
     const struct sim_scenario *sc;
     uint64_t t0_us;
     size_t next_start; /* into sc->procs (sorted by start) */
@@ -40,6 +41,18 @@ int sim_procfs_open(const char *dir, struct sim_procfs **ret) {
         return -ENOMEM;
     }
     fs->dirfd = fd;
+    fs->execfd = -1;
+    if (mkdirat(fd, EXEC_RECORDS_DIR, 0755) < 0 && errno != EEXIST) {
+        int r = -errno;
+        sim_procfs_free(fs);
+        return r;
+    }
+    fs->execfd = open_dir_at(fd, EXEC_RECORDS_DIR);
+    if (fs->execfd < 0) {
+        int r = fs->execfd;
+        sim_procfs_free(fs);
+        return r;
+    }
     *ret = fs;
     return 0;
 }
@@ -49,6 +62,8 @@ struct sim_procfs *sim_procfs_free(struct sim_procfs *fs) {
         return NULL;
     if (fs->dirfd >= 0)
         close(fs->dirfd);
+    if (fs->execfd >= 0)
+        close(fs->execfd);
     free(fs->by_stop);
     free(fs);
     return NULL;
@@ -166,28 +181,36 @@ static int write_process_files(struct sim_procfs *fs, int dirfd, const struct si
     return 0;
 }
 
-static int create_process(struct sim_procfs *fs, const struct sim_process *p) {
+/* Writes p's directory under root_fd; an existing one is kept, or replaced (a reused pid's
+ * record). */
+static int create_process_at(struct sim_procfs *fs, int root_fd, const struct sim_process *p,
+                             bool replace) {
     char name[16], tmp[24];
     struct stat st;
     int r;
 
     (void)snprintf(name, sizeof name, "%u", p->pid);
     /* the same process on a second GPU: already there */
-    if (fstatat(fs->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-        return 0;
+    if (fstatat(root_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!replace)
+            return 0;
+        r = remove_flat_dir(root_fd, name);
+        if (r < 0)
+            return r;
+    }
     (void)snprintf(tmp, sizeof tmp, ".new-%u", p->pid);
-    (void)remove_flat_dir(fs->dirfd, tmp);
-    if (mkdirat(fs->dirfd, tmp, 0755) < 0)
+    (void)remove_flat_dir(root_fd, tmp);
+    if (mkdirat(root_fd, tmp, 0755) < 0)
         return -errno;
-    int fd = open_dir_at(fs->dirfd, tmp);
+    int fd = open_dir_at(root_fd, tmp);
     if (fd < 0)
         return fd;
     r = write_process_files(fs, fd, p);
     close(fd);
-    if (r >= 0 && renameat(fs->dirfd, tmp, fs->dirfd, name) < 0)
+    if (r >= 0 && renameat(root_fd, tmp, root_fd, name) < 0)
         r = -errno;
     if (r < 0)
-        (void)remove_flat_dir(fs->dirfd, tmp);
+        (void)remove_flat_dir(root_fd, tmp);
     return r;
 }
 
@@ -222,6 +245,8 @@ int sim_procfs_reset(struct sim_procfs *fs, const struct sim_scenario *sc, uint6
     fs->uptime_valid = false;
 
     r = clear_tree(fs->dirfd);
+    if (r >= 0)
+        r = clear_tree(fs->execfd);
     if (r < 0)
         return r;
     r = write_stat(fs);
@@ -244,9 +269,13 @@ int sim_procfs_sync(struct sim_procfs *fs, uint64_t t) {
     }
     while (fs->next_start < sc->n_procs && sc->procs[fs->next_start].start_us <= t) {
         const struct sim_process *p = &sc->procs[fs->next_start++];
+        /* its exec, which an exec watcher reads however short the program */
+        k = create_process_at(fs, fs->execfd, p, true);
+        if (k < 0 && r == 0)
+            r = k;
         if (p->stop_us <= t)
             continue; /* started and exited between two looks */
-        k = create_process(fs, p);
+        k = create_process_at(fs, fs->dirfd, p, false);
         if (k < 0 && r == 0)
             r = k;
     }

@@ -11,7 +11,8 @@
  * pv its variance (the fit's error on rows it had not learned from yet, scaled to the
  * window; its own residual before any), and each new class c a prior mean mu_c (its
  * family's estimate, else what the known classes draw per unit of activity: SM share) and
- * variance v_c (its family's spread, else as broad as the window's mean power),
+ * variance v_c (its family's spread, at least half its estimate, else as broad as the
+ * window's mean power),
  *
  *     gain = (dE - P - sum mu_c A_c) / (sum v_c A_c^2 + pv),   kappa_c = mu_c + v_c A_c gain
  *
@@ -22,7 +23,8 @@
  *
  * It stands aside (the caller keeps SM share) when it cannot say: a window shorter than a
  * row, no known class or no new one, a newcomer whose samples mostly reach back before the
- * window, a prediction less sure than the new classes' priors, the known part alone above
+ * window, a prediction less sure than the new classes' priors when none has its family's,
+ * the known part alone above
  * the window's energy, or a new intensity far beyond any the GPU shows (the fit is off in
  * this window, not the newcomer a furnace).
  */
@@ -50,18 +52,27 @@
 #define REFERENCE_AGE_ROWS 10.0
 /* Windows shorter than this part of a row are left to SM share (ticks jitter around 1 s). */
 #define MIN_ROW_PART 0.9
-/* The prediction of the known classes must be at least this much surer than the new ones'
- * priors (variances): else the window's residual tells nothing of the new ones. */
+/* As a prior for a run not measured yet, its family's estimate is no surer than this part
+ * of it: runs of one command differ with their inputs, and the members' estimates, each
+ * from a row or two, are surer of themselves than they are (a family of 50 W jobs at
+ * 51-54 W +- 5 W left every new run at SM share, since its window could not beat that). */
+#define MIN_PRIOR_SE_PART 0.25
+/* Without family priors, the prediction of the known classes must be at least this much
+ * surer than the new ones' priors (variances): else the window's residual tells nothing of
+ * the new ones. */
 #define MAX_PREDICTION_VAR_PART 0.5
 
-/* The prior of a new class (touched in this window): its family's estimate, else like the
- * known ones, as uncertain as the window's mean power: anything from nothing to the board's
- * whole draw. */
-static void new_prior(const struct intensity_gpu *g, uint32_t s, double like_known, double window_w,
+/* The prior of a new class (touched in this window): its family's estimate, no surer than
+ * MIN_PRIOR_SE_PART of it, else like the known ones, as uncertain as the window's mean
+ * power: anything from nothing to the board's whole draw. true when it is its family's. */
+static bool new_prior(const struct intensity_gpu *g, uint32_t s, double like_known, double window_w,
                       double *ret_mu, double *ret_var) {
     double kappa, se, floor_se = g->opt.min_se_w;
 
-    if (!window_estimate(g, s, &kappa, &se)) {
+    if (window_estimate(g, s, &kappa, &se)) {
+        if (se < MIN_PRIOR_SE_PART * kappa)
+            se = MIN_PRIOR_SE_PART * kappa;
+    } else {
         kappa = like_known;
         se = kappa > window_w ? kappa : window_w;
     }
@@ -69,6 +80,7 @@ static void new_prior(const struct intensity_gpu *g, uint32_t s, double like_kno
         se = floor_se;
     *ret_mu = kappa;
     *ret_var = se * se;
+    return g->win_est[s].known;
 }
 
 /* Its mean activity per second over the rows it is remembered from (the rows' weighted sum
@@ -198,6 +210,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
     double most_w = mean_kappa > g->kappa_ref ? mean_kappa : g->kappa_ref;
     double window_w, context_j, pred_known, pred_var, like_known, gain, miss_w;
     unsigned n_known = 0;
+    bool informed = false;
 
     /* The prediction is judged by the fit's error on whole rows: a shorter window (a
      * sampling interval under a second) swings with its processes' phases far more. */
@@ -258,7 +271,7 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
 
         if (!intensity_is_new(g, s))
             continue;
-        new_prior(g, s, like_known, window_w, &mu, &var);
+        informed = new_prior(g, s, like_known, window_w, &mu, &var) || informed;
         pred_new += mu * g->win_act[s];
         new_var += var * g->win_act[s] * g->win_act[s];
     }
@@ -267,7 +280,9 @@ bool intensity_posterior(struct intensity_gpu *g, const struct intensity_window 
     if (g->oos_rows == 0 && g->rows > FIRST_ROWS)
         return false;
     pred_var = g->oos_rows ? g->oos_err2 * dur_s : g->sigma_j * g->sigma_j * dur_s / g->opt.row_s;
-    if (pred_var > MAX_PREDICTION_VAR_PART * new_var)
+    /* The window says little of them: with its family's prior a newcomer keeps about that
+     * (the update below moves it little), without one SM share is what it would get. */
+    if (!informed && pred_var > MAX_PREDICTION_VAR_PART * new_var)
         return false;
 
     gain = (energy_j - pred_known - pred_new) / (new_var + pred_var);

@@ -51,6 +51,7 @@ struct config {
     const char *node_name;             /* --node-name; NULL: $NODE_NAME, else hostname */
 
     const char *procfs;       /* --path.procfs */
+    const char *exec_records; /* replay: the simulated node's programs as at their exec */
     const char *sysfs;        /* --path.sysfs */
     const char *devfs;        /* --path.dev */
     const char *nvml_library; /* --nvml-library; NULL: the default sonames */

@@ -228,7 +228,7 @@ static int replay_loop(const struct config *cfg, const struct sim_api *api,
 }
 
 int replay_run(const struct config *cfg) {
-    char lib[PATH_MAX], procfs[] = "/tmp/joulestat-replay-XXXXXX";
+    char lib[PATH_MAX], procfs[] = "/tmp/joulestat-replay-XXXXXX", records[PATH_MAX];
     struct config c = *cfg;
     struct sim_api api = {0};
     struct snapshot_slot *slot = NULL;
@@ -273,6 +273,9 @@ int replay_run(const struct config *cfg) {
     if (!c.dcgm_library) /* the simulated node's library also plays nv-hostengine's client */
         c.dcgm_library = lib;
     c.procfs = procfs;
+    /* what an exec watcher would have read of each program (sim_procfs.h) */
+    if (snprintf(records, sizeof(records), "%s/.exec", procfs) < (int)sizeof(records))
+        c.exec_records = records;
     c.rapl_source = "off";
     slot = snapshot_slot_new();
     if (!slot) {

@@ -80,7 +80,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
             sampler_free(s);
             return r;
         }
-        if (cfg->command == COMMAND_SERVE) {
+        if (cfg->command == COMMAND_SERVE || cfg->exec_records) {
             sampler_start_exec_watch(s);
             s->resolver.watch = s->exec_watch;
         }

@@ -2,6 +2,7 @@
 /* Opening the sampler's sources (NVML, the process table, exec events, RAPL, the saved
  * state) and saying how each is doing. */
 #include <errno.h>
+#include <fcntl.h>
 
 #include "sampler_internal.h"
 #include "state_file.h"
@@ -98,7 +99,21 @@ int sampler_open_procfs(struct sampler *s, uint64_t now_ns) {
 }
 
 void sampler_start_exec_watch(struct sampler *s) {
-    int r = exec_watch_start(s->proc_fd, &s->exec_watch);
+    int r;
+
+    if (s->cfg->exec_records) {
+        /* the simulated node: its programs' records, kept as files at their exec */
+        _cleanup_(closep) int fd = open(s->cfg->exec_records, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        r = fd < 0 ? -errno : exec_watch_open_records(fd, &s->exec_watch);
+        if (r >= 0)
+            fd = -1; /* the watch has it */
+        else
+            log_warning_errno(r, "exec events: cannot read the records in '%s': %m",
+                              s->cfg->exec_records);
+        return;
+    }
+    r = exec_watch_start(s->proc_fd, &s->exec_watch);
 
     if (r == -EXDEV)
         log_debug("exec events: '%s' is not the kernel's procfs, not watched", s->cfg->procfs);

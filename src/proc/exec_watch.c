@@ -47,6 +47,7 @@ struct exec_watch {
     int sock;
     int wake[2]; /* a pipe: a byte written stops the thread */
     int procfs_fd;
+    bool own_records; /* procfs_fd is a records tree, read at lookup and owned */
     pthread_t thread;
     bool started;
 
@@ -167,31 +168,40 @@ static void keep(struct exec_watch *w, uint32_t pid, const struct exec_record *r
     w->ring_len++;
 }
 
-/* Reads the new program's stat and identity while it runs. */
-static void on_exec(struct exec_watch *w, uint32_t pid) {
+/* A program's stat and identity, from the <pid> directory under root_fd. */
+static int read_record(int root_fd, uint32_t pid, struct exec_record *ret) {
     _cleanup_(closep) int fd = -1;
     _cleanup_(freep) char *text = NULL;
-    struct exec_record rec = {0};
     struct proc_pid_stat st;
     char name[16];
     size_t len;
     int r;
 
     (void)snprintf(name, sizeof(name), "%u", pid);
-    fd = openat(w->procfs_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     r = fd < 0 ? -errno : read_virtual_file_at(fd, "stat", STAT_MAX_SIZE, &text, &len);
     if (r >= 0)
         r = proc_pid_stat_parse(text, len, &st);
     if (r >= 0)
-        r = identity_read_at(fd, &rec.identity, NULL);
+        r = identity_read_at(fd, &ret->identity, NULL);
+    if (r < 0)
+        return r;
+    ret->starttime = st.starttime;
+    memcpy(ret->comm, st.comm, sizeof(ret->comm));
+    return 0;
+}
+
+/* Reads the new program's stat and identity while it runs. */
+static void on_exec(struct exec_watch *w, uint32_t pid) {
+    struct exec_record rec = {0};
+    int r = read_record(w->procfs_fd, pid, &rec);
+
     pthread_mutex_lock(&w->lock);
     w->stats.execs++;
     if (r < 0)
         w->stats.missed++;
     else {
         w->stats.read++;
-        rec.starttime = st.starttime;
-        memcpy(rec.comm, st.comm, sizeof(rec.comm));
         keep(w, pid, &rec);
     }
     pthread_mutex_unlock(&w->lock);
@@ -324,6 +334,21 @@ int exec_watch_start(int procfs_fd, struct exec_watch **ret) {
     return 0;
 }
 
+int exec_watch_open_records(int records_fd, struct exec_watch **ret) {
+    struct exec_watch *w = calloc(1, sizeof(*w));
+
+    if (!w)
+        return -ENOMEM;
+    w->sock = w->wake[0] = w->wake[1] = -1;
+    w->procfs_fd = records_fd;
+    w->own_records = true;
+    pthread_mutex_init(&w->lock, NULL);
+    hashmap_init(&w->by_pid);
+    identity_pool_init(&w->identities);
+    *ret = w;
+    return 0;
+}
+
 struct exec_watch *exec_watch_stop(struct exec_watch *w) {
     void *v;
 
@@ -341,6 +366,8 @@ struct exec_watch *exec_watch_stop(struct exec_watch *w) {
     identity_pool_done(&w->identities); /* after the last put */
     pthread_mutex_destroy(&w->lock);
     closep(&w->sock);
+    if (w->own_records)
+        closep(&w->procfs_fd);
     closep(&w->wake[0]);
     closep(&w->wake[1]);
     free(w);
@@ -351,6 +378,20 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
     struct kept *k;
     int r = -ESRCH;
 
+    if (w->own_records) {
+        struct exec_record rec = {0};
+
+        r = read_record(w->procfs_fd, pid, &rec);
+        pthread_mutex_lock(&w->lock);
+        w->stats.execs++;
+        w->stats.read += r >= 0;
+        w->stats.missed += r < 0;
+        pthread_mutex_unlock(&w->lock);
+        if (r < 0)
+            return r == -ENOMEM ? r : -ESRCH;
+        *ret = rec;
+        return 0;
+    }
     pthread_mutex_lock(&w->lock);
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
     if (k) {

@@ -190,10 +190,58 @@ static void test_exits_listed_once(void **state) {
     w = exec_watch_stop(w);
 }
 
+/*
+ * Records kept by someone else (the simulated node writes each program's /proc files at its
+ * exec): a lookup reads the newest record of the pid, whatever ran since, and a pid with no
+ * record is unknown. A record with an unreadable stat is missed, not half read.
+ */
+static void test_records_read_at_lookup(void **state) {
+    static struct exec_exit exits[EXEC_WATCH_MAX_EXITS];
+    char root[256], stat[512];
+    struct exec_watch *w = NULL;
+    struct exec_watch_stats st;
+    struct exec_record rec;
+
+    (void)state;
+    ASSERT_OK(test_mkdtemp(root, sizeof(root)));
+    ASSERT_OK(
+        test_write_file(root, "3101/stat",
+                        test_proc_stat_line(stat, sizeof(stat), 3101, "infer-1", 'S', 0, 0, 270)));
+    ASSERT_OK(test_write_file(root, "3101/cgroup",
+                              "0::/system.slice/slurmstepd.scope/job_4201/step_0/user/task_0\n"));
+    ASSERT_OK(test_write_file(root, "3102/stat", "3102 (broken"));
+    ASSERT_OK(test_write_file(root, "3102/cgroup", "0::/\n"));
+    ASSERT_OK(exec_watch_open_records(open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), &w));
+
+    ASSERT_OK(exec_watch_lookup(w, 3101, &rec));
+    assert_string_equal(rec.comm, "infer-1");
+    assert_int_equal(rec.starttime, 270);
+    assert_true(rec.identity.slurm.job_id_valid);
+    assert_int_equal(rec.identity.slurm.job_id, 4201);
+    assert_string_equal(rec.identity.slurm.step, "0");
+    /* its pid starts another program: the newer record */
+    ASSERT_OK(
+        test_write_file(root, "3101/stat",
+                        test_proc_stat_line(stat, sizeof(stat), 3101, "infer-9", 'S', 0, 0, 990)));
+    ASSERT_OK(exec_watch_lookup(w, 3101, &rec));
+    assert_string_equal(rec.comm, "infer-9");
+    assert_int_equal(rec.starttime, 990);
+
+    assert_int_equal(exec_watch_lookup(w, 3102, &rec), -ESRCH);
+    assert_int_equal(exec_watch_lookup(w, 4000, &rec), -ESRCH);
+    exec_watch_get_stats(w, &st);
+    assert_int_equal(st.read, 2);
+    assert_int_equal(st.missed, 2);
+    assert_int_equal(exec_watch_take_exits(w, exits), 0); /* it notes no exits */
+    w = exec_watch_stop(w);
+    test_rm_rf(root);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_process_known_after_exit),
         cmocka_unit_test(test_exits_listed_once),
+        cmocka_unit_test(test_records_read_at_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

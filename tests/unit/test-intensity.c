@@ -473,7 +473,7 @@ static void test_short_jobs_share_their_class(void **state) {
 /*
  * The same 300 ms job as above, but each run is a workload of its own (a job of a job
  * array): nothing is learned per run, yet the runs of one command pool what they teach.
- * From the 50th run on, the runs together are within 20 % of their truth (+15 % here;
+ * From the 50th run on, the runs together are within 20 % of their truth (+18.6 % here;
  * without the family +200 %), where SM share, which gives them the 400 W trainer's
  * intensity, is +268 %.
  */

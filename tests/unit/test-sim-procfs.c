@@ -92,7 +92,9 @@ static void test_tree_follows_scenario(void **state) {
 
     /* t = 0: 4242 (trainer) and 5000 */
     assert_true(exists("4242/stat") && exists("4242/cgroup") && exists("5000/comm"));
-    assert_int_equal(count_entries(), 4); /* stat, uptime, 4242, 5000: nothing half-made */
+    /* stat, uptime, .exec, 4242, 5000: nothing half-made */
+    assert_int_equal(count_entries(), 5);
+    assert_true(exists(".exec/4242/stat") && exists(".exec/5000/cgroup"));
     char *s = slurp("uptime");
     assert_string_equal(s, "86400.00 172800.00\n");
     free(s);
@@ -132,14 +134,19 @@ static void test_tree_follows_scenario(void **state) {
     struct joulestat_sim_process_info info;
     ASSERT_OK(sim.joulestat_sim_process_info(2, &info));
     assert_int_equal(info.start_ticks, ticks1 + 2500);
-    assert_int_equal(count_entries(), 4);
+    assert_int_equal(count_entries(), 5);
+    /* its exec record is the new program's */
+    s = slurp(".exec/4242/comm");
+    assert_string_equal(s, "notebook\n");
+    free(s);
 
     /* loading another scenario clears the old processes */
     ASSERT_OK(sim.joulestat_sim_load(
         test_source_path(path, sizeof path, "scenarios/two-process-80-20.scn")));
     assert_false(exists("4242"));
     assert_false(exists("5000"));
-    assert_true(exists("2001/stat") && exists("2002/stat"));
+    assert_false(exists(".exec/4242"));
+    assert_true(exists("2001/stat") && exists("2002/stat") && exists(".exec/2001/stat"));
     s = slurp("2001/cgroup");
     assert_string_equal(s, "0::/user.slice/user-1000.slice/session-1.scope\n");
     free(s);
@@ -153,7 +160,7 @@ static void test_tree_follows_scenario(void **state) {
 
 /* First in this process (nothing loaded yet): nvmlInit loads the scenario and the procfs
  * directory from the environment. Processes that came and went between two looks never
- * appear. */
+ * appear among the pids, but their exec records do. */
 static void test_env_and_short_lived(void **state) {
     char path[1024];
     ASSERT_OK(test_mkdtemp(root, sizeof root));
@@ -168,8 +175,13 @@ static void test_env_and_short_lived(void **state) {
     assert_true(exists("3100/stat"));
     ASSERT_OK(sim.joulestat_sim_set_time(JOULESTAT_SIM_EPOCH_US + 5 * SEC));
     assert_false(exists("3100"));
-    assert_false(exists("3101")); /* ran 2.700-2.777 s, between two looks */
-    assert_int_equal(count_entries(), 3);
+    assert_false(exists("3101"));         /* ran 2.700-2.777 s, between two looks */
+    assert_int_equal(count_entries(), 4); /* stat, uptime, .exec, 3000 */
+    /* what an exec watcher read of both, kept after they exited */
+    assert_true(exists(".exec/3100/stat") && exists(".exec/3101/stat"));
+    char *cg = slurp(".exec/3101/cgroup");
+    assert_non_null(strstr(cg, "job_4201"));
+    free(cg);
     sim_stop();
     ASSERT_OK(sim.joulestat_sim_set_procfs(NULL));
     unsetenv("JOULESTAT_SIM_PROCFS");

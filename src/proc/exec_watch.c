@@ -382,8 +382,7 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
         struct exec_record rec = {0};
 
         r = read_record(w->procfs_fd, pid, &rec);
-        pthread_mutex_lock(&w->lock);
-        w->stats.execs++;
+        pthread_mutex_lock(&w->lock); /* a record read or missed; no event came */
         w->stats.read += r >= 0;
         w->stats.missed += r < 0;
         pthread_mutex_unlock(&w->lock);

@@ -64,7 +64,8 @@ int exec_watch_open_records(int records_fd, struct exec_watch **ret);
 /* Stops the thread and frees everything. Accepts NULL; returns NULL. */
 struct exec_watch *exec_watch_stop(struct exec_watch *w);
 
-/* The newest record of pid. Returns 0, or -ESRCH when none is kept. Thread-safe. */
+/* The newest record of pid. Returns 0, -ESRCH when none is kept, or -ENOMEM (reading a
+ * record of exec_watch_open_records()). Thread-safe. */
 int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *ret);
 
 /*

@@ -230,6 +230,7 @@ static void test_records_read_at_lookup(void **state) {
     assert_int_equal(exec_watch_lookup(w, 3102, &rec), -ESRCH);
     assert_int_equal(exec_watch_lookup(w, 4000, &rec), -ESRCH);
     exec_watch_get_stats(w, &st);
+    assert_int_equal(st.execs, 0);
     assert_int_equal(st.read, 2);
     assert_int_equal(st.missed, 2);
     assert_int_equal(exec_watch_take_exits(w, exits), 0); /* it notes no exits */

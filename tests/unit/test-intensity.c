@@ -571,6 +571,11 @@ static void assert_sm_share_window(struct intensity_gpu *est, const struct inten
         assert_int_equal(sh[i].weight, w->consumers[i].activity);
 }
 
+/* What the second of two consumers gets of active_j by the shares' weights. */
+static double second_share_j(const struct intensity_share *sh, double active_j) {
+    return (double)sh[1].weight / (double)(sh[0].weight + sh[1].weight) * active_j;
+}
+
 /*
  * A new workload beside a known one: its first window, before any row of it is learned,
  * is split by what the window's energy leaves once the known part is predicted (idle 60 W,
@@ -592,7 +597,7 @@ static void test_new_class_takes_what_the_window_leaves(void **state) {
     struct intensity_result res;
     struct synth s;
     struct synth_run r;
-    double total, active_j, newcomer_j;
+    double active_j, newcomer_j;
 
     trained(&s, &r);
     ASSERT_OK(intensity_window(r.est, &w, sh, &res));
@@ -601,8 +606,7 @@ static void test_new_class_takes_what_the_window_leaves(void **state) {
     assert_false(sh[1].learned);
     /* What the split hands out: all but the idle, and the uplift when it is given apart. */
     active_j = 335 - (res.context_known ? 50 : 0);
-    total = (double)(sh[0].weight + sh[1].weight);
-    newcomer_j = (double)sh[1].weight / total * active_j;
+    newcomer_j = second_share_j(sh, active_j);
     print_message("newcomer: %.1f J of %.1f (truth 60 J; SM share %.1f J)\n", newcomer_j, active_j,
                   active_j * 20 / 70);
     assert_within(newcomer_j, 60, 0.05);
@@ -647,7 +651,7 @@ static void test_newcomer_seen_by_an_edge_stays_new(void **state) {
     struct intensity_result res;
     struct synth s;
     struct synth_run r;
-    double total, active_j, newcomer_j;
+    double active_j, newcomer_j;
 
     trained(&s, &r);
     ASSERT_OK(intensity_window(r.est, &w, sh, &res));
@@ -656,8 +660,7 @@ static void test_newcomer_seen_by_an_edge_stays_new(void **state) {
     ASSERT_OK(intensity_window(r.est, &w, sh, &res));
     assert_true(res.learned);
     active_j = 383 - 60 - (res.context_known ? 50 : 0);
-    total = (double)(sh[0].weight + sh[1].weight);
-    newcomer_j = (double)sh[1].weight / total * active_j;
+    newcomer_j = second_share_j(sh, active_j);
     print_message("newcomer: %.1f J of %.1f (truth 48 J in this window)\n", newcomer_j, active_j);
     assert_within(newcomer_j, 48, 0.05);
     synth_run_done(&r);
@@ -685,7 +688,7 @@ static void test_newcomer_judged_against_the_recent_miss(void **state) {
     struct intensity_result res;
     struct synth s;
     struct synth_run r;
-    double total, active_j, newcomer_j;
+    double active_j, newcomer_j;
 
     trained(&s, &r);
     for (int k = 0; k < 4; k++)
@@ -696,8 +699,7 @@ static void test_newcomer_judged_against_the_recent_miss(void **state) {
     assert_true(res.learned);
     /* What the split hands out: all but the learned idle, and the uplift when given apart. */
     active_j = 401 - res.idle_watts - (res.context_known ? res.context_watts : 0);
-    total = (double)(sh[0].weight + sh[1].weight);
-    newcomer_j = (double)sh[1].weight / total * active_j;
+    newcomer_j = second_share_j(sh, active_j);
     print_message("newcomer: %.1f J of %.1f (truth 60 J)\n", newcomer_j, active_j);
     assert_within(newcomer_j, 60, 0.03);
     synth_run_done(&r);

@@ -11,8 +11,8 @@
  * pv its variance (the fit's error on rows it had not learned from yet, scaled to the
  * window; its own residual before any), and each new class c a prior mean mu_c (its
  * family's estimate, else what the known classes draw per unit of activity: SM share) and
- * variance v_c (its family's spread, at least half its estimate, else as broad as the
- * window's mean power),
+ * variance v_c (its family's spread, with a standard deviation of at least a quarter of
+ * its estimate, else as broad as the window's mean power),
  *
  *     gain = (dE - P - sum mu_c A_c) / (sum v_c A_c^2 + pv),   kappa_c = mu_c + v_c A_c gain
  *

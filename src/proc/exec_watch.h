@@ -55,10 +55,10 @@ struct exec_watch;
  * written only on success. */
 int exec_watch_start(int procfs_fd, struct exec_watch **ret);
 
-/* A watch fed by someone else's records instead of the kernel's events: records_fd (taken,
- * closed by exec_watch_stop()) holds a <pid> directory per program, its /proc files as they
- * were at its exec; each lookup reads the newest there. The simulated node keeps such a
- * tree (`joulestat replay`). It notes no exits. Returns 0 or -ENOMEM. */
+/* A watch fed by someone else's records instead of the kernel's events: records_fd (taken on
+ * success, closed by exec_watch_stop()) holds a <pid> directory per program, its /proc files as
+ * they were at its exec; each lookup reads the newest there. The simulated node keeps such a tree
+ * (`joulestat replay`). It notes no exits. Returns 0 or -ENOMEM. */
 int exec_watch_open_records(int records_fd, struct exec_watch **ret);
 
 /* Stops the thread and frees everything. Accepts NULL; returns NULL. */

@@ -18,6 +18,9 @@
 
 /* Scenario t = 0 on the virtual clock: 2023-11-14T22:13:20Z. */
 #define JOULESTAT_SIM_EPOCH_US UINT64_C(1700000000000000)
+/* Under the fake procfs (joulestat_sim_set_procfs()): each program's /proc files as at its
+ * start, kept after it exits, for a reader playing the exec watcher (sim_procfs.h). */
+#define JOULESTAT_SIM_EXEC_RECORDS ".exec"
 
 struct joulestat_sim_gpu_truth {
     uint64_t time_us;    /* the simulator time these values are for */

@@ -13,6 +13,7 @@
 
 #include "fileio.h"
 #include "macro.h"
+#include "sim_control.h"
 
 #define USEC_PER_TICK (1000000u / SIM_CLK_TCK)
 #define UPTIME_REFRESH_US 100000u /* rewrite <dir>/uptime at most every 100 ms */
@@ -42,12 +43,12 @@ int sim_procfs_open(const char *dir, struct sim_procfs **ret) {
     }
     fs->dirfd = fd;
     fs->execfd = -1;
-    if (mkdirat(fd, EXEC_RECORDS_DIR, 0755) < 0 && errno != EEXIST) {
+    if (mkdirat(fd, JOULESTAT_SIM_EXEC_RECORDS, 0755) < 0 && errno != EEXIST) {
         int r = -errno;
         sim_procfs_free(fs);
         return r;
     }
-    fs->execfd = open_dir_at(fd, EXEC_RECORDS_DIR);
+    fs->execfd = open_dir_at(fd, JOULESTAT_SIM_EXEC_RECORDS);
     if (fs->execfd < 0) {
         int r = fs->execfd;
         sim_procfs_free(fs);

@@ -7,8 +7,8 @@
  * appears and disappears atomically (built under a dot-name, then renamed), so a reader
  * walking the tree never sees a half-written process.
  *
- * Each program is also written, at its start, to <dir>/.exec/<pid>/ (EXEC_RECORDS_DIR) and
- * kept there after it exits, until its pid starts another: what an exec watcher reads of a
+ * Each program is also written, at its start, to <dir>/.exec/<pid>/ (JOULESTAT_SIM_EXEC_RECORDS)
+ * and kept there after it exits, until its pid starts another: what an exec watcher reads of a
  * program at its exec (src/proc/exec_watch.h), however short it lives.
  *
  * Clock: btime = floor((t0 - uptime at t = 0) / 1 s); a process's field-22 start time is
@@ -20,7 +20,6 @@
 #include "scenario.h"
 
 #define SIM_CLK_TCK 100u
-#define EXEC_RECORDS_DIR ".exec"
 
 struct sim_procfs;
 

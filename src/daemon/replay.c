@@ -273,8 +273,9 @@ int replay_run(const struct config *cfg) {
     if (!c.dcgm_library) /* the simulated node's library also plays nv-hostengine's client */
         c.dcgm_library = lib;
     c.procfs = procfs;
-    /* what an exec watcher would have read of each program (sim_procfs.h) */
-    if (snprintf(records, sizeof(records), "%s/.exec", procfs) < (int)sizeof(records))
+    /* what an exec watcher would have read of each program */
+    if (snprintf(records, sizeof(records), "%s/" JOULESTAT_SIM_EXEC_RECORDS, procfs) <
+        (int)sizeof(records))
         c.exec_records = records;
     c.rapl_source = "off";
     slot = snapshot_slot_new();

@@ -62,8 +62,18 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
                                a->last_sample_us, a->weights, a->early, a->mem_weights, ret_stats);
     if (r < 0)
         return r;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* A process that started in the window drew nothing before it, however far back
+         * its first sample's period reaches: placed in the last row, that part was
+         * activity without its energy, and a job started on the tick no longer counted as
+         * new in its own window (-20 %). The first window learned from has no row before
+         * it and keeps dropping the part: processes that started with the counter's
+         * baseline, as in a replay, then meet its lag (counting it moved a first fit: a
+         * decode job from +3 % to +15 %). */
+        if (t->intensity && a->procs[i]->start_time_seconds * 1e6 >= (double)t0_us)
+            a->early[i] = 0;
         a->procs[i]->last_sample_us = a->last_sample_us[i];
+    }
     return 0;
 }
 

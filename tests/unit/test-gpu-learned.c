@@ -252,9 +252,80 @@ static void test_polled_power_integration(void **state _unused_) {
     node_done(&n);
 }
 
+/*
+ * A job that starts on a tick, beside a trainer learned by then. Its first sample is the
+ * driver's average over a whole period, which reaches back past the tick; the job drew
+ * nothing before its start, so all of that sample is the new window's. Placed before the
+ * tick, it made the last window's row hold activity without its energy, and the job no
+ * longer counted as new in its own window: it got 11.2 J of its 9 J (now 8.5 J).
+ */
+#define JOB 300
+#define JOB_W 200.0
+#define JOB_SM 90U
+#define JOB_START_US (41 * SECOND_US) /* the trainer is at 10 % then: no time-slicing */
+#define JOB_LEN_US UINT64_C(50000)
+#define JOB_PHASE_US UINT64_C(125000) /* its first sample comes 40 ms after the tick */
+#define JOB_START_TICKS 4100
+
+static int resolve_start(void *userdata _unused_, uint32_t pid, struct process_info *ret) {
+    *ret = (struct process_info){
+        .start_ticks = pid == JOB ? JOB_START_TICKS : 0,
+        .start_time_seconds = (double)(T0_US + (pid == JOB ? JOB_START_US : 0)) / 1e6,
+    };
+    return 0;
+}
+
+static void test_job_started_on_the_tick(void **state _unused_) {
+    struct node n;
+    struct gpu_process procs[2] = {{.pid = TRAINER}, {.pid = JOB}};
+    double job_truth_j = JOB_W * JOB_SM / 100.0 * (double)JOB_LEN_US / 1e6, got;
+    struct ledger_process *entry;
+
+    node_init(&n, false);
+    n.dev.processes = procs;
+    for (uint64_t s = 0; s < 45; s++) {
+        uint64_t from = s * SECOND_US, to = from + SECOND_US;
+        size_t k = 0;
+
+        for (uint64_t t = from; t < to; t += 1000) {
+            bool job = t >= JOB_START_US && t < JOB_START_US + JOB_LEN_US;
+
+            n.energy_mj +=
+                IDLE_W + TRAINER_W * trainer_sm(t) / 100.0 + (job ? JOB_W * JOB_SM / 100.0 : 0);
+        }
+        for (uint64_t t = (from / PERIOD_US + 1) * PERIOD_US; t <= to; t += PERIOD_US)
+            n.utils[k++] = (struct gpu_util_sample){.pid = TRAINER,
+                                                    .sm_util = trainer_sm(t - PERIOD_US / 2),
+                                                    .timestamp_us = T0_US + t};
+        /* The job's samples at its own phase: its SM percent over each period. */
+        for (uint64_t t = (from / PERIOD_US) * PERIOD_US + JOB_PHASE_US; t <= to; t += PERIOD_US) {
+            uint64_t lo = MAX(t - PERIOD_US, JOB_START_US), hi = MIN(t, JOB_START_US + JOB_LEN_US);
+
+            if (t > from && hi > lo)
+                n.utils[k++] =
+                    (struct gpu_util_sample){.pid = JOB,
+                                             .sm_util = (uint32_t)(JOB_SM * (hi - lo) / PERIOD_US),
+                                             .timestamp_us = T0_US + t};
+        }
+        /* Listed at the tick it starts on; gone by the next one. */
+        n.dev.n_processes = to == JOB_START_US ? 2 : 1;
+        n.dev.n_utils = k;
+        n.dev.energy_mj = (uint64_t)n.energy_mj;
+        ASSERT_OK(gpu_accounting_tick(n.acc, &n.dev, 1, T0_US + to, to * 1000, resolve_start, NULL,
+                                      &n.ledger, NULL));
+    }
+    ASSERT_OK(
+        ledger_process_get(&n.ledger, 0, JOB, JOB_START_TICKS, &(struct snap_identity){0}, &entry));
+    got = (double)(entry->measured_uj + entry->estimated_uj) / 1e6;
+    print_message("job: %.3f J of %.3f J\n", got, job_truth_j);
+    assert_true(fabs(got - job_truth_j) < 0.1 * job_truth_j);
+    node_done(&n);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_busy_wait_beside_trainer),
+        cmocka_unit_test(test_job_started_on_the_tick),
         cmocka_unit_test(test_polled_power_integration),
         cmocka_unit_test(test_windows_shorter_than_the_sample_period),
     };

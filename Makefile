@@ -105,6 +105,7 @@ accuracy: build-demo
 	    scripts/gen-mixes --count 90 --seed $(UNSEEN_SEED) $(BUILD)/mixes-unseen
 	@scripts/accuracy-report --joulestat $(BUILD)/joulestat --jobs $(JOBS) \
 	    --markdown docs/ACCURACY.md --chart docs/accuracy.png --phases 0,25,50,75 \
+	    --idle-scales 0.85,1.15 \
 	    scenarios/*.scn $(BUILD)/mixes/*.scn \
 	    --unseen-command "scripts/gen-mixes --count 90 --seed $(UNSEEN_SEED)" \
 	    --unseen $(BUILD)/mixes-unseen/*.scn

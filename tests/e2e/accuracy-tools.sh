@@ -82,4 +82,26 @@ assert at0['gpu_energy_j'] != at50['gpu_energy_j'], 'the phase did not reach the
 EOP
 "$src/scripts/accuracy-report" --joulestat "$build/joulestat" --phases 100 \
     "$src/scenarios/busy-wait-collective.scn" >/dev/null 2>&1 && fail "--phases 100 accepted"
+
+# accuracy-report --idle-scales: each scenario again with its GPUs' idle scaled, so the
+# GPU's energy moves by the idle's change; one with no power left under its board's maximum
+# (inference-bursts' L4 at 1.15) is named, not failed.
+"$src/scripts/accuracy-report" --joulestat "$build/joulestat" --json --idle-scales 0.85,1.15 \
+    "$src/scenarios/busy-wait-collective.scn" "$src/scenarios/inference-bursts.scn" \
+    >"$tmp/idle.json" || fail "accuracy-report --idle-scales"
+python3 - "$tmp/idle.json" <<'EOP' || fail "accuracy-report --idle-scales: $(head -c 300 "$tmp/idle.json")"
+import json, sys
+out = json.load(open(sys.argv[1]))
+base = {r['scenario']: r for r in out['scenarios']}
+low, high = out['idle_scales']['0.85'], out['idle_scales']['1.15']
+assert [r['scenario'] for r in low['results']] == ['busy-wait-collective', 'inference-bursts']
+assert low['left_out'] == [] and high['left_out'] == ['inference-bursts'], (low, high)
+# busy-wait-collective: an H100 at 70 W idle for 120 s; 0.85 x takes 10.5 W off, 1.15 adds it.
+b = base['busy-wait-collective']['gpu_energy_j']
+for scaled, sign in ((low['results'][0], -1), (high['results'][0], 1)):
+    moved = scaled['gpu_energy_j'] - b
+    assert abs(moved - sign * 10.5 * 120) < 0.02 * 10.5 * 120, (moved, scaled)
+EOP
+"$src/scripts/accuracy-report" --joulestat "$build/joulestat" --idle-scales 0 \
+    "$src/scenarios/busy-wait-collective.scn" >/dev/null 2>&1 && fail "--idle-scales 0 accepted"
 echo "accuracy-tools: ok"

@@ -22,6 +22,9 @@
 #define MAX_WEIGHT 4611686018427387904.0
 #define CONTEXT_MAX_REL_SE 0.5
 #define CONTEXT_MAX_IDLE_RATIO 3.0
+/* No board's reported uplift exceeds 66 W (L40S; A100 and H100 26-50 W: [Parking] in
+ * docs/SCENARIOS.md): an estimate beyond twice that is a common part of the intensities. */
+#define CONTEXT_MAX_W 132.0
 /* The uplift's own information (s^2) below which the rows never told it from the classes'
  * intensities: what the solve's ridge alone gives is about 1e-6 x the rows. */
 #define CONTEXT_MIN_INFO 0.001
@@ -485,7 +488,10 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
     /* With a prior for the idle power, its posterior is known from the first solve on: the
      * prior is knowledge, and only the data can move it. */
     res.idle_known = g->learned[PARAM_IDLE] || (g->idle_prior_known && g->rows > 0);
-    res.context_known = g->learned[PARAM_CTX] || (res.idle_known && context_measured(g));
+    /* However it was measured, an uplift no board comes near is a common part of the
+     * intensities (120 steady processes over 60 rows put 160 of their 210 W in it). */
+    res.context_known = (g->learned[PARAM_CTX] || (res.idle_known && context_measured(g))) &&
+                        g->theta[PARAM_CTX] <= CONTEXT_MAX_W;
     window_shares(g, w, res.context_known, shares, &res);
     res.idle_watts = g->theta[PARAM_IDLE];
     res.context_watts = g->theta[PARAM_CTX];

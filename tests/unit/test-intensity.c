@@ -339,6 +339,33 @@ static void test_saturated_gpu_keeps_uplift_unknown(void **state) {
     synth_done(&s);
 }
 
+/* The workloads of the recovery test over an uplift of 200 W, more than any board's (26-66
+ * W): a fit that finds that much found a common part of the intensities, and it is split
+ * with them by activity, not handed out by time held. */
+static void test_uplift_beyond_any_board_is_not_booked(void **state) {
+    static const double kappa[] = {450, 40, 200};
+    struct synth s;
+    struct synth_run r;
+
+    assert_int_equal(synth_init(&s, 3, 200, 7), 0);
+    s.idle_w = 80;
+    s.ctx_w = 200;
+    s.noise = 0.01;
+    for (size_t p = 0; p < 3; p++) {
+        s.procs[p].kappa_w = kappa[p];
+        synth_random_duty(&s, p, 3, 200, 20, 100, 6, 6, false);
+        synth_set(&s, p, 0, 3, 50);
+    }
+    ASSERT_OK(synth_run_init(&r, NULL));
+    run_seconds(&s, &r, 200);
+    print_message("uplift estimate %.1f W\n", r.last.context_watts);
+    assert_within(r.last.context_watts, 200, 0.10);
+    assert_false(r.last.context_known);
+    assert_int_equal(r.last.context_uj, 0);
+    synth_run_done(&r);
+    synth_done(&s);
+}
+
 /* One class, two processes with varying activity: the learned split would be SM share,
  * so it is not used ("single_class"). One process at constant activity: its intensity
  * cannot be told from the context uplift, and neither is learned. */
@@ -904,6 +931,7 @@ int main(void) {
         cmocka_unit_test(test_proportional_not_identifiable),
         cmocka_unit_test(test_single_class),
         cmocka_unit_test(test_saturated_gpu_keeps_uplift_unknown),
+        cmocka_unit_test(test_uplift_beyond_any_board_is_not_booked),
         cmocka_unit_test(test_phase_change_followed),
         cmocka_unit_test(test_runs_of_one_command_pool),
         cmocka_unit_test(test_short_jobs_share_their_class),

@@ -39,6 +39,17 @@ static void test_reason_names(void **state) {
     assert_null(split_method_to_string(_SPLIT_METHOD_MAX));
 }
 
+/* Workloads at random duty cycles of 20-100 % from 3 s on (all at 50 % before), 1 % noise on
+ * each window's energy; the fourth, when there is one, comes and goes. */
+static void random_workloads(struct synth *s, const double *kappa, size_t n, double seconds) {
+    s->noise = 0.01;
+    for (size_t p = 0; p < n; p++) {
+        s->procs[p].kappa_w = kappa[p];
+        synth_random_duty(s, p, 3, seconds, 20, 100, 6, 6, p == 3);
+        synth_set(s, p, 0, 3, 50);
+    }
+}
+
 /*
  * A 450 W trainer, a 40 W busy-waiting process and a 200 W class of two processes (one
  * comes and goes), random duty cycles, 1 % noise on each window's energy, each process
@@ -55,13 +66,9 @@ static void test_recover_within_10_percent(void **state) {
     assert_int_equal(synth_init(&s, 4, 300, 7), 0);
     s.idle_w = 60;
     s.ctx_w = 50;
-    s.noise = 0.01;
-    for (size_t p = 0; p < 4; p++) {
-        s.procs[p].kappa_w = kappa[p];
+    random_workloads(&s, kappa, 4, 300);
+    for (size_t p = 0; p < 4; p++)
         s.procs[p].class_key = classes[p];
-        synth_random_duty(&s, p, 3, 300, 20, 100, 6, 6, p == 3);
-        synth_set(&s, p, 0, 3, 50);
-    }
     ASSERT_OK(synth_run_init(&r, NULL));
     r.measure_from_s = 60;
     /* The first windows: nothing learned yet. */
@@ -350,12 +357,7 @@ static void test_uplift_beyond_any_board_is_not_booked(void **state) {
     assert_int_equal(synth_init(&s, 3, 200, 7), 0);
     s.idle_w = 80;
     s.ctx_w = 200;
-    s.noise = 0.01;
-    for (size_t p = 0; p < 3; p++) {
-        s.procs[p].kappa_w = kappa[p];
-        synth_random_duty(&s, p, 3, 200, 20, 100, 6, 6, false);
-        synth_set(&s, p, 0, 3, 50);
-    }
+    random_workloads(&s, kappa, 3, 200);
     ASSERT_OK(synth_run_init(&r, NULL));
     run_seconds(&s, &r, 200);
     print_message("uplift estimate %.1f W\n", r.last.context_watts);

@@ -77,7 +77,9 @@ for q in 'rate(my_gpu_process_energy_joules[1m])' \
     query "$q" >>"$d/answers.jsonl" || e2e_fail "query failed: $q"
     echo >>"$d/answers.jsonl"
 done
-python3 - "$d/answers.jsonl" "$d/replay.out" <<'EOP' || e2e_fail "README queries: $(cat "$d/answers.jsonl"); split: $(curl -s "http://127.0.0.1:$port/metrics" | grep '^joulestat_gpu_split_windows_total')"
+split_counters() { curl -s "http://127.0.0.1:$port/metrics" | grep '^joulestat_gpu_split_windows'; }
+failed() { e2e_fail "README queries: $(cat "$d/answers.jsonl"); split: $(split_counters)"; }
+python3 - "$d/answers.jsonl" "$d/replay.out" <<'EOP' || failed
 import json, re, sys
 ans = [json.loads(l)["data"]["result"] for l in open(sys.argv[1]) if l.strip()]
 rate, by_ns, incr, top, active, ratio, start, mem, by_ns_5m = ans

@@ -31,13 +31,19 @@ for scn in driver-535-abi desync-phases fault-list-grows; do
             >"$tmp/phases/$scn-$ph.scn"
     done
 done
+# And 120 steady processes, more than the rows, on an A100 whose idle is 15 % below its
+# model's typical: the fit put their common power in the uplift (160 W), handed evenly to
+# all, until an uplift beyond any board's was refused (36.3 % against SM share's 30.2 %).
+sed 's/ idle=60W / idle=51W /' "$src/scenarios/stress-120-processes.scn" >"$tmp/phases/stress-51w.scn"
+grep -q ' idle=51W ' "$tmp/phases/stress-51w.scn"
 "$src/scripts/accuracy-report" --joulestat "$build/joulestat" --max-over-sm 1 "$tmp"/phases/*.scn
 echo "accuracy-gate: constant loads ok"
 
 # Short jobs, each on its own: the 30 jobs of 40-120 ms of short-lived-processes beside a
 # steady trainer, with accounting mode on (docs/ATTRIBUTION.md, "A newcomer beside known
-# workloads"): at least 25 within 10 % of their truth and a mean |error| under 6 % (27 and
-# 4.7 % today), where SM share gives none within 10 % (mean 18.6 %).
+# workloads"): at least 27 within 10 % of their truth and a mean |error| under 4.5 % (28 and
+# 3.9 % today; 27 and 4.7 % while a job started on a tick lost its first sample's edge to
+# the window before), where SM share gives none within 10 % (mean 18.6 %).
 sed '/^gpu 0 /a\    accounting=on' "$src/scenarios/short-lived-processes.scn" >"$tmp/short.scn"
 "$build/joulestat" replay --scenario "$tmp/short.scn" --gpu-idle-policy unattributed \
     2>"$tmp/short.log" >"$tmp/short.prom"
@@ -55,7 +61,7 @@ for line in open(sys.argv[1]):
 within = sum(e <= 10 for e in errors)
 mean = sum(errors) / len(errors) if errors else 100
 print(f"short jobs: {len(errors)} jobs, {within} within 10 %, mean |error| {mean:.1f} %")
-sys.exit(0 if len(errors) == 30 and within >= 25 and mean < 6 else 1)
+sys.exit(0 if len(errors) == 30 and within >= 27 and mean < 4.5 else 1)
 PY
 echo "accuracy-gate: short jobs ok"
 

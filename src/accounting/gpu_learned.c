@@ -49,6 +49,14 @@ void credit_ahead(struct gpu_accounting *a, struct gpu_track *t, size_t n_sample
 
 int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_samples, size_t n,
                      uint64_t t0_us, uint64_t t1_us, struct weights_stats *ret_stats) {
+    /* A process that started in the window drew nothing before it, however far back its
+     * first sample's period reaches: placed in the last row, that part was activity without
+     * its energy, and a job started on the tick no longer counted as new in its own window
+     * (-20 %). Without a row before (the first window learned from, or after a gap) the
+     * part is dropped as for everyone: processes that started with the counter's baseline,
+     * as in a replay, meet its lag there (counting it moved a first fit: a decode job from
+     * +3 % to +15 %). */
+    bool keep_started = t->intensity && intensity_has_row_before(t->intensity);
     int r;
 
     /* Every sample read now belongs to this window: one stamped after the tick's time was
@@ -63,14 +71,7 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
     if (r < 0)
         return r;
     for (size_t i = 0; i < n; i++) {
-        /* A process that started in the window drew nothing before it, however far back
-         * its first sample's period reaches: placed in the last row, that part was
-         * activity without its energy, and a job started on the tick no longer counted as
-         * new in its own window (-20 %). The first window learned from has no row before
-         * it and keeps dropping the part: processes that started with the counter's
-         * baseline, as in a replay, then meet its lag (counting it moved a first fit: a
-         * decode job from +3 % to +15 %). */
-        if (t->intensity && a->procs[i]->start_time_seconds * 1e6 >= (double)t0_us)
+        if (keep_started && a->procs[i]->start_time_seconds * 1e6 >= (double)t0_us)
             a->early[i] = 0;
         a->procs[i]->last_sample_us = a->last_sample_us[i];
     }

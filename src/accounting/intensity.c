@@ -192,6 +192,10 @@ static void drop_rows(struct intensity_gpu *g) {
     row_reset(&g->pending);
 }
 
+bool intensity_has_row_before(const struct intensity_gpu *g) {
+    return g->pending.open || g->cur.open;
+}
+
 /* Adds the window to the rows, and learns from the row that waited for it. */
 static int learn_window(struct intensity_gpu *g, const struct intensity_window *w) {
     struct intensity_row *early_row = g->pending.open ? &g->pending : g->cur.open ? &g->cur : NULL;

@@ -187,6 +187,10 @@ struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g);
 int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
                      struct intensity_share *shares, struct intensity_result *ret);
 
+/* Whether the next window's activity from before its start has a row to be learned in: a
+ * window was learned from since the rows were last dropped (else that part is dropped). */
+bool intensity_has_row_before(const struct intensity_gpu *g);
+
 struct intensity_class_info {
     double watts;    /* W per 100 % SM */
     double se_watts; /* its standard error at the last solve (0 when not live) */

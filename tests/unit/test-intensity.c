@@ -179,6 +179,30 @@ static void example_window(struct intensity_gpu *g, size_t k, size_t extra) {
                                sh, &res));
 }
 
+/* The activity from before a window has a row to go to once a window was learned from, and
+ * none again after a window that cannot be (a gap: the rows around it are dropped). */
+static void test_row_before(void **state) {
+    struct intensity_consumer c = {.class_key = 2, .activity = 50 * S};
+    struct intensity_window w = {.duration_us = S,
+                                 .context_us = S,
+                                 .energy_uj = 355 * S,
+                                 .learn = true,
+                                 .n = 1,
+                                 .consumers = &c};
+    struct intensity_share sh;
+    struct intensity_result res;
+    struct intensity_gpu *g;
+
+    ASSERT_OK(intensity_gpu_new(NULL, NULL, &g));
+    assert_false(intensity_has_row_before(g));
+    ASSERT_OK(intensity_window(g, &w, &sh, &res));
+    assert_true(intensity_has_row_before(g));
+    w.learn = false;
+    ASSERT_OK(intensity_window(g, &w, &sh, &res));
+    assert_false(intensity_has_row_before(g));
+    intensity_gpu_free(g);
+}
+
 /* A GPU whose class slots run out grows them while keeping every row learned so far: the
  * estimates after the growth rest on all the rows, not on those after it. */
 static void test_growing_slots_keeps_what_was_learned(void **state) {
@@ -934,6 +958,7 @@ int main(void) {
         cmocka_unit_test(test_single_class),
         cmocka_unit_test(test_saturated_gpu_keeps_uplift_unknown),
         cmocka_unit_test(test_uplift_beyond_any_board_is_not_booked),
+        cmocka_unit_test(test_row_before),
         cmocka_unit_test(test_phase_change_followed),
         cmocka_unit_test(test_runs_of_one_command_pool),
         cmocka_unit_test(test_short_jobs_share_their_class),

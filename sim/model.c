@@ -164,7 +164,8 @@ static void apply_due_faults(struct sim_gpu_model *g) {
     const struct sim_gpu *gpu = g->gpu;
     while (g->next_fault < gpu->n_faults && gpu->faults[g->next_fault].at_us <= g->t) {
         if (gpu->faults[g->next_fault].kind == SIM_FAULT_COUNTER_RESET) {
-            g->counter_base_nj = sim_model_total_nj(g);
+            /* a stepped counter holds the idle before t = 0 too (model_report.c) */
+            g->counter_base_nj = sim_model_total_nj(g) + g->sensor.before_nj;
             g->counter_offset_mj = 0;
         }
         g->next_fault++;

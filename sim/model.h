@@ -89,6 +89,7 @@ struct sim_sensor {
     uint64_t drift_keep_q;  /* drift's decay per update period, as a fraction of 2^32 */
     uint64_t next_step;     /* the energy counter's next step */
     uint64_t stepped_total; /* GPU total at the last step */
+    uint64_t before_nj;     /* idle drawn from the last step before t = 0 to t = 0 */
 };
 
 /* DCGM's profiling module as nv-hostengine runs it (model_profiling.c): while a client

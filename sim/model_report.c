@@ -51,11 +51,18 @@ int report_init(struct sim_gpu_model *g) {
     if (gpu->energy_step_us) {
         uint64_t phase = gpu->driver_phase_us % gpu->energy_step_us;
         s->next_step = phase ? phase : gpu->energy_step_us;
+        /* The counter runs since the driver loaded, and the board idled before t = 0: its
+         * first step also holds the idle since the step before t = 0 (mW * µs = nJ). */
+        if (phase)
+            s->before_nj = (uint64_t)gpu->idle_mw * (gpu->energy_step_us - phase);
     }
     s->cap = MAX(gpu->power_average_us / SIM_POWER_UPDATE_US, (uint64_t)1);
     s->periods = calloc(s->cap, sizeof(*s->periods));
     if (!s->periods)
         return -ENOMEM;
+    /* the board idled before t = 0: the readings' window starts full of idle periods */
+    for (s->len = 0; s->len < s->cap; s->len++)
+        s->periods[s->len] = (uint64_t)gpu->idle_mw * sense_us(gpu);
     if (gpu->idle_drift_mw) {
         double keep = exp_neg((double)SIM_POWER_UPDATE_US / (double)gpu->idle_drift_tau_us);
         s->drift_keep_q = (uint64_t)(keep * (double)Q32 + 0.5);
@@ -68,15 +75,11 @@ void report_done(struct sim_gpu_model *g) {
     g->sensor.periods = NULL;
 }
 
-/* The first update period is partial (it began before t = 0): nothing is sensed in it. */
-static bool full_period(const struct sim_sensor *s) {
-    return s->next_update >= SIM_POWER_UPDATE_US;
-}
-
-/* End of the sensed part of the current update period. */
+/* End of the sensed part of the current update period. The first period began before
+ * t = 0 (at driver-phase - 100 ms): 0 when its sensed part ended before t = 0. */
 static uint64_t sense_end(const struct sim_gpu_model *g) {
-    const struct sim_sensor *s = &g->sensor;
-    return full_period(s) ? s->next_update - SIM_POWER_UPDATE_US + sense_us(g->gpu) : 0;
+    uint64_t end = g->sensor.next_update + sense_us(g->gpu);
+    return end > SIM_POWER_UPDATE_US ? end - SIM_POWER_UPDATE_US : 0;
 }
 
 uint64_t report_next_boundary(const struct sim_gpu_model *g) {
@@ -133,15 +136,17 @@ void report_at(struct sim_gpu_model *g) {
     struct sim_sensor *s = &g->sensor;
 
     if (periods_used(g->gpu) && g->t == s->next_update) {
-        if (full_period(s)) /* nothing to keep of the partial first period */
-            push_period(s);
+        /* the first period's sensed part before t = 0 saw the idle board */
+        if (s->next_update < SIM_POWER_UPDATE_US)
+            s->sensed_nj += (uint64_t)g->gpu->idle_mw * (sense_us(g->gpu) - sense_end(g));
+        push_period(s);
         s->sensed_nj = 0;
         if (g->gpu->idle_drift_mw)
             update_drift(g);
         s->next_update += SIM_POWER_UPDATE_US;
     }
     if (g->t == s->next_step) {
-        s->stepped_total = sim_model_total_nj(g);
+        s->stepped_total = sim_model_total_nj(g) + s->before_nj;
         s->next_step += g->gpu->energy_step_us;
     }
 }
@@ -182,8 +187,7 @@ static uint64_t with_noise(const struct sim_gpu_model *g, uint64_t mw) {
 }
 
 uint32_t sim_model_power_mw(const struct sim_gpu_model *g) {
-    bool sensed = reading_from_sensor(g->gpu) && g->sensor.len > 0;
-    uint64_t p = with_noise(g, sensed ? sensed_mw(g) : instant_mw(g));
+    uint64_t p = with_noise(g, reading_from_sensor(g->gpu) ? sensed_mw(g) : instant_mw(g));
     return (uint32_t)MIN(p, (uint64_t)UINT32_MAX);
 }
 

@@ -46,6 +46,26 @@ static void test_power_average_lags_a_step(void **state) {
     sim_stop();
 }
 
+/* The board idled before t = 0: a 1 s average read before the first update (at 40 ms) is
+ * the idle; the first update's period began at -60 ms and holds 60 ms of idle and 40 ms of
+ * the 250 W load; from 1040 ms on the average holds only the load. */
+static void test_readings_begin_from_the_idle_board(void **state) {
+    sim_start("scenario duration=10s\n"
+              "gpu 0 uuid=GPU-pre name=T idle=50W max=400W power-average=1s driver-phase=40ms\n"
+              "process 1 gpu=0 name=a sm=100 coef=200W\n");
+    nvmlDevice_t d = sim_gpu(0);
+
+    sim_at(10 * MS);
+    assert_int_equal(power_mw(d), 50000);
+    sim_at(40 * MS); /* (9 * 5 J + 3 J + 10 J) / 1 s */
+    assert_int_equal(power_mw(d), 58000);
+    sim_at(940 * MS); /* (13 J + 9 * 25 J) / 1 s */
+    assert_int_equal(power_mw(d), 238000);
+    sim_at(1040 * MS);
+    assert_int_equal(power_mw(d), 250000);
+    sim_stop();
+}
+
 /* The sensor sees the first 25 ms of every 100 ms: a load on during [50, 100) ms of every
  * period is never seen, one on during [0, 50) is seen all the time; the counter has both
  * at their true 150 W average. */
@@ -72,7 +92,8 @@ static void test_sensor_duty_misses_a_phase(void **state) {
 }
 
 /* The counter moves only at its 100 ms steps (here at 30 ms + k * 100 ms), and at each step
- * it is the exact total of that instant. */
+ * it is the exact total of that instant plus the idle the board drew from the step before
+ * t = 0 (at -70 ms) to t = 0: 50 W * 70 ms. */
 static void test_energy_counter_steps(void **state) {
     sim_start("scenario duration=10s\n"
               "gpu 0 uuid=GPU-step name=T idle=50W max=400W energy-step=100ms driver-phase=30ms\n"
@@ -88,7 +109,7 @@ static void test_energy_counter_steps(void **state) {
         if (t % (100 * MS) == 30 * MS) {
             struct joulestat_sim_gpu_truth g;
             ASSERT_OK(sim.joulestat_sim_gpu_truth(0, &g));
-            assert_int_equal(e, g.total_nj / 1000000);
+            assert_int_equal(e, (g.total_nj + 50000ull * 70000) / 1000000);
             assert_true(e > last);
             steps++;
         } else {
@@ -201,6 +222,7 @@ static void test_coef_list_changes_power(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_power_average_lags_a_step),
+        cmocka_unit_test(test_readings_begin_from_the_idle_board),
         cmocka_unit_test(test_sensor_duty_misses_a_phase),
         cmocka_unit_test(test_energy_counter_steps),
         cmocka_unit_test(test_power_noise_is_seeded),

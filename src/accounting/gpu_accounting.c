@@ -206,34 +206,6 @@ static int collect_consumers(struct gpu_accounting *a, const struct gpu_device_r
     return 0;
 }
 
-void gpu_accounting_baselines(const struct gpu_accounting *a, struct gpu_baseline *ret) {
-    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
-        const struct gpu_track *t = &a->tracks[i];
-
-        ret[i] = (struct gpu_baseline){
-            .valid = t->seen && t->counter.primed && t->window_open,
-            .raw_mj = t->counter.last_raw,
-            .at_us = t->window_start_us,
-        };
-    }
-}
-
-void gpu_accounting_restore_baselines(struct gpu_accounting *a, const struct gpu_baseline *b) {
-    for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
-        struct gpu_track *t = &a->tracks[i];
-
-        if (!b[i].valid || t->seen)
-            continue;
-        t->seen = true;
-        (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
-        t->counter.primed = true;
-        t->counter.last_raw = b[i].raw_mj;
-        t->window_open = true;
-        t->window_start_us = b[i].at_us;
-        t->downtime = true;
-    }
-}
-
 void gpu_accounting_set_observer(struct gpu_accounting *a, gpu_window_observer_fn fn,
                                  void *userdata) {
     a->opts.observer = fn;
@@ -536,6 +508,8 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
         if (!g)
             continue;
         t = &a->tracks[d->index];
+        if (t->saved_uuid[0] && gpu_restart_forget_another(a, t, d->uuid))
+            stats.replaced_gpus++;
         if (!t->seen) {
             t->seen = true;
             (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);

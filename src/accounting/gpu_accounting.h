@@ -64,12 +64,13 @@ void gpu_accounting_set_observer(struct gpu_accounting *a, gpu_window_observer_f
 void gpu_accounting_poll(struct gpu_accounting *a, const struct gpu_poll_reading *polls, size_t n,
                          uint64_t now_us);
 
-/* Each GPU's raw energy counter as last read (ret: LEDGER_MAX_GPUS entries), for the saved
- * state (ledger_state.h). */
+/* Each GPU's raw energy counter as last read and its idle observations (ret:
+ * LEDGER_MAX_GPUS entries), for the saved state (ledger_state.h). */
 void gpu_accounting_baselines(const struct gpu_accounting *a, struct gpu_baseline *ret);
 /* After a restart, before the first tick: each GPU with a saved baseline measures its first
  * window from it, and that window's energy, drawn while joulestat was not running, is
- * booked as unattributed downtime. */
+ * booked as unattributed downtime; its idle power is known from the saved observations.
+ * Both only if the GPU at that index has the saved UUID (gpu_tick_stats.replaced_gpus). */
 void gpu_accounting_restore_baselines(struct gpu_accounting *a, const struct gpu_baseline *b);
 
 struct gpu_tick_stats {
@@ -77,6 +78,7 @@ struct gpu_tick_stats {
     unsigned counter_resets;
     unsigned counter_glitches;
     unsigned allocation_fallbacks; /* windows under `allocation` with no holder known */
+    unsigned replaced_gpus;        /* another GPU than the state saved: its state not used */
 };
 
 /*

@@ -20,6 +20,8 @@ struct gpu_track {
     bool window_open; /* a baseline exists: the next reading closes a window */
     bool gap;         /* readings were missing since the last window */
     bool downtime;    /* the counter's baseline is from before a restart */
+    /* The GPU whose state was restored here, until checked against the one read. */
+    char saved_uuid[SNAP_LABEL_MAX];
     uint64_t window_start_us;
     struct energy_counter counter;
     bool power_primed; /* power integration (no energy counter) */
@@ -171,3 +173,9 @@ int holders_collect(struct gpu_accounting *a, const struct gpu_device_reading *d
 /* Books the holders' parts; on failure the parts not booked yet become no_data. */
 int holders_book(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsigned gpu,
                  uint64_t now_ns, struct ledger *ledger);
+
+/* After a restart (gpu_restart.c), at the GPU's first reading: what was restored for its
+ * index belongs to the GPU of the saved UUID. Another board there (replaced while joulestat
+ * was down) starts afresh, without the other's idle or a downtime delta between two boards'
+ * counters. Returns whether it was another board. */
+bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, const char *uuid);

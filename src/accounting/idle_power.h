@@ -33,6 +33,13 @@ void idle_power_observe(struct idle_power *ip, uint64_t energy_uj, uint64_t dura
 /* A window with consumers: the idle windows joined so far are not one stretch with the
  * next ones. */
 void idle_power_interrupt(struct idle_power *ip);
+/* The observations, oldest first, into ret_mw (IDLE_POWER_HISTORY entries); returns how
+ * many (0 when configured). */
+unsigned idle_power_history(const struct idle_power *ip, uint64_t *ret_mw);
+/* Learns again from observations saved before a restart (oldest first; the oldest beyond
+ * IDLE_POWER_HISTORY drop out as they would have), replacing what was learned. A
+ * configured value stays. */
+void idle_power_restore(struct idle_power *ip, const uint64_t *mw, unsigned n);
 bool idle_power_known(const struct idle_power *ip);
 double idle_power_watts(const struct idle_power *ip);
 /* Idle energy over a duration, in uJ (0 when unknown). */

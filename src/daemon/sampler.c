@@ -219,6 +219,9 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
         log_info("nvml: a GPU energy counter went back (driver reload); counting from there");
     if (stats.counter_glitches > 0)
         log_warning("nvml: implausible GPU energy counter jump ignored");
+    if (stats.replaced_gpus > 0)
+        log_warning("nvml: a GPU is not the one the state file saved at its index (replaced?): "
+                    "its saved counter reading and idle power are not used");
     return r;
 }
 

@@ -42,6 +42,15 @@ static void put_split(struct strbuf *out, enum split_method m, uint64_t windows)
     strbuf_printf(out, "\tsplit_%s=%" PRIu64, split_method_to_string(m), windows);
 }
 
+/* The idle observations as one field: "idle_mw=41000,40500,...". */
+static void put_idle(struct strbuf *out, const struct gpu_baseline *b) {
+    unsigned n = MIN(b->n_idle, (unsigned)GPU_BASELINE_IDLE_MAX);
+
+    strbuf_puts(out, "\tidle_mw=");
+    for (unsigned k = 0; k < n; k++)
+        strbuf_printf(out, k ? ",%" PRIu32 : "%" PRIu32, b->idle_mw[k]);
+}
+
 static void put_labels(struct strbuf *out, const struct snap_identity *id) {
     for (enum label_field f = 0; f < _LABEL_FIELD_MAX; f++)
         if (id && label_value(id, f)[0])
@@ -71,6 +80,8 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
             put_u64(out, "raw_mj", baselines[i].raw_mj);
             put_u64(out, "at_us", baselines[i].at_us);
         }
+        if (baselines && baselines[i].n_idle > 0)
+            put_idle(out, &baselines[i]);
         strbuf_putc(out, '\n');
     }
     for (size_t i = 0; i < l->n_rapl; i++) {
@@ -216,6 +227,29 @@ static int get_reasons(const struct fields *f, uint64_t *uj) {
     return 0;
 }
 
+/* Parses put_idle()'s list into b. */
+static int get_idle(const char *list, struct gpu_baseline *b) {
+    char item[24];
+
+    b->n_idle = 0;
+    while (*list) {
+        size_t len = strcspn(list, ",");
+        uint64_t mw;
+
+        if (len == 0 || len >= sizeof(item) || b->n_idle == GPU_BASELINE_IDLE_MAX)
+            return -EBADMSG;
+        memcpy(item, list, len);
+        item[len] = '\0';
+        if (safe_atou64(item, &mw) < 0 || mw > UINT32_MAX)
+            return -EBADMSG;
+        b->idle_mw[b->n_idle++] = (uint32_t)mw;
+        list += len;
+        if (*list == ',' && *++list == '\0')
+            return -EBADMSG; /* a trailing comma */
+    }
+    return 0;
+}
+
 static int restore_gpu(struct ledger *l, const struct fields *f, struct gpu_baseline *baselines) {
     uint64_t index, raw, at;
     struct ledger_gpu *g;
@@ -239,9 +273,15 @@ static int restore_gpu(struct ledger *l, const struct fields *f, struct gpu_base
     }
     if (get_u64(f, "raw_mj", false, &raw) < 0 || get_u64(f, "at_us", false, &at) < 0)
         return -EBADMSG;
-    if (baselines && get(f, "raw_mj") && get(f, "at_us"))
-        baselines[index] = (struct gpu_baseline){.valid = true, .raw_mj = raw, .at_us = at};
-    return 0;
+    if (!baselines)
+        return 0;
+    if (get(f, "raw_mj") && get(f, "at_us")) {
+        baselines[index].valid = true;
+        baselines[index].raw_mj = raw;
+        baselines[index].at_us = at;
+    }
+    copy_cut(baselines[index].uuid, sizeof(baselines[index].uuid), uuid);
+    return get(f, "idle_mw") ? get_idle(get(f, "idle_mw"), &baselines[index]) : 0;
 }
 
 static int restore_rapl(struct ledger *l, const struct fields *f) {

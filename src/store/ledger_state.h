@@ -19,11 +19,18 @@
  * fields. Label values are escaped: '%' and bytes up to 0x20 and 0x7f as %XX.
  */
 
-/* A GPU's raw energy counter when it was last read, in the sample clock (host real time). */
+#define GPU_BASELINE_IDLE_MAX 64
+
+/* What a GPU's accounting carries across a restart: its raw energy counter when it was last
+ * read, in the sample clock (host real time), and the idle power it was seen drawing (mW,
+ * oldest first). uuid: the GPU's when it was saved (filled on restore). */
 struct gpu_baseline {
-    bool valid;
+    bool valid; /* raw_mj and at_us hold a reading */
     uint64_t raw_mj;
     uint64_t at_us;
+    unsigned n_idle;
+    uint32_t idle_mw[GPU_BASELINE_IDLE_MAX];
+    char uuid[SNAP_LABEL_MAX];
 };
 
 /* Appends the state text to out. baselines: LEDGER_MAX_GPUS entries (NULL: none). */
@@ -34,9 +41,9 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
  * Restores the counters of text (NUL-terminated) into l, whose entries are new: each is
  * restored inactive as of now_ns, so it is kept for the retention time unless its process
  * or workload is seen again, when it continues from the saved values. baselines
- * (LEDGER_MAX_GPUS entries) receive the saved raw counters. Returns the number of entries,
- * -EBADMSG with *ret_bad_line (1-based) for text that is not a state of this format (l may
- * then hold a part of it: the caller starts over with an empty ledger), or -ENOMEM.
+ * (LEDGER_MAX_GPUS entries) receive the saved raw counters, idle observations and UUIDs. Returns
+ * the number of entries, -EBADMSG with *ret_bad_line (1-based) for text that is not a state of this
+ * format (l may then hold a part of it: the caller starts over with an empty ledger), or -ENOMEM.
  */
 int ledger_state_restore(struct ledger *l, const char *text, uint64_t now_ns,
                          struct gpu_baseline *baselines, unsigned *ret_bad_line);

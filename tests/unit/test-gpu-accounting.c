@@ -6,6 +6,7 @@
  */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@
 #include "macro.h"
 #include "gpu_accounting.h"
 #include "ledger.h"
+#include "ledger_state.h"
+#include "strbuf.h"
 
 #include "gpu-accounting-fixture.h"
 
@@ -409,6 +412,74 @@ static void test_mig_instances(void **state _unused_) {
     }
 }
 
+/* f's state through the state file's text into a new fixture of the same options, as a
+ * restart does; the new fixture's device reads the same counter. */
+static struct fixture *restarted(struct fixture *f, enum idle_policy policy) {
+    struct gpu_baseline saved[LEDGER_MAX_GPUS], got[LEDGER_MAX_GPUS] = {0};
+    struct fixture *g = fixture_new(policy, -1);
+    struct strbuf text;
+    unsigned bad = 0;
+
+    gpu_accounting_baselines(f->acc, saved);
+    strbuf_init(&text);
+    ledger_state_format(&f->ledger, saved, &text);
+    ASSERT_OK(strbuf_error(&text));
+    assert_true(ledger_state_restore(&g->ledger, text.buf, 0, got, &bad) > 0);
+    strbuf_done(&text);
+    gpu_accounting_restore_baselines(g->acc, got);
+    g->now_us = f->now_us;
+    return g;
+}
+
+/* The idle a GPU showed survives a restart: on a GPU busy from then on, whose idle could
+ * not be learned again, the process pays above the 60 W it was seen to idle at, not above
+ * an H100's typical 70 W. Another board at that index (another UUID) gets neither the
+ * idle nor a downtime delta between two boards' counters. */
+static void test_restart_keeps_the_idle_of_the_same_gpu(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, -1), *g, *h;
+    struct gpu_tick_stats stats;
+    struct ledger_gpu *lg;
+
+    tick(f, 1000);
+    f->now_us += 4 * USEC_PER_SEC;
+    tick(f, 241000); /* 60 W with nobody on the GPU */
+    f->now_us += 2 * USEC_PER_SEC;
+    tick(f, 361000);
+    assert_true(ledger_gpu(&f->ledger, 0)->idle_power_valid);
+
+    g = restarted(f, IDLE_POLICY_UNATTRIBUTED);
+    g->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    g->dev.n_processes = 1;
+    g->now_us += 10 * USEC_PER_SEC;
+    tick(g, 1361000); /* 1000 J while joulestat was down */
+    lg = ledger_gpu(&g->ledger, 0);
+    assert_int_equal(lg->unattributed_uj[UNATTR_DOWNTIME], 1000000000);
+    assert_true(lg->idle_power_valid && fabs(lg->idle_power_watts - 60.0) < 1e-9);
+    g->now_us += USEC_PER_SEC;
+    tick(g, 1461000); /* 100 W: 60 W idle, 40 W the process's */
+    assert_true(llabs((int64_t)lg->unattributed_uj[UNATTR_IDLE] - 60000000) <= 1000000);
+    assert_true(llabs((int64_t)process_total(g, 100, NULL, NULL) - 40000000) <= 1000000);
+    assert_conserved(g);
+
+    h = restarted(f, IDLE_POLICY_UNATTRIBUTED);
+    strcpy(h->dev.uuid, "GPU-99999999-1111-2222-3333-444444444444");
+    h->dev.energy_mj = 5000;
+    h->now_us += 10 * USEC_PER_SEC;
+    ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
+                                  &h->ledger, &stats));
+    assert_int_equal(stats.replaced_gpus, 1);
+    lg = ledger_gpu(&h->ledger, 0);
+    assert_false(lg->idle_power_valid);
+    assert_int_equal(lg->unattributed_uj[UNATTR_DOWNTIME], 0);
+    h->now_us += USEC_PER_SEC;
+    ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
+                                  &h->ledger, &stats));
+    assert_int_equal(stats.replaced_gpus, 0); /* said once */
+    fixture_free(f);
+    fixture_free(g);
+    fixture_free(h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_is_measured),
@@ -425,6 +496,7 @@ int main(void) {
         cmocka_unit_test(test_same_consumers_after_sweep),
         cmocka_unit_test(test_process_order_does_not_matter),
         cmocka_unit_test(test_mig_instances),
+        cmocka_unit_test(test_restart_keeps_the_idle_of_the_same_gpu),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,12 +58,43 @@ static void test_configured_wins(void **state) {
     assert_true(fabs(idle_power_watts(&ip) - 42.0) < 1e-9);
 }
 
+/* What a GPU's idle windows taught survives a restart: the saved observations, oldest
+ * first, give a new estimator the same estimate, and both go on alike from there. The ring
+ * has wrapped (70 observations of 40..109 W): the oldest 6 are gone from both. */
+static void test_history_restores_the_estimate(void **state) {
+    struct idle_power before, after, configured;
+    uint64_t saved[IDLE_POWER_HISTORY];
+    unsigned n;
+
+    idle_power_init(&before, -1);
+    for (unsigned i = 0; i < 70; i++) /* 40..109 W, shuffled by a stride coprime to 70 */
+        idle_power_observe(&before, (40 + (i * 23) % 70) * 1000000ull, 1000000);
+    n = idle_power_history(&before, saved);
+    assert_int_equal(n, IDLE_POWER_HISTORY);
+    idle_power_init(&after, -1);
+    idle_power_restore(&after, saved, n);
+    assert_true(idle_power_known(&after));
+    assert_true(fabs(idle_power_watts(&after) - idle_power_watts(&before)) < 1e-12);
+    for (unsigned i = 0; i < 10; i++) {
+        idle_power_observe(&before, 30000000, 1000000);
+        idle_power_observe(&after, 30000000, 1000000);
+        assert_true(fabs(idle_power_watts(&after) - idle_power_watts(&before)) < 1e-12);
+    }
+    assert_true(fabs(idle_power_watts(&after) - 30.0) < 1e-9); /* 10 of 64 at 30 W */
+
+    idle_power_init(&configured, 55.0);
+    idle_power_restore(&configured, saved, n);
+    assert_int_equal(idle_power_history(&configured, saved), 0);
+    assert_true(fabs(idle_power_watts(&configured) - 55.0) < 1e-9);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_windows_each_count),
         cmocka_unit_test(test_short_windows_are_joined),
         cmocka_unit_test(test_a_busy_window_ends_the_stretch),
         cmocka_unit_test(test_configured_wins),
+        cmocka_unit_test(test_history_restores_the_estimate),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

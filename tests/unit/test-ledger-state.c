@@ -82,6 +82,10 @@ static void test_round_trip(void **state _unused_) {
     ledger_init(&b);
     fill(&a);
     saved[3] = (struct gpu_baseline){.valid = true, .raw_mj = 987654321, .at_us = 17};
+    saved[3].n_idle = 3;
+    saved[3].idle_mw[0] = 41000;
+    saved[3].idle_mw[1] = 39500;
+    saved[3].idle_mw[2] = UINT32_MAX;
     text = format(&a, saved);
     n = ledger_state_restore(&b, text, NOW_NS, got, &bad);
     /* One GPU, one RAPL domain, two GPU processes, one CPU series, the container, pod and
@@ -92,6 +96,11 @@ static void test_round_trip(void **state _unused_) {
     assert_true(got[3].valid);
     assert_int_equal(got[3].raw_mj, saved[3].raw_mj);
     assert_int_equal(got[3].at_us, saved[3].at_us);
+    assert_int_equal(got[3].n_idle, 3);
+    assert_int_equal(got[3].idle_mw[0], 41000);
+    assert_int_equal(got[3].idle_mw[1], 39500);
+    assert_int_equal(got[3].idle_mw[2], UINT32_MAX);
+    assert_string_equal(got[3].uuid, ledger_gpu(&a, 3)->uuid);
     assert_false(got[0].valid);
 
     /* The same text back: every counter and label survived. */
@@ -142,6 +151,10 @@ static void test_bad_text(void **state _unused_) {
         {"joulestat-state 1\nworkload\tkind=ray_job\tgpu_uj=1\tcpu_uj=1\n", 2},
         {"joulestat-state 1\nprocess\tgpu=0\tpid=1\tstart_ticks=1\tmeasured_uj=1\n", 2},
         {"joulestat-state 1\nprocess\tgpu=0\tpid=1\tstart_ticks=1\tprocess_name=%zz\n", 2},
+        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=1,,2\n", 2},
+        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=1,2,\n", 2},
+        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=4294967296\n", 2},
+        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=7W\n", 2},
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

@@ -7,7 +7,7 @@
 # energy is still exactly its processes' plus the unattributed parts. A corrupt state file
 # is set aside and joulestat starts from zero. A RAPL zone (a fake powercap counter at 20 W)
 # is bridged the same way across a short stop, and a stop longer than its range covers is
-# booked as downtime of unknown energy.
+# booked as downtime of unknown energy. A GPU's measured idle power is kept too.
 set -euo pipefail
 build=$1 src=$2
 . "$src/tests/e2e/lib.sh"
@@ -26,7 +26,7 @@ serve_once() {
     port=$(e2e_free_port)
     "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" \
         --path.procfs "$proc" --rapl-source powercap --path.sysfs "$E2E_TMP/sys" \
-        --process-scan-interval 1s \
+        --process-scan-interval 1s ${SERVE_ARGS:-} \
         --listen-address "127.0.0.1:$port" --state-dir "$state" >"$E2E_TMP/log$1" 2>&1 &
     pid=$!
     E2E_PIDS+=($pid)
@@ -93,7 +93,24 @@ assert value(sys.argv[2], down) == value(sys.argv[1], down), 'a long stop was gu
 print(f'restart: {unknown} s of RAPL downtime with unknown energy')
 EOP
 
+# A GPU's idle survives a restart: GPU 1 of podres-allocation never runs anything, and the
+# 50 W it was seen idling at is in the state file. Sampled every 5 s, the restarted
+# joulestat could not see a whole second of idle again before its first scrape, which has
+# the idle all the same.
+state=$E2E_TMP/state-idle JOULESTAT_SIM_SCENARIO=$src/scenarios/podres-allocation.scn
+mkdir -p "$state"
+serve_once 6 3
+grep -q $'^gpu\tindex=1\t.*\tidle_mw=' "$state/joulestat.state" ||
+    e2e_fail "no idle saved: $(cat "$state/joulestat.state")"
+SERVE_ARGS="--sample-interval 5s" serve_once 7 0
+idle6=$(grep '^joulestat_gpu_idle_power_watts{gpu="1"}' "$E2E_TMP/m6") || e2e_fail "no idle learned"
+idle7=$(grep '^joulestat_gpu_idle_power_watts{gpu="1"}' "$E2E_TMP/m7") ||
+    e2e_fail "idle not restored: $(grep idle_power "$E2E_TMP/m7")"
+[[ $idle6 == "$idle7" ]] || e2e_fail "idle $idle6 before the restart, $idle7 after"
+echo "restart: $idle7 kept"
+
 # A corrupt file is set aside, never fatal.
+state=$E2E_TMP/state
 printf 'joulestat-state 1\ngpu\tindex=zero\n' >"$state/joulestat.state"
 serve_once 3 1
 [[ -f $state/joulestat.state.bad ]] || e2e_fail "the corrupt state was not set aside"

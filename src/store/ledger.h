@@ -250,6 +250,12 @@ void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns, uin
 int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *namespace_,
                                  const char *pod, const char *pod_uid, unsigned replicas,
                                  uint64_t uj, uint64_t now_ns);
+/* An allocation saved before a restart (ledger_state.c): restored inactive as of now_ns,
+ * with its energy; its pod's workload has its own saved counters, so nothing is added
+ * there. Charged again, it continues from there. 0 or -ENOMEM. */
+int ledger_allocation_restore(struct ledger *l, unsigned gpu, const char *namespace_,
+                              const char *pod, const char *pod_uid, unsigned replicas, uint64_t uj,
+                              uint64_t now_ns);
 /* Adds GPU energy to the workloads of an identity (for energy not tied to a process). */
 int ledger_add_workload_gpu_energy(struct ledger *l, const struct snap_identity *id, uint64_t uj,
                                    uint64_t now_ns);

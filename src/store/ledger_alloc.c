@@ -21,18 +21,13 @@ static uint64_t allocation_key(unsigned gpu, const char *namespace_, const char 
     return hash_bytes(pod_uid, strlen(pod_uid), h);
 }
 
-int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *namespace_,
-                                 const char *pod, const char *pod_uid, unsigned replicas,
-                                 uint64_t uj, uint64_t now_ns) {
-    struct ledger_allocation *a;
-    uint64_t key;
+/* The entry of (gpu, namespace_, pod, pod_uid), made when new. */
+static int allocation_get(struct ledger *l, unsigned gpu, const char *namespace_, const char *pod,
+                          const char *pod_uid, struct ledger_allocation **ret) {
+    uint64_t key = allocation_key(gpu, namespace_, pod, pod_uid);
+    struct ledger_allocation *a = hashmap_get(&l->allocations, key);
     int r;
 
-    namespace_ = namespace_ ? namespace_ : "";
-    pod = pod ? pod : "";
-    pod_uid = pod_uid ? pod_uid : "";
-    key = allocation_key(gpu, namespace_, pod, pod_uid);
-    a = hashmap_get(&l->allocations, key);
     if (!a) {
         a = calloc(1, sizeof(*a));
         if (!a)
@@ -47,6 +42,22 @@ int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *nam
             return r;
         }
     }
+    *ret = a;
+    return 0;
+}
+
+int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *namespace_,
+                                 const char *pod, const char *pod_uid, unsigned replicas,
+                                 uint64_t uj, uint64_t now_ns) {
+    struct ledger_allocation *a;
+    int r;
+
+    namespace_ = namespace_ ? namespace_ : "";
+    pod = pod ? pod : "";
+    pod_uid = pod_uid ? pod_uid : "";
+    r = allocation_get(l, gpu, namespace_, pod, pod_uid, &a);
+    if (r < 0)
+        return r;
     a->energy_uj += uj;
     a->replicas = replicas;
     a->active = true;
@@ -59,6 +70,21 @@ int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *nam
         copy_cut(id.pod_uid, sizeof(id.pod_uid), a->pod_uid);
         return ledger_add_workload_gpu_energy(l, &id, uj, now_ns);
     }
+    return 0;
+}
+
+int ledger_allocation_restore(struct ledger *l, unsigned gpu, const char *namespace_,
+                              const char *pod, const char *pod_uid, unsigned replicas, uint64_t uj,
+                              uint64_t now_ns) {
+    struct ledger_allocation *a;
+    int r = allocation_get(l, gpu, namespace_, pod, pod_uid, &a);
+
+    if (r < 0)
+        return r;
+    a->energy_uj = uj;
+    a->replicas = replicas;
+    a->active = false;
+    a->last_seen_ns = now_ns;
     return 0;
 }
 

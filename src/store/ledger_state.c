@@ -124,6 +124,18 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         put_labels(out, p->id);
         strbuf_putc(out, '\n');
     }
+    for (size_t i = 0; hashmap_next(&l->allocations, &i, NULL, &v);) {
+        const struct ledger_allocation *a = v;
+
+        strbuf_puts(out, "allocation");
+        put_u64(out, "gpu", a->gpu);
+        put_escaped(out, "namespace", a->namespace_);
+        put_escaped(out, "pod", a->pod);
+        put_escaped(out, "pod_uid", a->pod_uid);
+        put_u64(out, "replicas", a->replicas);
+        put_u64(out, "energy_uj", a->energy_uj);
+        strbuf_putc(out, '\n');
+    }
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
         const struct ledger_workload *w = v;
 
@@ -373,6 +385,18 @@ static int restore_workload(struct ledger *l, const struct fields *f, uint64_t n
     return -EBADMSG; /* a kind this version does not know */
 }
 
+static int restore_allocation(struct ledger *l, const struct fields *f, uint64_t now_ns) {
+    const char *namespace_ = get(f, "namespace"), *pod = get(f, "pod"), *uid = get(f, "pod_uid");
+    uint64_t gpu, replicas, uj;
+
+    if (get_u64(f, "gpu", true, &gpu) < 0 || gpu >= LEDGER_MAX_GPUS ||
+        get_u64(f, "replicas", false, &replicas) < 0 || replicas > UINT32_MAX ||
+        get_u64(f, "energy_uj", true, &uj) < 0)
+        return -EBADMSG;
+    return ledger_allocation_restore(l, (unsigned)gpu, namespace_ ? namespace_ : "", pod ? pod : "",
+                                     uid ? uid : "", (unsigned)replicas, uj, now_ns);
+}
+
 int ledger_state_restore(struct ledger *l, const char *text, uint64_t now_ns,
                          struct gpu_baseline *baselines, unsigned *ret_bad_line) {
     _cleanup_(freep) char *copy = strdup(text);
@@ -400,6 +424,7 @@ int ledger_state_restore(struct ledger *l, const char *text, uint64_t now_ns,
             : strcmp(kind, "process") == 0     ? restore_process(l, &f, now_ns)
             : strcmp(kind, "cpu_process") == 0 ? restore_cpu_process(l, &f, now_ns)
             : strcmp(kind, "workload") == 0    ? restore_workload(l, &f, now_ns)
+            : strcmp(kind, "allocation") == 0  ? restore_allocation(l, &f, now_ns)
                                                : -EBADMSG;
         if (r == -ENOMEM)
             return r;

@@ -9,10 +9,10 @@
 
 /*
  * The ledger's counters as text, so that they survive a restart (--state-dir,
- * docs/DEPLOY.md "Restarts"): every GPU, RAPL domain, GPU process, CPU process series and
- * workload with its labels and counters, and each GPU's raw energy counter when last read,
- * from which the energy drawn while joulestat was down is known. Pure: the daemon does the
- * file I/O.
+ * docs/DEPLOY.md "Restarts"): every GPU, RAPL domain, GPU process, CPU process series, pod
+ * allocation of a GPU and workload with its labels and counters, and each GPU's raw energy
+ * counter when last read, from which the energy drawn while joulestat was down is known. Pure: the
+ * daemon does the file I/O.
  *
  * Format: a first line "joulestat-state 1"; then one entry a line, fields separated by
  * tabs, in "name=value" pairs after the entry's kind, so that a newer version can add

@@ -45,6 +45,8 @@ static void fill(struct ledger *l) {
     ASSERT_OK(ledger_add_cpu_energy(l, &job, 55, 1));
     ASSERT_OK(ledger_add_cpu_unseen(l, &job, (uint64_t[SNAP_CPU_DOMAINS]){[1] = 5}, 1u << 1, 1));
     ASSERT_OK(ledger_add_cpu_process_energy(l, 200, 888, &job, 0, 99, 1));
+    /* The pod holds GPU 3 (--gpu-idle-policy=allocation): 5000 uJ of its idle. */
+    ASSERT_OK(ledger_add_allocation_energy(l, 3, "ml", "train", "u-1", 2, 5000, 1));
     ASSERT_OK(ledger_rapl_get(l, 0, "package", &r));
     r->energy_uj = 123456789;
     r->unattributed_uj[UNATTR_SYSTEM] = 42;
@@ -55,6 +57,20 @@ static void fill(struct ledger *l) {
     r->modulus = UINT64_C(1) << 32;
     r->unit_num = 1000000;
     r->unit_den = 16384;
+}
+
+/* The GPU energy of the pod "train"'s workload. */
+static uint64_t pod_gpu_uj(struct ledger *l) {
+    void *v;
+
+    for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
+        const struct ledger_workload *w = v;
+
+        if (w->kind == WORKLOAD_POD && strcmp(w->id->pod_uid, "u-1") == 0)
+            return w->gpu_uj;
+    }
+    fail_msg("no pod workload");
+    return 0;
 }
 
 static char *format(const struct ledger *l, const struct gpu_baseline *b) {
@@ -88,9 +104,9 @@ static void test_round_trip(void **state _unused_) {
     saved[3].idle_mw[2] = UINT32_MAX;
     text = format(&a, saved);
     n = ledger_state_restore(&b, text, NOW_NS, got, &bad);
-    /* One GPU, one RAPL domain, two GPU processes, one CPU series, the container, pod and
-     * job. */
-    assert_int_equal(n, 8);
+    /* One GPU, one RAPL domain, two GPU processes, one CPU series, the pod's allocation,
+     * the container, pod and job. */
+    assert_int_equal(n, 9);
     /* Field by field: the padding of a struct assigned from a compound literal is not
      * defined (it differed under clang -O0 with AddressSanitizer). */
     assert_true(got[3].valid);
@@ -119,6 +135,26 @@ static void test_round_trip(void **state _unused_) {
         assert_int_equal(r->downtime_unknown_us, 5000000);
         assert_int_equal(r->unattributed_uj[UNATTR_DOWNTIME], 43);
     }
+
+    /* The allocation is restored inactive with its energy, which its pod's workload holds
+     * once (its own saved counter), not twice; charged again, it continues. */
+    assert_int_equal(pod_gpu_uj(&b), pod_gpu_uj(&a));
+    assert_int_equal(pod_gpu_uj(&b), 600000 + 1234 + 5000);
+    {
+        struct snapshot snap = {0};
+
+        ASSERT_OK(ledger_snapshot_allocations(&b, &snap));
+        assert_int_equal(snap.n_gpu_allocations, 1);
+        assert_int_equal(snap.gpu_allocations[0].gpu, 3);
+        assert_int_equal(snap.gpu_allocations[0].energy_uj, 5000);
+        assert_int_equal(snap.gpu_allocations[0].replicas, 2);
+        assert_false(snap.gpu_allocations[0].active);
+        assert_string_equal(snap.gpu_allocations[0].pod, "train");
+        assert_string_equal(snap.gpu_allocations[0].pod_uid, "u-1");
+        free(snap.gpu_allocations);
+    }
+    ASSERT_OK(ledger_add_allocation_energy(&b, 3, "ml", "train", "u-1", 2, 1, NOW_NS));
+    assert_int_equal(pod_gpu_uj(&b), 600000 + 1234 + 5001);
 
     /* Restored inactive; seen again, the process continues from its saved counters. */
     ASSERT_OK(ledger_process_get(&b, 3, 100, 777, &(struct snap_identity){0}, &p));

@@ -7,6 +7,7 @@
 #   - per GPU, processes + allocations + unattributed == GPU energy, exactly, every scrape;
 #   - the peer going away (and answering grpc-status 14 when back) loses nothing: every
 #     counter keeps growing, the last allocations stay in use, conservation still holds;
+#   - a restart with --state-dir keeps the allocation counters and conservation;
 #   - the log names the failure and the fix; `joulestat check` reports missing socket and
 #     a grpc error; promtool accepts the exposition.
 # Usage: podres-e2e.sh BUILD_DIR SOURCE_DIR
@@ -34,15 +35,23 @@ start_peer
 
 port=$(e2e_free_port)
 procfs="$E2E_TMP/proc"
-mkdir -p "$procfs"
-JOULESTAT_SIM_SCENARIO="$src/scenarios/podres-allocation.scn" JOULESTAT_SIM_PROCFS="$procfs" \
-    "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" \
-    --listen-address "127.0.0.1:$port" --sample-interval 200ms --process-scan-interval 1s \
-    --gpu-idle-policy allocation --gpu-idle-power 50 --pod-resources-socket "$sock" \
-    --path.procfs "$procfs" --rapl-source off --log-level debug >"$E2E_TMP/joulestat.log" 2>&1 &
-E2E_PIDS+=($!)
+mkdir -p "$procfs" "$E2E_TMP/state"
+# The scenario's clock is the real one from now: a restarted joulestat finds it running on.
+JOULESTAT_SIM_START_TIME=$(date +%s)
+export JOULESTAT_SIM_START_TIME
 url="http://127.0.0.1:$port/metrics"
-e2e_wait 20 curl -sf "$url" || e2e_fail "joulestat did not start serving"
+start_joulestat() {
+    JOULESTAT_SIM_SCENARIO="$src/scenarios/podres-allocation.scn" JOULESTAT_SIM_PROCFS="$procfs" \
+        "$build/joulestat" serve --nvml-library "$build/sim/libnvidia-ml.so.1" \
+        --listen-address "127.0.0.1:$port" --sample-interval 200ms --process-scan-interval 1s \
+        --gpu-idle-policy allocation --gpu-idle-power 50 --pod-resources-socket "$sock" \
+        --state-dir "$E2E_TMP/state" --path.procfs "$procfs" --rapl-source off \
+        --log-level debug >>"$E2E_TMP/joulestat.log" 2>&1 &
+    joulestat_pid=$!
+    E2E_PIDS+=("$joulestat_pid")
+    e2e_wait 20 curl -sf "$url" || e2e_fail "joulestat did not start serving"
+}
+start_joulestat
 alloc=joulestat_gpu_allocation_energy_joules_total
 has_holder() {
     curl -sf "$url" >"$E2E_TMP/probe.prom" &&
@@ -109,7 +118,21 @@ for i in 3 4; do
         e2e_fail "a counter went down (scrape $i -> $((i + 1)))"
 done
 
-# 4. joulestat check: the grpc error now is fine again; missing socket and error paths.
+# 4. A restart (--state-dir): the pods' allocation counters go on from where they were, and
+#    each GPU's energy is still exactly its processes', allocations' and unattributed parts.
+kill -TERM "$joulestat_pid"
+wait "$joulestat_pid" || e2e_fail "joulestat did not exit cleanly on SIGTERM"
+start_joulestat
+sleep 1
+scrape 6
+for prefix in joulestat_gpu_ joulestat_pod_; do
+    series monotonic "$E2E_TMP/scrape-5.prom" "$E2E_TMP/scrape-6.prom" "$prefix" ||
+        e2e_fail "a $prefix counter went down across the restart"
+done
+gt "$(value 6 "$alloc" gpu=1 pod=idle-holder)" "$(value 5 "$alloc" gpu=1 pod=idle-holder)" ||
+    e2e_fail "idle-holder got nothing after the restart"
+
+# 5. joulestat check: the grpc error now is fine again; missing socket and error paths.
 "$build/joulestat" check --no-gpu --rapl-source off --pod-resources-socket "$sock" \
     >"$E2E_TMP/check-ok.log" 2>&1 || true
 grep -q '^podres  ok        List on .*: 6 pod(s), 5 GPU allocation(s), 1 MIG' "$E2E_TMP/check-ok.log" ||
@@ -124,4 +147,4 @@ grep -q '^podres  down      grpc-status 14: kubelet is restarting' "$E2E_TMP/che
 grep -q '^podres  absent' "$E2E_TMP/check-missing.log" ||
     e2e_fail "check (missing): $(cat "$E2E_TMP/check-missing.log")"
 
-echo "podres-e2e: ok (idle-holder $h2 J after 2 scrapes; conservation exact in 5 scrapes)"
+echo "podres-e2e: ok (idle-holder $h2 J after 2 scrapes; conservation exact in 6 scrapes, one after a restart)"

@@ -106,7 +106,9 @@ SERVE_ARGS="--sample-interval 5s" serve_once 7 0
 idle6=$(grep '^joulestat_gpu_idle_power_watts{gpu="1"}' "$E2E_TMP/m6") || e2e_fail "no idle learned"
 idle7=$(grep '^joulestat_gpu_idle_power_watts{gpu="1"}' "$E2E_TMP/m7") ||
     e2e_fail "idle not restored: $(grep idle_power "$E2E_TMP/m7")"
-[[ $idle6 == "$idle7" ]] || e2e_fail "idle $idle6 before the restart, $idle7 after"
+# an idle second may be seen between the scrape and the save at exit: the same within 1 W
+awk -v a="${idle6##* }" -v b="${idle7##* }" 'BEGIN { exit !(a - b < 1 && b - a < 1) }' ||
+    e2e_fail "idle $idle6 before the restart, $idle7 after"
 echo "restart: $idle7 kept"
 
 # A corrupt file is set aside, never fatal.

@@ -82,7 +82,7 @@ struct sim_sensor {
     uint64_t next_update;   /* end of the current update period */
     uint64_t sensed_nj;     /* energy drawn in the sensed part of the current period */
     uint64_t *periods;      /* sensed energy of the latest completed periods, a ring */
-    size_t cap, head, len;  /* ring: oldest at head */
+    size_t cap, head;       /* ring, always full (idle before t = 0): oldest at head */
     uint64_t busy_us;       /* time with any delivered SM in the current period (drift) */
     uint64_t drift_uw;      /* idle drift now, in µW */
     uint64_t drift_rem;     /* carried sub-nJ remainder of the drift energy */

@@ -61,8 +61,8 @@ int report_init(struct sim_gpu_model *g) {
     if (!s->periods)
         return -ENOMEM;
     /* the board idled before t = 0: the readings' window starts full of idle periods */
-    for (s->len = 0; s->len < s->cap; s->len++)
-        s->periods[s->len] = (uint64_t)gpu->idle_mw * sense_us(gpu);
+    for (size_t i = 0; i < s->cap; i++)
+        s->periods[i] = (uint64_t)gpu->idle_mw * sense_us(gpu);
     if (gpu->idle_drift_mw) {
         double keep = exp_neg((double)SIM_POWER_UPDATE_US / (double)gpu->idle_drift_tau_us);
         s->drift_keep_q = (uint64_t)(keep * (double)Q32 + 0.5);
@@ -123,13 +123,10 @@ static void update_drift(struct sim_gpu_model *g) {
     s->busy_us = 0;
 }
 
+/* The latest period replaces the oldest. */
 static void push_period(struct sim_sensor *s) {
-    if (s->len == s->cap) {
-        s->head = (s->head + 1) % s->cap;
-        s->len--;
-    }
-    s->periods[(s->head + s->len) % s->cap] = s->sensed_nj;
-    s->len++;
+    s->periods[s->head] = s->sensed_nj;
+    s->head = (s->head + 1) % s->cap;
 }
 
 void report_at(struct sim_gpu_model *g) {
@@ -166,11 +163,10 @@ static uint64_t instant_mw(const struct sim_gpu_model *g) {
 /* Average power over the sensed parts of the latest power-average of update periods. */
 static uint64_t sensed_mw(const struct sim_gpu_model *g) {
     const struct sim_sensor *s = &g->sensor;
-    size_t n = MIN(s->cap, s->len);
     uint64_t nj = 0;
-    for (size_t i = s->len - n; i < s->len; i++)
-        nj += s->periods[(s->head + i) % s->cap];
-    return nj / (n * sense_us(g->gpu)); /* nJ / µs = mW */
+    for (size_t i = 0; i < s->cap; i++)
+        nj += s->periods[i];
+    return nj / (s->cap * sense_us(g->gpu)); /* nJ / µs = mW */
 }
 
 /* The reading with its noise: zero mean, standard deviation power-noise, uniform; the same

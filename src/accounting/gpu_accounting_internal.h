@@ -174,8 +174,8 @@ int holders_collect(struct gpu_accounting *a, const struct gpu_device_reading *d
 int holders_book(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsigned gpu,
                  uint64_t now_ns, struct ledger *ledger);
 
-/* After a restart (gpu_restart.c), at the GPU's first reading: what was restored for its
- * index belongs to the GPU of the saved UUID. Another board there (replaced while joulestat
- * was down) starts afresh, without the other's idle or a downtime delta between two boards'
- * counters. Returns whether it was another board. */
+/* After a restart (gpu_restart.c), at the first reading of a GPU with a saved UUID: what
+ * was restored for its index belongs to the GPU of that UUID. Another board there (replaced
+ * while joulestat was down) starts afresh, without the other's idle or a downtime delta
+ * between two boards' counters. Returns whether it was another board. */
 bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, const char *uuid);

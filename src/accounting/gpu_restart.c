@@ -9,35 +9,31 @@
 #include "gpu_accounting_internal.h"
 #include "macro.h"
 
+/* The saved observations are the estimator's history as it is. */
+_Static_assert(GPU_BASELINE_IDLE_MAX == IDLE_POWER_HISTORY, "idle history sizes differ");
+
 void gpu_accounting_baselines(const struct gpu_accounting *a, struct gpu_baseline *ret) {
     for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
         const struct gpu_track *t = &a->tracks[i];
-        uint64_t idle_mw[IDLE_POWER_HISTORY];
-        unsigned n_idle = idle_power_history(&t->idle, idle_mw);
 
         ret[i] = (struct gpu_baseline){
             .valid = t->seen && t->counter.primed && t->window_open,
             .raw_mj = t->counter.last_raw,
             .at_us = t->window_start_us,
-            .n_idle = MIN(n_idle, (unsigned)GPU_BASELINE_IDLE_MAX),
         };
-        for (unsigned k = 0; k < ret[i].n_idle; k++)
-            ret[i].idle_mw[k] = (uint32_t)MIN(idle_mw[k], (uint64_t)UINT32_MAX);
+        ret[i].n_idle = idle_power_history(&t->idle, ret[i].idle_mw);
     }
 }
 
 void gpu_accounting_restore_baselines(struct gpu_accounting *a, const struct gpu_baseline *b) {
     for (size_t i = 0; i < LEDGER_MAX_GPUS; i++) {
         struct gpu_track *t = &a->tracks[i];
-        uint64_t idle_mw[GPU_BASELINE_IDLE_MAX];
         unsigned n_idle = MIN(b[i].n_idle, (unsigned)GPU_BASELINE_IDLE_MAX);
 
         if (t->seen || (!b[i].valid && n_idle == 0))
             continue;
         copy_cut(t->saved_uuid, sizeof(t->saved_uuid), b[i].uuid);
-        for (unsigned k = 0; k < n_idle; k++)
-            idle_mw[k] = b[i].idle_mw[k];
-        idle_power_restore(&t->idle, idle_mw, n_idle);
+        idle_power_restore(&t->idle, b[i].idle_mw, n_idle);
         if (!b[i].valid)
             continue;
         t->seen = true;
@@ -51,7 +47,7 @@ void gpu_accounting_restore_baselines(struct gpu_accounting *a, const struct gpu
 }
 
 bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, const char *uuid) {
-    bool other = t->saved_uuid[0] && uuid[0] && strcmp(t->saved_uuid, uuid) != 0;
+    bool other = uuid[0] && strcmp(t->saved_uuid, uuid) != 0;
 
     t->saved_uuid[0] = '\0';
     if (!other)

@@ -48,7 +48,7 @@ static void put_idle(struct strbuf *out, const struct gpu_baseline *b) {
 
     strbuf_puts(out, "\tidle_mw=");
     for (unsigned k = 0; k < n; k++)
-        strbuf_printf(out, k ? ",%" PRIu32 : "%" PRIu32, b->idle_mw[k]);
+        strbuf_printf(out, k ? ",%" PRIu64 : "%" PRIu64, b->idle_mw[k]);
 }
 
 static void put_labels(struct strbuf *out, const struct snap_identity *id) {
@@ -246,15 +246,14 @@ static int get_idle(const char *list, struct gpu_baseline *b) {
     b->n_idle = 0;
     while (*list) {
         size_t len = strcspn(list, ",");
-        uint64_t mw;
 
         if (len == 0 || len >= sizeof(item) || b->n_idle == GPU_BASELINE_IDLE_MAX)
             return -EBADMSG;
         memcpy(item, list, len);
         item[len] = '\0';
-        if (safe_atou64(item, &mw) < 0 || mw > UINT32_MAX)
+        if (safe_atou64(item, &b->idle_mw[b->n_idle]) < 0)
             return -EBADMSG;
-        b->idle_mw[b->n_idle++] = (uint32_t)mw;
+        b->n_idle++;
         list += len;
         if (*list == ',' && *++list == '\0')
             return -EBADMSG; /* a trailing comma */

@@ -11,8 +11,8 @@
  * The ledger's counters as text, so that they survive a restart (--state-dir,
  * docs/DEPLOY.md "Restarts"): every GPU, RAPL domain, GPU process, CPU process series, pod
  * allocation of a GPU and workload with its labels and counters, and each GPU's raw energy
- * counter when last read, from which the energy drawn while joulestat was down is known. Pure: the
- * daemon does the file I/O.
+ * counter when last read, from which the energy drawn while joulestat was down is known.
+ * Pure: the daemon does the file I/O.
  *
  * Format: a first line "joulestat-state 1"; then one entry a line, fields separated by
  * tabs, in "name=value" pairs after the entry's kind, so that a newer version can add
@@ -29,7 +29,7 @@ struct gpu_baseline {
     uint64_t raw_mj;
     uint64_t at_us;
     unsigned n_idle;
-    uint32_t idle_mw[GPU_BASELINE_IDLE_MAX];
+    uint64_t idle_mw[GPU_BASELINE_IDLE_MAX];
     char uuid[SNAP_LABEL_MAX];
 };
 
@@ -41,9 +41,10 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
  * Restores the counters of text (NUL-terminated) into l, whose entries are new: each is
  * restored inactive as of now_ns, so it is kept for the retention time unless its process
  * or workload is seen again, when it continues from the saved values. baselines
- * (LEDGER_MAX_GPUS entries) receive the saved raw counters, idle observations and UUIDs. Returns
- * the number of entries, -EBADMSG with *ret_bad_line (1-based) for text that is not a state of this
- * format (l may then hold a part of it: the caller starts over with an empty ledger), or -ENOMEM.
+ * (LEDGER_MAX_GPUS entries) receive the saved raw counters, idle observations and UUIDs.
+ * Returns the number of entries, -EBADMSG with *ret_bad_line (1-based) for text that is not a
+ * state of this format (l may then hold a part of it: the caller starts over with an empty
+ * ledger), or -ENOMEM.
  */
 int ledger_state_restore(struct ledger *l, const char *text, uint64_t now_ns,
                          struct gpu_baseline *baselines, unsigned *ret_bad_line);

@@ -101,7 +101,7 @@ static void test_round_trip(void **state _unused_) {
     saved[3].n_idle = 3;
     saved[3].idle_mw[0] = 41000;
     saved[3].idle_mw[1] = 39500;
-    saved[3].idle_mw[2] = UINT32_MAX;
+    saved[3].idle_mw[2] = UINT64_MAX;
     text = format(&a, saved);
     n = ledger_state_restore(&b, text, NOW_NS, got, &bad);
     /* One GPU, one RAPL domain, two GPU processes, one CPU series, the pod's allocation,
@@ -115,7 +115,7 @@ static void test_round_trip(void **state _unused_) {
     assert_int_equal(got[3].n_idle, 3);
     assert_int_equal(got[3].idle_mw[0], 41000);
     assert_int_equal(got[3].idle_mw[1], 39500);
-    assert_int_equal(got[3].idle_mw[2], UINT32_MAX);
+    assert_int_equal(got[3].idle_mw[2], UINT64_MAX);
     assert_string_equal(got[3].uuid, ledger_gpu(&a, 3)->uuid);
     assert_false(got[0].valid);
 
@@ -189,10 +189,28 @@ static void test_bad_text(void **state _unused_) {
         {"joulestat-state 1\nprocess\tgpu=0\tpid=1\tstart_ticks=1\tprocess_name=%zz\n", 2},
         {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=1,,2\n", 2},
         {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=1,2,\n", 2},
-        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=4294967296\n", 2},
+        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=18446744073709551616\n", 2},
+        {"joulestat-state 1\nallocation\tgpu=64\tpod=p\treplicas=1\tenergy_uj=1\n", 2},
+        {"joulestat-state 1\nallocation\tgpu=0\tpod=p\treplicas=1\n", 2},
+        {"joulestat-state 1\nallocation\tgpu=0\tpod=p\treplicas=4294967296\tenergy_uj=1\n", 2},
         {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=7W\n", 2},
     };
 
+    /* More idle observations than a state ever holds. */
+    {
+        char text[1024] = "joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=1";
+        struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+        struct ledger l;
+        unsigned bad = 0;
+
+        for (int k = 1; k <= GPU_BASELINE_IDLE_MAX; k++)
+            strcat(text, ",1");
+        strcat(text, "\n");
+        ledger_init(&l);
+        assert_int_equal(ledger_state_restore(&l, text, NOW_NS, b, &bad), -EBADMSG);
+        assert_int_equal(bad, 2);
+        ledger_done(&l);
+    }
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
         struct ledger l;

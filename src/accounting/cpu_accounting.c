@@ -213,9 +213,11 @@ static bool counts_as_cpu(enum rapl_domain d) {
 }
 
 /* Books the parts of one domain to the processes; the workloads' parts wait for
- * book_groups(), once a scan. */
+ * book_groups(), once a scan. A part that cannot be booked (out of memory), and those
+ * after it, are booked as no data: counted, never lost. */
 static int book_domain(struct cpu_accounting *c, const struct procfs_process *rows,
-                       enum rapl_domain domain, uint64_t now_ns, struct ledger *ledger) {
+                       enum rapl_domain domain, struct ledger_rapl *lr, uint64_t now_ns,
+                       struct ledger *ledger) {
     unsigned d = (unsigned)domain;
     int r;
 
@@ -228,15 +230,20 @@ static int book_domain(struct cpu_accounting *c, const struct procfs_process *ro
         if (counts_as_cpu(domain))
             c->group_uj[k->group] += c->parts[i];
         if (k->row == UINT32_MAX)
-            c->group_unseen_uj[k->group * SNAP_CPU_DOMAINS + d] = c->parts[i];
+            c->group_unseen_uj[k->group * SNAP_CPU_DOMAINS + d] += c->parts[i];
         if (k->row == UINT32_MAX || !c->process_metrics)
             continue;
         p = &rows[k->row];
         identity_to_labels(p->identity, p->comm, &id);
         r = ledger_add_cpu_process_energy(ledger, p->pid, p->starttime, &id, d, c->parts[i],
                                           now_ns);
-        if (r < 0)
+        if (r < 0) {
+            if (counts_as_cpu(domain))
+                c->group_uj[k->group] -= c->parts[i];
+            for (size_t j = i; j < c->n_consumers; j++)
+                lr->unattributed_uj[UNATTR_NO_DATA] += c->parts[j];
             return r;
+        }
     }
     return 0;
 }
@@ -260,16 +267,15 @@ static int account_domain(struct cpu_accounting *c, const struct procfs_process 
     int r;
 
     r = split_scratch_reserve(&c->split, c->n_consumers + 1);
-    if (r < 0)
-        return r;
-    r = cpu_split(&req, &c->split, c->parts, &res);
+    if (r >= 0)
+        r = cpu_split(&req, &c->split, c->parts, &res);
     if (r < 0) {
         lr->unattributed_uj[UNATTR_NO_DATA] += delta_uj;
         return 0;
     }
     lr->unattributed_uj[UNATTR_SYSTEM] += res.unattributed_active_uj;
     lr->unattributed_uj[UNATTR_IDLE] += res.unattributed_idle_uj;
-    return book_domain(c, rows, rd->domain, now_ns, ledger);
+    return book_domain(c, rows, rd->domain, lr, now_ns, ledger);
 }
 
 static void clear_groups(struct cpu_accounting *c) {
@@ -349,7 +355,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     struct cpu_times times;
     uint64_t active = 0, total = 0, all_seen_us = 0, node_active_us;
     bool have_window = false;
-    int r;
+    int r, ret = 0;
 
     if (stat_text && proc_cpu_stat_parse(stat_text, stat_len, &times) >= 0) {
         if (c->have_times) {
@@ -383,11 +389,13 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (!rd->valid || (unsigned)rd->domain >= SNAP_CPU_DOMAINS)
             continue;
         r = ledger_rapl_get(ledger, rd->package, rapl_domain_to_string(rd->domain), &lr);
-        if (r < 0)
-            return r;
+        if (r < 0) { /* not read: the counter keeps it for the next scan */
+            ret = ret < 0 ? ret : r;
+            continue;
+        }
         if (counter->unit.den == 0) {
             (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
-            downtime = rapl_resume(counter, lr, ledger->downtime_us);
+            downtime = rapl_resume(counter, lr, rd->die, ledger->downtime_us);
         }
         if (energy_counter_update(counter, rd->raw, &delta) < 0)
             continue;
@@ -405,14 +413,16 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
             lr->unattributed_uj[UNATTR_NO_DATA] += delta;
             continue;
         }
+        /* A domain that failed is booked as no data; the others and the workloads' parts
+         * go on, so nothing split is lost. */
         r = account_domain(c, processes, rd, lr, delta, active, total, node_active_us, now_ns,
                            ledger);
-        if (r < 0)
-            return r;
+        if (r < 0 && ret == 0)
+            ret = r;
     }
     r = book_groups(c, now_ns, ledger);
     if (r < 0)
         return r;
     mark_ended(groups, ledger);
-    return 0;
+    return ret;
 }

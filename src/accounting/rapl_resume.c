@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "rapl_resume.h"
 
-bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint64_t downtime_us) {
+bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
+                 uint64_t downtime_us) {
     unsigned __int128 bound_raw;
+    uint32_t bit = die < LEDGER_RAPL_MAX_DIES ? 1u << die : 0;
 
-    if (!lr->restored)
+    if (!(lr->restored & bit))
         return false;
-    lr->restored = false;
+    lr->restored &= ~bit;
     if (counter->modulus == 0 || lr->modulus != counter->modulus ||
         lr->unit_num != counter->unit.num || lr->unit_den != counter->unit.den) {
         lr->downtime_unknown_us += downtime_us;
@@ -20,13 +22,15 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint64_
         return false;
     }
     counter->primed = true;
-    counter->last_raw = lr->raw;
+    counter->last_raw = lr->raw[die];
     return true;
 }
 
 void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd) {
-    lr->raw_valid = true;
-    lr->raw = rd->raw;
+    if (rd->die >= LEDGER_RAPL_MAX_DIES)
+        return;
+    lr->raw_valid |= 1u << rd->die;
+    lr->raw[rd->die] = rd->raw;
     lr->modulus = rd->modulus;
     lr->unit_num = rd->unit.num;
     lr->unit_den = rd->unit.den;

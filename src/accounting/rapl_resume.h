@@ -22,9 +22,10 @@
 #define RAPL_DOWNTIME_MAX_WATTS 1000u
 
 /* At a counter's first reading in this run (counter just initialised): whether it
- * continues from lr's restored reading, so that its first delta is the downtime's energy.
- * Consumes the restored reading either way. */
-bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint64_t downtime_us);
+ * continues from lr's restored reading of the same die, so that its first delta is the
+ * downtime's energy. Consumes that die's restored reading either way. */
+bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
+                 uint64_t downtime_us);
 
-/* Keeps the reading in lr, for the state file. */
+/* Keeps the reading in lr (by its die), for the state file. */
 void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd);

@@ -111,15 +111,19 @@ struct ledger_gpu {
     enum mig_activity mig_activity; /* the last window's, when sharing is SHARING_MIG */
 };
 
+/* Dies per package whose counters survive a restart (more have never been built). */
+#define LEDGER_RAPL_MAX_DIES 8
+
 struct ledger_rapl {
     unsigned package;
     char domain[16];
     uint64_t energy_uj;
     uint64_t unattributed_uj[_UNATTR_MAX];
-    /* The raw counter when last read (kept across a restart by --state-dir); restored: it
-     * came from the state file and was not read again yet. */
-    bool raw_valid, restored;
-    uint64_t raw, modulus, unit_num, unit_den;
+    /* The raw counter of each die when last read (a package of several dies has a counter
+     * per die), kept across a restart by --state-dir: a bit per die in raw_valid, and in
+     * restored while the value came from the state file and was not read again yet. */
+    uint32_t raw_valid, restored;
+    uint64_t raw[LEDGER_RAPL_MAX_DIES], modulus, unit_num, unit_den;
     /* Time joulestat was down while the counter could have wrapped more than once: its
      * energy is unknown, and said so rather than guessed. */
     uint64_t downtime_unknown_us;

@@ -29,6 +29,15 @@ static void put_escaped(struct strbuf *out, const char *key, const char *value) 
     }
 }
 
+/* A die's raw counter field: "raw" for die 0 (the only one before dies were told apart),
+ * "raw_die1" ... for the others. */
+static void rapl_raw_field(unsigned die, char *buf, size_t size) {
+    if (die == 0)
+        (void)snprintf(buf, size, "raw");
+    else
+        (void)snprintf(buf, size, "raw_die%u", die);
+}
+
 static void put_u64(struct strbuf *out, const char *key, uint64_t v) {
     strbuf_printf(out, "\t%s=%" PRIu64, key, v);
 }
@@ -93,7 +102,14 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         if (l->rapl[i].downtime_unknown_us)
             put_u64(out, "downtime_unknown_us", l->rapl[i].downtime_unknown_us);
         if (l->rapl[i].raw_valid) {
-            put_u64(out, "raw", l->rapl[i].raw);
+            for (unsigned die = 0; die < LEDGER_RAPL_MAX_DIES; die++) {
+                char name[16];
+
+                if (!(l->rapl[i].raw_valid & (1u << die)))
+                    continue;
+                rapl_raw_field(die, name, sizeof(name));
+                put_u64(out, name, l->rapl[i].raw[die]);
+            }
             put_u64(out, "modulus", l->rapl[i].modulus);
             put_u64(out, "unit_num", l->rapl[i].unit_num);
             put_u64(out, "unit_den", l->rapl[i].unit_den);
@@ -299,6 +315,7 @@ static int restore_rapl(struct ledger *l, const struct fields *f) {
     const char *domain = get(f, "domain");
     struct ledger_rapl *r;
     uint64_t package;
+    bool any_raw = false;
     int ret;
 
     if (get_u64(f, "package", true, &package) < 0 || package > UINT32_MAX || !domain)
@@ -310,14 +327,28 @@ static int restore_rapl(struct ledger *l, const struct fields *f) {
         get_reasons(f, r->unattributed_uj) < 0 ||
         get_u64(f, "downtime_unknown_us", false, &r->downtime_unknown_us) < 0)
         return -EBADMSG;
-    if (get(f, "raw")) { /* the counter's last reading: bridges the time joulestat was down */
-        if (get_u64(f, "raw", true, &r->raw) < 0 || get_u64(f, "modulus", true, &r->modulus) < 0 ||
-            get_u64(f, "unit_num", true, &r->unit_num) < 0 ||
-            get_u64(f, "unit_den", true, &r->unit_den) < 0 || r->unit_num == 0 ||
-            r->unit_den == 0 || (r->modulus && r->raw >= r->modulus))
+    /* The counters' last readings, a die each: they bridge the time joulestat was down. */
+    for (unsigned die = 0; die < LEDGER_RAPL_MAX_DIES; die++) {
+        char name[16];
+
+        rapl_raw_field(die, name, sizeof(name));
+        if (!get(f, name))
+            continue;
+        if (get_u64(f, name, true, &r->raw[die]) < 0)
             return -EBADMSG;
-        r->raw_valid = r->restored = true;
+        r->raw_valid |= 1u << die;
+        any_raw = true;
     }
+    if (!any_raw)
+        return 0;
+    if (get_u64(f, "modulus", true, &r->modulus) < 0 ||
+        get_u64(f, "unit_num", true, &r->unit_num) < 0 ||
+        get_u64(f, "unit_den", true, &r->unit_den) < 0 || r->unit_num == 0 || r->unit_den == 0)
+        return -EBADMSG;
+    for (unsigned die = 0; r->modulus && die < LEDGER_RAPL_MAX_DIES; die++)
+        if ((r->raw_valid & (1u << die)) && r->raw[die] >= r->modulus)
+            return -EBADMSG;
+    r->restored = r->raw_valid;
     return 0;
 }
 

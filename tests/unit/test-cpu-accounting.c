@@ -590,6 +590,51 @@ static void test_exits_placed(void **state) {
     assert_false(f->groups.v[k].read_skipped);
 }
 
+/* Two packages: each one's split books the workload's unseen part, and the series sums
+ * them (as its process series and the workload's CPU energy do). */
+static void test_unseen_summed_over_packages(void **state) {
+    struct fx *f = *state;
+    struct rapl_reading two[2] = {f->rapl[0], f->rapl[0]};
+    const char *stat1 = "cpu  1000 0 0 1000 0 0 0 0 0 0\nbtime 1\n";
+    const char *stat2 = "cpu  1100 0 0 1100 0 0 0 0 0 0\nbtime 1\n";
+    const struct ledger_workload *w;
+    uint64_t measured = 0, booked = 0;
+    void *v;
+
+    two[1].package = 1;
+    for (unsigned scan_no = 1; scan_no <= 2; scan_no++) {
+        const char *stat = scan_no == 1 ? stat1 : stat2;
+
+        if (scan_no == 2)
+            write_usage(f, SCOPE_A, 2500000);
+        row(f, 101, 5000, "python3", &f->id_a, scan_no == 1 ? 0 : 20,
+            scan_no == 1 ? PROCFS_PROCESS_NEW : 0);
+        two[0].raw = scan_no == 1 ? 1000000 : 3000000;
+        two[1].raw = scan_no == 1 ? 7000000 : 9000000;
+        ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
+        ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, f->rows, f->n_rows, stat, strlen(stat),
+                                      two, 2, NOW(scan_no), &f->ledger));
+        cpu_groups_finish(&f->groups);
+        f->n_rows = 0;
+    }
+    /* Per package: 1 000 000 uJ active over 1 000 000 busy us; the container's cgroup ran
+     * 500 000 us, its seen process 200 000: 300 000 uJ unseen of each package. */
+    w = workload(f, WORKLOAD_CONTAINER);
+    assert_int_equal(w->cpu_unseen_uj[PKG], 600000);
+    assert_int_equal(process(f, 101)->energy_uj[PKG], 400000);
+    assert_int_equal(w->cpu_uj, process(f, 101)->energy_uj[PKG] + w->cpu_unseen_uj[PKG]);
+    for (size_t i = 0; i < f->ledger.n_rapl; i++) {
+        measured += f->ledger.rapl[i].energy_uj;
+        for (unsigned k = 0; k < _UNATTR_MAX; k++)
+            booked += f->ledger.rapl[i].unattributed_uj[k];
+    }
+    for (size_t i = 0; hashmap_next(&f->ledger.cpu_processes, &i, NULL, &v);)
+        booked += ((struct ledger_cpu_process *)v)->energy_uj[PKG];
+    booked += w->cpu_unseen_uj[PKG];
+    assert_int_equal(measured, 4000000);
+    assert_int_equal(booked, measured);
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -612,6 +657,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_unchanged_workloads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_left_out_until_an_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exits_placed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unseen_summed_over_packages, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

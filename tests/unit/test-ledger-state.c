@@ -52,8 +52,10 @@ static void fill(struct ledger *l) {
     r->unattributed_uj[UNATTR_SYSTEM] = 42;
     r->unattributed_uj[UNATTR_DOWNTIME] = 43;
     r->downtime_unknown_us = 5000000;
-    r->raw_valid = true; /* the counter's last reading, for the next run */
-    r->raw = 4000000000;
+    /* The counters' last readings, for the next run: a package of two dies. */
+    r->raw_valid = 1u << 0 | 1u << 1;
+    r->raw[0] = 4000000000;
+    r->raw[1] = 7;
     r->modulus = UINT64_C(1) << 32;
     r->unit_num = 1000000;
     r->unit_den = 16384;
@@ -128,8 +130,10 @@ static void test_round_trip(void **state _unused_) {
         struct ledger_rapl *r;
 
         ASSERT_OK(ledger_rapl_get(&b, 0, "package", &r));
-        assert_true(r->raw_valid && r->restored);
-        assert_int_equal(r->raw, 4000000000);
+        assert_int_equal(r->raw_valid, 3);
+        assert_int_equal(r->restored, 3);
+        assert_int_equal(r->raw[0], 4000000000);
+        assert_int_equal(r->raw[1], 7);
         assert_int_equal(r->modulus, UINT64_C(1) << 32);
         assert_int_equal(r->unit_den, 16384);
         assert_int_equal(r->downtime_unknown_us, 5000000);
@@ -194,6 +198,10 @@ static void test_bad_text(void **state _unused_) {
         {"joulestat-state 1\nallocation\tgpu=0\tpod=p\treplicas=1\n", 2},
         {"joulestat-state 1\nallocation\tgpu=0\tpod=p\treplicas=4294967296\tenergy_uj=1\n", 2},
         {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=7W\n", 2},
+        {"joulestat-state 1\nrapl\tpackage=0\tdomain=package\tenergy_uj=1\traw_die1=9\t"
+         "modulus=8\tunit_num=1\tunit_den=1\n",
+         2},
+        {"joulestat-state 1\nrapl\tpackage=0\tdomain=package\tenergy_uj=1\traw_die1=1\n", 2},
     };
 
     /* More idle observations than a state ever holds. */
@@ -240,11 +248,33 @@ static void test_unknown_fields(void **state _unused_) {
     ledger_done(&l);
 }
 
+/* A state written before dies were told apart: its one raw reading is die 0's. */
+static void test_raw_of_older_states_is_die_0(void **state _unused_) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger_rapl *r;
+    struct ledger l;
+    unsigned bad = 0;
+
+    ledger_init(&l);
+    assert_int_equal(ledger_state_restore(&l,
+                                          "joulestat-state 1\n"
+                                          "rapl\tpackage=1\tdomain=dram\tenergy_uj=5\traw=44\t"
+                                          "modulus=4294967296\tunit_num=1000000\tunit_den=16384\n",
+                                          NOW_NS, b, &bad),
+                     1);
+    ASSERT_OK(ledger_rapl_get(&l, 1, "dram", &r));
+    assert_int_equal(r->raw_valid, 1);
+    assert_int_equal(r->restored, 1);
+    assert_int_equal(r->raw[0], 44);
+    ledger_done(&l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_text),
         cmocka_unit_test(test_unknown_fields),
+        cmocka_unit_test(test_raw_of_older_states_is_die_0),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

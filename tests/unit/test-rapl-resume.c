@@ -11,9 +11,9 @@
 #define MODULUS (UINT64_C(1) << 32)
 
 static struct ledger_rapl restored(uint64_t raw) {
-    return (struct ledger_rapl){.raw_valid = true,
-                                .restored = true,
-                                .raw = raw,
+    return (struct ledger_rapl){.raw_valid = 1,
+                                .restored = 1,
+                                .raw = {raw},
                                 .modulus = MODULUS,
                                 .unit_num = UNIT.num,
                                 .unit_den = UNIT.den};
@@ -26,8 +26,8 @@ static void test_bridged_across_a_wrap(void **state _unused_) {
 
     ASSERT_OK(energy_counter_init(&c, MODULUS, UNIT, 0));
     /* 60 s down: at most 60 kJ at 1000 W, within the 262 kJ range */
-    assert_true(rapl_resume(&c, &lr, 60 * UINT64_C(1000000)));
-    assert_false(lr.restored);
+    assert_true(rapl_resume(&c, &lr, 0, 60 * UINT64_C(1000000)));
+    assert_int_equal(lr.restored, 0);
     /* it wrapped once while down: 100 J + 150 J */
     assert_int_equal(energy_counter_update(&c, 16384 * 150, &delta), COUNTER_WRAPPED);
     assert_int_equal(delta, 250000000);
@@ -41,12 +41,12 @@ static void test_unknown_when_it_may_wrap_twice(void **state _unused_) {
 
     ASSERT_OK(energy_counter_init(&c, MODULUS, UNIT, 0));
     /* 300 s down: 300 kJ possible at 1000 W, more than the range */
-    assert_false(rapl_resume(&c, &lr, 300 * UINT64_C(1000000)));
+    assert_false(rapl_resume(&c, &lr, 0, 300 * UINT64_C(1000000)));
     assert_int_equal(lr.downtime_unknown_us, 300 * UINT64_C(1000000));
     assert_int_equal(energy_counter_update(&c, 5000, &delta), COUNTER_FIRST);
     assert_int_equal(delta, 0); /* a new baseline, nothing guessed */
     /* consumed: the next run of this entry does not count it again */
-    assert_false(rapl_resume(&c, &lr, 300 * UINT64_C(1000000)));
+    assert_false(rapl_resume(&c, &lr, 0, 300 * UINT64_C(1000000)));
     assert_int_equal(lr.downtime_unknown_us, 300 * UINT64_C(1000000));
 }
 
@@ -56,15 +56,40 @@ static void test_unknown_when_the_counter_changed(void **state _unused_) {
 
     /* perf counts from its open (no modulus), or another unit: cannot continue */
     ASSERT_OK(energy_counter_init(&c, 0, (struct energy_unit){1, 4295}, 0));
-    assert_false(rapl_resume(&c, &lr, 1000000));
+    assert_false(rapl_resume(&c, &lr, 0, 1000000));
     assert_int_equal(lr.downtime_unknown_us, 1000000);
     lr = restored(1000);
     ASSERT_OK(energy_counter_init(&c, MODULUS, (struct energy_unit){1000000, 65536}, 0));
-    assert_false(rapl_resume(&c, &lr, 1000000));
+    assert_false(rapl_resume(&c, &lr, 0, 1000000));
     lr = (struct ledger_rapl){0}; /* nothing restored: a first start */
     ASSERT_OK(energy_counter_init(&c, MODULUS, UNIT, 0));
-    assert_false(rapl_resume(&c, &lr, 1000000));
+    assert_false(rapl_resume(&c, &lr, 0, 1000000));
     assert_int_equal(lr.downtime_unknown_us, 0);
+}
+
+/* Two dies of one package, each with its own counter: each continues from its own
+ * reading, and the time down is booked for each. */
+static void test_each_die_from_its_own_reading(void **state _unused_) {
+    struct ledger_rapl lr = restored(1000);
+    struct energy_counter die0, die1;
+    uint64_t delta;
+
+    lr.raw[1] = 90000000;
+    lr.raw_valid = lr.restored = 3;
+    ASSERT_OK(energy_counter_init(&die0, MODULUS, UNIT, 0));
+    ASSERT_OK(energy_counter_init(&die1, MODULUS, UNIT, 0));
+    assert_true(rapl_resume(&die0, &lr, 0, 1000000));
+    assert_int_equal(lr.restored, 2);
+    assert_true(rapl_resume(&die1, &lr, 1, 1000000));
+    assert_int_equal(lr.restored, 0);
+    /* 10 J drawn by each die while down */
+    assert_int_equal(energy_counter_update(&die0, 1000 + 16384 * 10, &delta), COUNTER_ADVANCED);
+    assert_int_equal(delta, 10000000);
+    assert_int_equal(energy_counter_update(&die1, 90000000 + 16384 * 10, &delta), COUNTER_ADVANCED);
+    assert_int_equal(delta, 10000000);
+    /* a die beyond those kept has no reading of its own */
+    lr.restored = UINT32_MAX;
+    assert_false(rapl_resume(&die0, &lr, LEDGER_RAPL_MAX_DIES, 1000000));
 }
 
 int main(void) {
@@ -72,6 +97,7 @@ int main(void) {
         cmocka_unit_test(test_bridged_across_a_wrap),
         cmocka_unit_test(test_unknown_when_it_may_wrap_twice),
         cmocka_unit_test(test_unknown_when_the_counter_changed),
+        cmocka_unit_test(test_each_die_from_its_own_reading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

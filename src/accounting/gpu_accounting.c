@@ -490,6 +490,29 @@ static void update_device(struct ledger_gpu *g, const struct gpu_device_reading 
     g->idle_power_watts = idle_power_watts(&t->idle);
 }
 
+/* The wall clock may be stepped (NTP, a VM resumed) while the monotonic one runs on. */
+#define WALL_CLOCK_STEP_US UINT64_C(100000)
+
+/* Whether the wall clock stepped during the window: then the samples' times (the wall
+ * clock's) no longer tell who ran in it. Aligns the window's start to the monotonic clock,
+ * so that its length is the time that passed. The time a restart saved is the wall
+ * clock's, the only one across it: its window's monotonic start is derived from it. */
+static bool window_clock_stepped(struct gpu_track *t, uint64_t now_us, uint64_t now_ns) {
+    uint64_t wall_us = now_us > t->window_start_us ? now_us - t->window_start_us : 0;
+    uint64_t mono_us = now_ns > t->window_start_ns ? (now_ns - t->window_start_ns) / 1000 : 0;
+    bool stepped;
+
+    if (t->downtime) {
+        t->window_start_ns = now_ns - MIN(now_ns, wall_us * 1000);
+        return false;
+    }
+    stepped = now_us < t->window_start_us ||
+              (wall_us > mono_us ? wall_us - mono_us : mono_us - wall_us) > WALL_CLOCK_STEP_US;
+    if (stepped)
+        t->window_start_us = now_us - MIN(now_us, mono_us);
+    return stepped;
+}
+
 int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_reading *devices,
                         size_t n_devices, uint64_t now_us, uint64_t now_ns,
                         process_resolve_fn resolve, void *userdata, struct ledger *ledger,
@@ -525,7 +548,11 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
             continue;
         }
 
-        counted = window_energy(a, t, d, now_us, &energy_uj, &stats);
+        if (t->window_open && window_clock_stepped(t, now_us, now_ns)) {
+            stats.clock_steps++;
+            t->gap = true;
+        }
+        counted = window_energy(a, t, d, now_ns, &energy_uj, &stats);
         /* Idle windows join into one stretch only where nothing was missed between them. */
         if (!counted || t->downtime || t->gap)
             idle_power_interrupt(&t->idle);
@@ -547,6 +574,7 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
         t->gap = t->downtime = false;
         t->window_open = true;
         t->window_start_us = now_us;
+        t->window_start_ns = now_ns;
     }
     if (ret_stats)
         *ret_stats = stats;

@@ -60,9 +60,10 @@ void gpu_accounting_set_observer(struct gpu_accounting *a, gpu_window_observer_f
                                  void *userdata);
 
 /* Between two ticks: integrates the power polled from GPUs without an energy counter
- * (gpu_source_poll()), so their energy is not the trapezoid of one reading a window. */
+ * (gpu_source_poll()), so their energy is not the trapezoid of one reading a window. now_ns
+ * is monotonic time. */
 void gpu_accounting_poll(struct gpu_accounting *a, const struct gpu_poll_reading *polls, size_t n,
-                         uint64_t now_us);
+                         uint64_t now_ns);
 
 /* Each GPU's raw energy counter as last read and its idle observations (ret:
  * LEDGER_MAX_GPUS entries), for the saved state (ledger_state.h). */
@@ -79,11 +80,14 @@ struct gpu_tick_stats {
     unsigned counter_glitches;
     unsigned allocation_fallbacks; /* windows under `allocation` with no holder known */
     unsigned replaced_gpus;        /* another GPU than the state saved: its state not used */
+    unsigned clock_steps;          /* windows over which the wall clock stepped: no_data */
 };
 
 /*
- * Accounts one tick. now_us is the window end in the sample clock, now_ns the monotonic
- * time used for retention. Returns 0 or -ENOMEM / -EINVAL (an internal inconsistency; the
+ * Accounts one tick. now_us is the window end in the sample clock (the wall clock, as NVML
+ * stamps its samples), now_ns the same instant in monotonic time: windows are as long as
+ * it says, and one over which the two disagree (the wall clock stepped) is booked as
+ * no_data. Returns 0 or -ENOMEM / -EINVAL (an internal inconsistency; the
  * window's energy is then kept as unattributed no_data, never lost).
  */
 int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_reading *devices,

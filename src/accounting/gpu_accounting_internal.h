@@ -22,11 +22,12 @@ struct gpu_track {
     bool downtime;    /* the counter's baseline is from before a restart */
     /* The GPU whose state was restored here, until checked against the one read. */
     char saved_uuid[SNAP_LABEL_MAX];
-    uint64_t window_start_us;
+    uint64_t window_start_us; /* in the sample clock (the wall clock NVML stamps with) */
+    uint64_t window_start_ns; /* monotonic: the wall clock may step (NTP, a VM resumed) */
     struct energy_counter counter;
-    bool power_primed; /* power integration (no energy counter) */
+    bool power_primed; /* power integration (no energy counter), in monotonic time */
     uint32_t last_power_mw;
-    uint64_t last_power_us;
+    uint64_t last_power_ns;
     uint64_t power_remainder;
     uint64_t power_polled_uj; /* integrated by polls since the window started */
     struct idle_power idle;
@@ -144,7 +145,7 @@ bool mig_activity(struct gpu_accounting *a, const struct gpu_device_reading *d, 
 /* Energy of the window from the counter, or by integrating power (gpu_window_energy.c).
  * Returns false when the window has no usable energy (first reading, glitch). */
 bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
-                   const struct gpu_device_reading *d, uint64_t now_us, uint64_t *ret_uj,
+                   const struct gpu_device_reading *d, uint64_t now_ns, uint64_t *ret_uj,
                    struct gpu_tick_stats *stats);
 
 /* Index of pid among the window's consumers, adding it if new (gpu_accounting.c). */

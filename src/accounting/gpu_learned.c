@@ -64,8 +64,11 @@ int learned_activity(struct gpu_accounting *a, struct gpu_track *t, size_t n_sam
      * deferred, and nothing keeps it for the next window. */
     for (size_t k = 0; k < n_samples; k++)
         t1_us = MAX(t1_us, a->samples[k].timestamp_us);
+    /* A last sample after the window's end: the wall clock went back, and the samples are
+     * stamped by it from there on. */
     for (size_t i = 0; i < n; i++)
-        a->last_sample_us[i] = a->procs[i]->last_sample_us;
+        a->last_sample_us[i] =
+            a->procs[i]->last_sample_us <= t1_us ? a->procs[i]->last_sample_us : 0;
     r = process_window_weights(a->samples, n_samples, t0_us, t1_us, &t->period, n,
                                a->last_sample_us, a->weights, a->early, a->mem_weights, ret_stats);
     if (r < 0)

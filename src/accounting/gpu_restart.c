@@ -47,8 +47,11 @@ void gpu_accounting_restore_baselines(struct gpu_accounting *a, const struct gpu
 }
 
 bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, const char *uuid) {
-    bool other = uuid[0] && strcmp(t->saved_uuid, uuid) != 0;
+    bool other;
 
+    if (!uuid[0]) /* not read yet: the check waits for a reading that names the GPU */
+        return false;
+    other = strcmp(t->saved_uuid, uuid) != 0;
     t->saved_uuid[0] = '\0';
     if (!other)
         return false;

@@ -8,22 +8,23 @@
 #include "gpu_accounting_internal.h"
 
 /* Trapezoid from the last power reading to this one: (P0 + P1) / 2 * dt; mW * us = nJ, so
- * the unit is 1/2000 uJ. */
-static uint64_t integrate_power(struct gpu_track *t, uint32_t power_mw, uint64_t now_us) {
-    uint64_t dt_us = now_us > t->last_power_us ? now_us - t->last_power_us : 0;
+ * the unit is 1/2000 uJ. Monotonic time: a step of the wall clock is no energy. */
+static uint64_t integrate_power(struct gpu_track *t, uint32_t power_mw, uint64_t now_ns) {
+    uint64_t dt_us = now_ns > t->last_power_ns ? (now_ns - t->last_power_ns) / 1000 : 0;
     uint64_t uj =
         energy_convert((struct energy_unit){1, 2000},
                        ((uint64_t)t->last_power_mw + power_mw) * dt_us, &t->power_remainder);
 
     t->last_power_mw = power_mw;
-    t->last_power_us = now_us;
+    t->last_power_ns = now_ns;
     return uj;
 }
 
 bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
-                   const struct gpu_device_reading *d, uint64_t now_us, uint64_t *ret_uj,
+                   const struct gpu_device_reading *d, uint64_t now_ns, uint64_t *ret_uj,
                    struct gpu_tick_stats *stats) {
-    uint64_t dt_us = t->window_open ? now_us - t->window_start_us : 0;
+    uint64_t dt_us =
+        t->window_open && now_ns > t->window_start_ns ? (now_ns - t->window_start_ns) / 1000 : 0;
     uint64_t delta;
     int event;
 
@@ -45,24 +46,24 @@ bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
     if (!t->power_primed || !t->window_open) {
         t->power_primed = true;
         t->last_power_mw = d->power_mw;
-        t->last_power_us = now_us;
+        t->last_power_ns = now_ns;
         t->power_polled_uj = 0;
         return false;
     }
-    *ret_uj = t->power_polled_uj + integrate_power(t, d->power_mw, now_us);
+    *ret_uj = t->power_polled_uj + integrate_power(t, d->power_mw, now_ns);
     t->power_polled_uj = 0;
     return true;
 }
 
 void gpu_accounting_poll(struct gpu_accounting *a, const struct gpu_poll_reading *polls, size_t n,
-                         uint64_t now_us) {
+                         uint64_t now_ns) {
     for (size_t i = 0; i < n; i++) {
         struct gpu_track *t;
 
         if (polls[i].index >= LEDGER_MAX_GPUS || !polls[i].power_valid)
             continue;
         t = &a->tracks[polls[i].index];
-        if (t->power_primed && t->window_open && now_us > t->last_power_us)
-            t->power_polled_uj += integrate_power(t, polls[i].power_mw, now_us);
+        if (t->power_primed && t->window_open && now_ns > t->last_power_ns)
+            t->power_polled_uj += integrate_power(t, polls[i].power_mw, now_ns);
     }
 }

@@ -219,6 +219,9 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
         log_info("nvml: a GPU energy counter went back (driver reload); counting from there");
     if (stats.counter_glitches > 0)
         log_warning("nvml: implausible GPU energy counter jump ignored");
+    if (stats.clock_steps > 0)
+        log_warning("nvml: the wall clock stepped (NTP, a resumed VM): that window's GPU "
+                    "energy is unattributed no_data");
     if (stats.replaced_gpus > 0)
         log_warning("nvml: a GPU is not the one the state file saved at its index (replaced?): "
                     "its saved counter reading and idle power are not used");
@@ -420,7 +423,7 @@ void sampler_poll(struct sampler *s, const struct tick_time *t) {
     if (!s->gpu)
         return;
     gpu_source_poll(s->gpu, t->sample_us, &polls, &n);
-    gpu_accounting_poll(s->gpu_accounting, polls, n, t->sample_us);
+    gpu_accounting_poll(s->gpu_accounting, polls, n, t->mono_ns);
 }
 
 struct tick_time sampler_now(void) {

@@ -258,9 +258,14 @@ static int fetch_samples(struct nvml_state *s, struct nvml_device *d, uint64_t n
         {GPU_FEATURE_UTILIZATION_INFO, utilization_info},
         {GPU_FEATURE_UTILIZATION_LEGACY, utilization_legacy},
     };
-    uint64_t newest = d->last_seen_us;
+    uint64_t newest;
     size_t n = d->n_pending;
 
+    /* The wall clock went back (NTP, a resumed VM): the samples from now on are stamped
+     * by it, all older than the last one seen, which would hide them until it caught up. */
+    if (d->last_seen_us > now_us + NVML_FUTURE_SLACK_US)
+        d->last_seen_us = 0;
+    newest = d->last_seen_us;
     *ret_supported = false;
     for (size_t a = 0; a < ARRAY_SIZE(apis); a++) {
         nvmlReturn_t code = NVML_SUCCESS;

@@ -179,31 +179,90 @@ static void test_pid_reuse_is_a_new_process(void **state _unused_) {
     f->procs[0] = (struct gpu_process){.pid = 100};
     f->dev.n_processes = 1;
     f->dev.energy_mj = 0;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 1, resolve_with_start, &start,
-                                  &f->ledger, NULL));
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
+                                  resolve_with_start, &start, &f->ledger, NULL));
     f->now_us += USEC_PER_SEC;
     f->dev.energy_mj = 100000;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 2, resolve_with_start, &start,
-                                  &f->ledger, NULL));
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
+                                  resolve_with_start, &start, &f->ledger, NULL));
     /* The first process exits; a window without it; then the pid is reused. (A pid seen in
      * the previous window is taken to be the same process without reading /proc again.) */
     f->dev.n_processes = 0;
     f->now_us += USEC_PER_SEC;
     f->dev.energy_mj = 120000;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 3, resolve_with_start, &start,
-                                  &f->ledger, NULL));
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
+                                  resolve_with_start, &start, &f->ledger, NULL));
     f->dev.n_processes = 1;
     start = 5000; /* same pid, started later: another process */
     f->now_us += USEC_PER_SEC;
     f->dev.energy_mj = 170000;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, 4, resolve_with_start, &start,
-                                  &f->ledger, NULL));
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
+                                  resolve_with_start, &start, &f->ledger, NULL));
     assert_int_equal(
         ledger_process_get(&f->ledger, 0, 100, 1000, &(struct snap_identity){0}, &first), 0);
     assert_int_equal(
         ledger_process_get(&f->ledger, 0, 100, 5000, &(struct snap_identity){0}, &second), 0);
     assert_int_equal(first->measured_uj, 100000000);
     assert_int_equal(second->measured_uj, 50000000);
+    fixture_free(f);
+}
+
+/* The wall clock stepped back an hour, later forward two: each window over a step is
+ * no_data (counted, not split), and the windows after split as before, the samples stamped
+ * by the stepped clock included. */
+static void test_wall_clock_steps(void **state _unused_) {
+    struct fixture *f = fixture_new_with(
+        &(struct gpu_accounting_options){.idle_policy = IDLE_POLICY_SHARE, .sm_share_only = true});
+    const int64_t step_s[] = {0, 0, -3600, 0, 7200, 0};
+    uint64_t mono_ns = NSEC_PER_SEC, steps = 0;
+
+    for (size_t w = 0; w < ARRAY_SIZE(step_s); w++) {
+        struct gpu_tick_stats stats;
+
+        f->now_us += (uint64_t)((int64_t)USEC_PER_SEC + step_s[w] * (int64_t)USEC_PER_SEC);
+        mono_ns += NSEC_PER_SEC;
+        set_two_processes(f, 75, 25, f->now_us - USEC_PER_SEC, f->now_us, 200000);
+        f->dev.energy_mj = w * 100000; /* 100 J a window */
+        ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, mono_ns, NULL, NULL,
+                                      &f->ledger, &stats));
+        steps += stats.clock_steps;
+    }
+    assert_int_equal(steps, 2);
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->energy_uj, 500000000);
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->unattributed_uj[UNATTR_NO_DATA], 200000000);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 225000000);
+    assert_int_equal(process_total(f, 200, NULL, NULL), 75000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
+/* A GPU without an energy counter: its power is integrated over monotonic time, so a wall
+ * clock step an hour forward is not an hour of energy. */
+static void test_power_integration_ignores_wall_steps(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_SHARE, 0);
+    uint64_t mono_ns = NSEC_PER_SEC;
+
+    f->dev.energy_valid = false;
+    f->dev.power_mw = 100000;
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    ASSERT_OK(
+        gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, mono_ns, NULL, NULL, &f->ledger, NULL));
+    for (int w = 0; w < 2; w++) {
+        struct gpu_poll_reading poll = {.index = 0, .power_valid = true, .power_mw = 100000};
+
+        for (int k = 1; k < 10; k++)
+            gpu_accounting_poll(f->acc, &poll, 1, mono_ns + (uint64_t)k * 100 * NSEC_PER_MSEC);
+        f->now_us += USEC_PER_SEC + (w == 0 ? 3600 * USEC_PER_SEC : 0);
+        mono_ns += NSEC_PER_SEC;
+        ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, mono_ns, NULL, NULL,
+                                      &f->ledger, NULL));
+    }
+    /* 100 W for 2 s; the stepped window's 100 J is no_data */
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->energy_uj, 200000000);
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->unattributed_uj[UNATTR_NO_DATA], 100000000);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 100000000);
+    assert_conserved(f);
     fixture_free(f);
 }
 
@@ -221,7 +280,7 @@ static void test_known_pids_are_not_resolved_again(void **state _unused_) {
     set_two_processes(f, 50, 50, f->now_us, f->now_us, 1);
     for (int w = 0; w < 10; w++) {
         f->dev.energy_mj = (uint64_t)w * 1000;
-        ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, (uint64_t)w + 1,
+        ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
                                       resolve_counting, &calls, &f->ledger, NULL));
         f->now_us += USEC_PER_SEC;
     }
@@ -491,6 +550,8 @@ int main(void) {
         cmocka_unit_test(test_power_integration_is_estimated),
         cmocka_unit_test(test_pid_reuse_is_a_new_process),
         cmocka_unit_test(test_known_pids_are_not_resolved_again),
+        cmocka_unit_test(test_wall_clock_steps),
+        cmocka_unit_test(test_power_integration_ignores_wall_steps),
         cmocka_unit_test(test_retention_keeps_then_drops),
         cmocka_unit_test(test_many_windows_conserve),
         cmocka_unit_test(test_same_consumers_after_sweep),

@@ -240,7 +240,7 @@ static void test_polled_power_integration(void **state _unused_) {
             ASSERT_OK(gpu_accounting_tick(n.acc, &n.dev, 1, T0_US + ms * 1000, ms * 1000000, NULL,
                                           NULL, &n.ledger, NULL));
         } else
-            gpu_accounting_poll(n.acc, &poll, 1, T0_US + ms * 1000);
+            gpu_accounting_poll(n.acc, &poll, 1, ms * 1000000);
     }
     /* Trapezoids between the 100 ms readings, each second: 100 W for 0.4 s, 400 W for
      * 0.4 s, two ramps of 250 W for 0.1 s = 250 J (one trapezoid a second: 100 J). */

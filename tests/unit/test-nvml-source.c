@@ -492,6 +492,27 @@ static void test_utilization_since_last_seen(void **state) {
                      GPU_FEATURE_WORKS);
 }
 
+/* The wall clock went back an hour: the samples stamped by it from then on are read at
+ * once, not when it has caught up with the last one seen. */
+static void test_utilization_after_the_clock_went_back(void **state) {
+    struct fixture *fx = *state;
+    struct fake_device *g = &fx->st->dev[0];
+    const struct gpu_device_reading *d;
+
+    add_sample(g, 11, T0 - SEC, 40);
+    open_source(fx);
+    d = sample(fx, T0);
+    assert_int_equal(d[0].n_utils, 1);
+    add_sample(g, 11, T0 - 3600 * SEC + SEC / 2, 60);
+    d = sample(fx, T0 - 3600 * SEC + SEC);
+    assert_int_equal(g->last_seen_arg, 0);
+    assert_int_equal(d[0].n_utils, 1);
+    assert_int_equal(d[0].utils[0].sm_util, 60);
+    d = sample(fx, T0 - 3600 * SEC + 2 * SEC);
+    assert_int_equal(g->last_seen_arg, T0 - 3600 * SEC + SEC / 2);
+    assert_int_equal(d[0].n_utils, 0);
+}
+
 static void test_utilization_info_unsupported_falls_back(void **state) {
     struct fixture *fx = *state;
     struct fake_device *g = &fx->st->dev[0];
@@ -657,6 +678,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_mode_transient_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes_read_after_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_utilization_since_last_seen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_utilization_after_the_clock_went_back, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_utilization_info_unsupported_falls_back, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_polls_keep_samples, setup, teardown),

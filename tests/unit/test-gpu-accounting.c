@@ -534,6 +534,24 @@ static void test_restart_keeps_the_idle_of_the_same_gpu(void **state _unused_) {
     ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
                                   &h->ledger, &stats));
     assert_int_equal(stats.replaced_gpus, 0); /* said once */
+
+    /* The replaced board could not be read at first (no UUID yet): the check waits. */
+    fixture_free(h);
+    h = restarted(f, IDLE_POLICY_UNATTRIBUTED);
+    h->dev.up = false;
+    h->dev.uuid[0] = '\0';
+    h->now_us += 10 * USEC_PER_SEC;
+    ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
+                                  &h->ledger, &stats));
+    assert_int_equal(stats.replaced_gpus, 0);
+    h->dev.up = true;
+    strcpy(h->dev.uuid, "GPU-99999999-1111-2222-3333-444444444444");
+    h->dev.energy_mj = 5000;
+    h->now_us += USEC_PER_SEC;
+    ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
+                                  &h->ledger, &stats));
+    assert_int_equal(stats.replaced_gpus, 1);
+    assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
     fixture_free(f);
     fixture_free(g);
     fixture_free(h);

@@ -96,11 +96,11 @@ static int reserve_consumers(struct gpu_accounting *a, size_t n) {
     GROW(intensity_in);
     GROW(intensity_out);
 #undef GROW
-    if (r < 0) {
-        a->cap = cap;
-        return r;
-    }
-    return split_scratch_reserve(&a->split, a->cap);
+    if (r >= 0)
+        r = split_scratch_reserve(&a->split, a->cap);
+    if (r < 0)
+        a->cap = cap; /* grown again next time, the split's scratch with them */
+    return r;
 }
 
 /* Index of pid among this window's consumers, adding it if new. The first n_sorted

@@ -58,18 +58,22 @@ int ledger_add_allocation_energy(struct ledger *l, unsigned gpu, const char *nam
     r = allocation_get(l, gpu, namespace_, pod, pod_uid, &a);
     if (r < 0)
         return r;
-    a->energy_uj += uj;
-    a->replicas = replicas;
-    a->active = true;
-    a->last_seen_ns = now_ns;
+    /* The pod's workload first: should it fail, nothing is charged, and the caller books
+     * the energy as no_data once. */
     if (a->pod_uid[0] != '\0') {
         struct snap_identity id = {0};
 
         copy_cut(id.pod, sizeof(id.pod), a->pod);
         copy_cut(id.namespace_, sizeof(id.namespace_), a->namespace_);
         copy_cut(id.pod_uid, sizeof(id.pod_uid), a->pod_uid);
-        return ledger_add_workload_gpu_energy(l, &id, uj, now_ns);
+        r = ledger_add_workload_gpu_energy(l, &id, uj, now_ns);
+        if (r < 0)
+            return r;
     }
+    a->energy_uj += uj;
+    a->replicas = replicas;
+    a->active = true;
+    a->last_seen_ns = now_ns;
     return 0;
 }
 

@@ -26,7 +26,7 @@ struct guarded {
     bool cut; /* shut down, close pending */
     int fd;
     uint8_t client[16]; /* IPv6, or IPv4 mapped into it */
-    uint64_t since_ns;  /* accept, or the end of the previous reply */
+    uint64_t since_ns;  /* accept, the end of the previous reply, or (busy) the request */
 };
 
 struct conn_guard {
@@ -35,7 +35,7 @@ struct conn_guard {
     struct guarded *slots; /* limits.capacity of them */
     unsigned live;         /* used and not cut */
     uint64_t watch_at;     /* when the watchdog wakes next (WATCH_NEVER: when kicked) */
-    uint64_t cut_deadline, cut_room;
+    uint64_t cut_deadline, cut_room, cut_slow_reply;
     struct stopper stopper;
     pthread_t thread;
     bool thread_started;
@@ -92,10 +92,18 @@ static struct guarded *oldest_waiting(struct conn_guard *g, const uint8_t *clien
     return oldest;
 }
 
-/* c waits from now: the watchdog wakes for its deadline if it would sleep past it. Under
- * the lock. */
+/* When c is due: the end of its header deadline while waiting, of its reply deadline while
+ * busy (WATCH_NEVER without one). */
+static uint64_t due_at(const struct conn_guard *g, const struct guarded *c) {
+    if (!c->busy)
+        return c->since_ns + g->limits.header_timeout_ns;
+    return g->limits.reply_timeout_ns ? c->since_ns + g->limits.reply_timeout_ns : WATCH_NEVER;
+}
+
+/* c waits or is busy from now: the watchdog wakes for its deadline if it would sleep past
+ * it. Under the lock. */
 static void watch_for(struct conn_guard *g, const struct guarded *c) {
-    uint64_t due = c->since_ns + g->limits.header_timeout_ns;
+    uint64_t due = due_at(g, c);
 
     if (due < g->watch_at) {
         g->watch_at = due;
@@ -146,8 +154,7 @@ static void set_busy(struct conn_guard *g, void *handle, bool busy) {
     (void)pthread_mutex_lock(&g->lock);
     c->busy = busy;
     c->since_ns = clock_monotonic_ns();
-    if (!busy)
-        watch_for(g, c);
+    watch_for(g, c);
     (void)pthread_mutex_unlock(&g->lock);
 }
 
@@ -171,7 +178,7 @@ void conn_guard_closed(struct conn_guard *g, void *handle) {
     (void)pthread_mutex_unlock(&g->lock);
 }
 
-/* Cuts the waiting connections past their deadline; returns the next deadline. One whose
+/* Cuts the connections past their deadline; returns the next deadline. A waiting one whose
  * request sits unread in its socket waits for a worker, not on its client: it is looked at
  * again a moment later, as the room rules leave it alone too. */
 static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
@@ -180,10 +187,18 @@ static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
     (void)pthread_mutex_lock(&g->lock);
     for (unsigned i = 0; i < g->limits.capacity; i++) {
         struct guarded *c = &g->slots[i];
-        uint64_t due = c->since_ns + g->limits.header_timeout_ns;
+        uint64_t due = due_at(g, c);
 
-        if (!c->used || c->cut || c->busy)
+        if (!c->used || c->cut)
             continue;
+        if (c->busy) {
+            if (due <= now) {
+                cut(g, c);
+                g->cut_slow_reply++;
+            } else if (due < next)
+                next = due;
+            continue;
+        }
         if (due <= now && request_pending(c))
             due = now + PENDING_RECHECK_NS;
         else if (due <= now) {
@@ -252,9 +267,29 @@ struct conn_guard *conn_guard_free(struct conn_guard *g) {
     return NULL;
 }
 
+unsigned conn_guard_shed_slow(struct conn_guard *g, const void * not, uint64_t min_busy_ns) {
+    uint64_t now = clock_monotonic_ns();
+    unsigned n = 0;
+
+    (void)pthread_mutex_lock(&g->lock);
+    for (unsigned i = 0; i < g->limits.capacity; i++) {
+        struct guarded *c = &g->slots[i];
+
+        if (c->used && !c->cut && c->busy && c != not &&now - c->since_ns >= min_busy_ns) {
+            cut(g, c);
+            n++;
+        }
+    }
+    g->cut_slow_reply += n;
+    (void)pthread_mutex_unlock(&g->lock);
+    return n;
+}
+
 void conn_guard_stats(struct conn_guard *g, struct conn_guard_stats *ret) {
     (void)pthread_mutex_lock(&g->lock);
-    *ret = (struct conn_guard_stats){
-        .live = g->live, .cut_deadline = g->cut_deadline, .cut_room = g->cut_room};
+    *ret = (struct conn_guard_stats){.live = g->live,
+                                     .cut_deadline = g->cut_deadline,
+                                     .cut_room = g->cut_room,
+                                     .cut_slow_reply = g->cut_slow_reply};
     (void)pthread_mutex_unlock(&g->lock);
 }

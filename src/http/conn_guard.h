@@ -28,8 +28,13 @@
  * come from, and a client's own flood only pushes out its own older connections first.
  * The headroom between the eviction thresholds and the hard limits (libmicrohttpd's
  * connection and per-address limits, set to capacity and per_client) covers connections
- * that are cut but not yet closed. Busy connections are never cut here; the hard limits
- * and the server's idle timeout bound them.
+ * that are cut but not yet closed.
+ *
+ * A busy connection has a deadline of its own: its reply must be done reply_timeout_ns
+ * after its request came (libmicrohttpd's idle timeout restarts at every segment sent, so
+ * a client reading one segment every few seconds would hold its connection, and the body
+ * it is sent, for ever). When the bodies being sent fill their memory budget, the server
+ * cuts those that have been sending for a while (conn_guard_shed_slow()).
  *
  * Thread-safe: the callbacks come from the server's worker threads.
  */
@@ -39,6 +44,7 @@ struct conn_guard_limits {
     unsigned per_client;        /* per client address (>= 2, <= capacity) */
     unsigned reserve;           /* slots kept free of waiting connections (< capacity) */
     uint64_t header_timeout_ns; /* > 0 */
+    uint64_t reply_timeout_ns;  /* request to reply done, absolute; 0: none */
 };
 
 struct conn_guard;
@@ -60,8 +66,13 @@ void conn_guard_waiting(struct conn_guard *g, void *handle);
 /* Closed: before its socket is closed, so the watchdog never touches a reused descriptor. */
 void conn_guard_closed(struct conn_guard *g, void *handle);
 
-/* Connections cut so far: by the deadline, and to make room (either rule). */
+/* Cuts the busy connections (but `not`) that have been busy for at least min_busy_ns:
+ * slow readers holding bodies when memory for more is short. Returns how many. */
+unsigned conn_guard_shed_slow(struct conn_guard *g, const void * not, uint64_t min_busy_ns);
+
+/* Connections cut so far: by the header deadline, to make room (either rule), and slow
+ * replies (the reply deadline, or shed). */
 struct conn_guard_stats {
-    uint64_t live, cut_deadline, cut_room;
+    uint64_t live, cut_deadline, cut_room, cut_slow_reply;
 };
 void conn_guard_stats(struct conn_guard *g, struct conn_guard_stats *ret);

@@ -417,6 +417,10 @@ static void render_self(struct render *r, const struct snapshot *s,
         strbuf_putc(r->out, '{');
         put_label(r->out, true, "reason", "make_room", SIZE_MAX);
         end_u64(r, o->http->closed_make_room);
+        series_begin(r);
+        strbuf_putc(r->out, '{');
+        put_label(r->out, true, "reason", "slow_reply", SIZE_MAX);
+        end_u64(r, o->http->closed_slow_reply);
         plain_series_double(r, &http_auth_busy, (double)o->http->auth_busy);
     }
     /* Last, so it can count everything before it (and itself). */

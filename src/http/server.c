@@ -134,8 +134,15 @@ static void http_counters(struct http_server *srv, struct exposition_http *ret) 
         .connections_open = g.live,
         .closed_header_deadline = g.cut_deadline,
         .closed_make_room = g.cut_room,
+        .closed_slow_reply = g.cut_slow_reply,
         .auth_busy = atomic_load(&srv->auth_busy),
     };
+}
+
+static void *guard_handle(struct MHD_Connection *conn) {
+    struct conn_ctx *ctx = http_conn_ctx(conn);
+
+    return ctx ? ctx->guard : NULL;
 }
 
 static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connection *conn) {
@@ -153,20 +160,18 @@ static enum MHD_Result serve_metrics(struct http_server *srv, struct MHD_Connect
     http_counters(srv, &http);
     r = metrics_cache_queue(srv->cache, conn, s, gzip_accepted(ae), &http, wc, &result);
     snapshot_unref(s);
-    if (r == -EBUSY)
+    if (r == -EBUSY) {
+        /* The bodies' memory is spent: the replies that have been sent for long, slow
+         * readers holding old bodies, make room for the next scrape. */
+        (void)conn_guard_shed_slow(srv->guard, guard_handle(conn), srv->shed_after_ns);
         return reply_text(srv, conn, MHD_HTTP_SERVICE_UNAVAILABLE,
                           "too many scrapes in flight, retry\n");
+    }
     if (r < 0) {
         log_debug("http: rendering the exposition failed: %s", strerror(-r));
         return reply_text(srv, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot render metrics\n");
     }
     return result;
-}
-
-static void *guard_handle(struct MHD_Connection *conn) {
-    struct conn_ctx *ctx = http_conn_ctx(conn);
-
-    return ctx ? ctx->guard : NULL;
 }
 
 /* The request's headers are in: the header deadline no longer applies. */
@@ -357,7 +362,11 @@ static int start_guard(struct http_server *srv, const struct http_server_options
         .reserve = MAX(capacity / 8, 1u),
         .header_timeout_ns =
             or_default(o->header_timeout_ms, HTTP_DEFAULT_HEADER_TIMEOUT_MS) * NSEC_PER_MSEC,
+        .reply_timeout_ns =
+            or_default(o->reply_timeout_ms, HTTP_DEFAULT_REPLY_TIMEOUT_MS) * NSEC_PER_MSEC,
     };
+
+    srv->shed_after_ns = l.reply_timeout_ns / 6;
 
     return conn_guard_new(&l, &srv->guard);
 }
@@ -569,6 +578,7 @@ void http_server_stats(struct http_server *srv, struct http_server_stats *ret) {
         .live_connections = g.live,
         .cut_deadline = g.cut_deadline,
         .cut_room = g.cut_room,
+        .cut_slow_reply = g.cut_slow_reply,
     };
 }
 

@@ -30,6 +30,9 @@
 #define HTTP_DEFAULT_THREADS 4
 #define HTTP_DEFAULT_TIMEOUT_S 10
 #define HTTP_DEFAULT_HEADER_TIMEOUT_MS 5000
+/* From a request to its reply done, absolute: a scrape of the largest node takes well under
+ * a second, Prometheus gives up after its scrape_timeout (10 s by default). */
+#define HTTP_DEFAULT_REPLY_TIMEOUT_MS 60000
 #define HTTP_LISTEN_BACKLOG 128
 /* Memory per connection for the request and the reply's headers: a request's headers over
  * about half of it get 431. */
@@ -51,7 +54,10 @@ struct http_server_options {
     unsigned threads;           /* worker threads; 0: HTTP_DEFAULT_THREADS */
     unsigned timeout_s;         /* per connection, idle; 0: HTTP_DEFAULT_TIMEOUT_S */
     unsigned header_timeout_ms; /* accept to complete headers, absolute; 0: the default */
-    size_t render_budget;       /* bytes of rendered bodies alive; 0: HTTP_RENDER_BUDGET */
+    /* Request to reply sent, absolute; 0: the default. With the rendered bodies' budget
+     * spent, replies sent for a sixth of it (10 s by default) are cut to make room. */
+    unsigned reply_timeout_ms;
+    size_t render_budget; /* bytes of rendered bodies alive; 0: HTTP_RENDER_BUDGET */
     /* /healthz: a snapshot older than this (by its timestamp_seconds, against the real-time
      * clock) is stale. 0: any snapshot is fresh. */
     uint64_t max_sample_age_ns;
@@ -103,6 +109,7 @@ struct http_server_stats {
     uint64_t live_connections; /* connections open now */
     uint64_t cut_deadline;     /* connections closed by the header deadline */
     uint64_t cut_room;         /* connections closed to make room */
+    uint64_t cut_slow_reply;   /* replies cut: past their deadline, or shed */
 };
 void http_server_stats(struct http_server *s, struct http_server_stats *ret);
 /* The bound TCP port (the real one when the address asked for port 0). */

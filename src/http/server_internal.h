@@ -17,6 +17,7 @@
 struct http_server {
     struct MHD_Daemon *daemon;
     struct conn_guard *guard;
+    uint64_t shed_after_ns; /* replies busy this long are cut when the bodies' budget is spent */
     struct snapshot_slot *slot;
     /* The configuration in use (a reference; replaced by http_server_set_web_config()), and
      * the one the server started with, whose TLS material libmicrohttpd was given. */

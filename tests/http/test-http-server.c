@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -172,9 +173,8 @@ static void check_gzip_matches_plain(struct fixture *f) {
 
 /* The sample with 3 000 more containers: ~1 MB of text, rendered into the compressor in
  * many 64 KiB pieces. */
-static void publish_large(struct fixture *f) {
+static void publish_workloads(struct fixture *f, size_t n) {
     struct snapshot *s = sample_snapshot_new();
-    size_t n = 3000;
 
     assert_non_null(s);
     for (size_t i = 0; i < s->n_workloads; i++)
@@ -199,6 +199,10 @@ static void publish_large(struct fixture *f) {
     }
     s->timestamp_seconds = now_s();
     snapshot_slot_publish(f->slot, s);
+}
+
+static void publish_large(struct fixture *f) {
+    publish_workloads(f, 3000);
 }
 
 static void test_gzip(void **state) {
@@ -285,6 +289,74 @@ static void test_shared_render(void **state) {
     http_server_stats(f.srv, &st);
     assert_int_equal(st.renders, 1);
     assert_true(st.live_body_bytes <= o.render_budget);
+    stop(&f);
+}
+
+/* A client that asked for /metrics and reads nothing: its socket's window kept small, so
+ * that the reply cannot be sent in one go. */
+static int slow_reader(int port) {
+    static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 4096;
+
+    assert_true(fd >= 0);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(req) - 1);
+    return fd;
+}
+
+/* A client reading its reply too slowly is cut at the reply deadline; one holding an old
+ * body while the bodies' budget is spent is cut by the next scrape that finds no room, so
+ * that the one after it is served. */
+static void test_slow_readers(void **state) {
+    struct http_server_options o = {
+        .listen_address = "127.0.0.1:0", .timeout_s = 10, .reply_timeout_ms = 1200};
+    struct http_server_stats st;
+    struct fixture f = {0};
+    struct http_reply r;
+    size_t plain_len;
+    int fd;
+
+    start(&f, &o);
+    publish_workloads(&f, 20000);
+    fd = slow_reader(f.port);
+    usleep(300 * 1000);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.cut_slow_reply, 0);
+    usleep(1500 * 1000);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.cut_slow_reply, 1);
+    close(fd);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    plain_len = r.body_len;
+    http_reply_done(&r);
+    stop(&f);
+
+    /* Room for two and a half bodies: the slow reader's, the kept one and a new one do not
+     * fit. Replies are shed after a sixth of the 6 s deadline. */
+    o.reply_timeout_ms = 6000;
+    o.render_budget = plain_len * 5 / 2;
+    start(&f, &o);
+    publish_workloads(&f, 20000);
+    fd = slow_reader(f.port);
+    usleep(1200 * 1000);
+    publish_workloads(&f, 20000);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    publish_workloads(&f, 20000);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 503);
+    http_reply_done(&r);
+    usleep(300 * 1000);
+    ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &r));
+    assert_int_equal(r.status, 200);
+    http_reply_done(&r);
+    http_server_stats(f.srv, &st);
+    assert_int_equal(st.cut_slow_reply, 1);
+    close(fd);
     stop(&f);
 }
 
@@ -903,13 +975,21 @@ static void test_bad_addresses(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes),           cmocka_unit_test(test_gzip),
-        cmocka_unit_test(test_shared_render),    cmocka_unit_test(test_pipelined_memory),
-        cmocka_unit_test(test_health_freshness), cmocka_unit_test(test_slow_clients),
-        cmocka_unit_test(test_header_deadline),  cmocka_unit_test(test_connection_limit),
-        cmocka_unit_test(test_basic_auth),       cmocka_unit_test(test_auth_not_blocking),
-        cmocka_unit_test(test_auth_one_worker),  cmocka_unit_test(test_strict_http),
-        cmocka_unit_test(test_listen_forms),     cmocka_unit_test(test_bad_addresses),
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_shared_render),
+        cmocka_unit_test(test_pipelined_memory),
+        cmocka_unit_test(test_slow_readers),
+        cmocka_unit_test(test_health_freshness),
+        cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_header_deadline),
+        cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_basic_auth),
+        cmocka_unit_test(test_auth_not_blocking),
+        cmocka_unit_test(test_auth_one_worker),
+        cmocka_unit_test(test_strict_http),
+        cmocka_unit_test(test_listen_forms),
+        cmocka_unit_test(test_bad_addresses),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,9 +69,80 @@ static void test_deadline_spares_unread_request(void **state) {
     assert_null(conn_guard_free(g));
 }
 
+/* A reply still being sent at its deadline is cut, however slowly its client reads on:
+ * a busy connection no longer holds its slot and its body for ever. */
+static void test_reply_deadline(void **state) {
+    const struct conn_guard_limits l = {.capacity = 8,
+                                        .per_client = 4,
+                                        .reserve = 1,
+                                        .header_timeout_ns = 10000000000,
+                                        .reply_timeout_ns = 50000000};
+    struct conn_guard *g = NULL;
+    struct conn_guard_stats st;
+    int slow[2];
+    void *h;
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, slow), 0);
+    h = conn_guard_opened(g, slow[0], NULL);
+    assert_non_null(h);
+    conn_guard_busy(g, h);
+    sleep_ms(20);
+    assert_false(was_cut(slow[1]));
+    sleep_ms(400);
+    assert_true(was_cut(slow[1]));
+    conn_guard_stats(g, &st);
+    assert_int_equal(st.cut_slow_reply, 1);
+    assert_int_equal(st.cut_deadline, 0);
+    conn_guard_closed(g, h);
+    for (int i = 0; i < 2; i++)
+        (void)close(slow[i]);
+    assert_null(conn_guard_free(g));
+}
+
+/* Shedding cuts the replies busy for at least the time given, never the caller's own nor a
+ * waiting connection. */
+static void test_shed_slow(void **state) {
+    const struct conn_guard_limits l = {
+        .capacity = 16, .per_client = 16, .reserve = 1, .header_timeout_ns = 10000000000};
+    struct conn_guard *g = NULL;
+    struct conn_guard_stats st;
+    int fds[4][2];
+    void *h[4];
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds[i]), 0);
+        h[i] = conn_guard_opened(g, fds[i][0], NULL);
+        assert_non_null(h[i]);
+    }
+    conn_guard_busy(g, h[0]); /* sending for a while */
+    conn_guard_busy(g, h[1]); /* the caller */
+    sleep_ms(100);
+    conn_guard_busy(g, h[2]); /* just started */
+    /* h[3] waits for its next request */
+    assert_int_equal(conn_guard_shed_slow(g, h[1], 50000000), 1);
+    assert_true(was_cut(fds[0][1]));
+    for (int i = 1; i < 4; i++)
+        assert_false(was_cut(fds[i][1]));
+    conn_guard_stats(g, &st);
+    assert_int_equal(st.cut_slow_reply, 1);
+    assert_int_equal(st.live, 3);
+    for (int i = 0; i < 4; i++) {
+        conn_guard_closed(g, h[i]);
+        (void)close(fds[i][0]);
+        (void)close(fds[i][1]);
+    }
+    assert_null(conn_guard_free(g));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deadline_spares_unread_request),
+        cmocka_unit_test(test_reply_deadline),
+        cmocka_unit_test(test_shed_slow),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,13 +41,16 @@ struct conn_guard {
     bool thread_started;
 };
 
-/* The client's address as 16 bytes, so that IPv4 and IPv4-mapped IPv6 compare equal. */
+/* The client's address as 16 bytes, so that IPv4 and IPv4-mapped IPv6 compare equal. An
+ * IPv6 client is its /64: a host is given a whole /64 and may use any address in it. */
 static void client_key(const struct sockaddr *addr, uint8_t key[16]) {
     memset(key, 0, 16);
     if (!addr)
         return;
     if (addr->sa_family == AF_INET6) {
-        memcpy(key, &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr, 16);
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr;
+
+        memcpy(key, a, IN6_IS_ADDR_V4MAPPED(a) ? 16 : 8);
     } else if (addr->sa_family == AF_INET) {
         key[10] = key[11] = 0xff;
         memcpy(key + 12, &((const struct sockaddr_in *)(const void *)addr)->sin_addr, 4);

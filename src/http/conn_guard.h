@@ -18,7 +18,7 @@
  *    byte at a time does not extend it (libmicrohttpd's own timeout restarts at each byte).
  *    One whose bytes sit unread in its socket (every worker busy) is not cut until they
  *    are read: it waits on the server, not on its client;
- *  - per client address: when a new connection makes its address hold more than
+ *  - per client address (an IPv6 client's /64): when a new connection makes it hold more than
  *    per_client - per_client/4 live connections, the address's oldest waiting one is cut;
  *  - in all: when a new connection leaves fewer than `reserve` of `capacity` slots free, the
  *    oldest waiting connection of any address is cut.

@@ -4,6 +4,7 @@
  * the server has read it. */
 #include "testutil.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -138,11 +139,55 @@ static void test_shed_slow(void **state) {
     assert_null(conn_guard_free(g));
 }
 
+static struct sockaddr_in6 ipv6(const char *text) {
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6};
+
+    assert_int_equal(inet_pton(AF_INET6, text, &a.sin6_addr), 1);
+    return a;
+}
+
+/* Addresses of one IPv6 /64 are one client: a host using a new address for each
+ * connection pushes out its own oldest waiting one, as one address does; another /64 is
+ * left alone. */
+static void test_ipv6_client_is_its_prefix(void **state) {
+    const struct conn_guard_limits l = {
+        .capacity = 32, .per_client = 4, .reserve = 1, .header_timeout_ns = 10000000000};
+    const char *addrs[] = {"2001:db8:0:1::5", "2001:db8:0:2::5", "2001:db8:0:1::6",
+                           "2001:db8:0:1:ffff::7", "2001:db8:0:1::8"};
+    struct conn_guard *g = NULL;
+    struct conn_guard_stats st;
+    int fds[5][2];
+    void *h[5];
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    for (int i = 0; i < 5; i++) {
+        struct sockaddr_in6 a = ipv6(addrs[i]);
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds[i]), 0);
+        h[i] = conn_guard_opened(g, fds[i][0], (struct sockaddr *)&a);
+        assert_non_null(h[i]);
+    }
+    /* The fourth of 2001:db8:0:1::/64 (over 3 of 4) cut its oldest; 2001:db8:0:2:: kept */
+    assert_true(was_cut(fds[0][1]));
+    for (int i = 1; i < 5; i++)
+        assert_false(was_cut(fds[i][1]));
+    conn_guard_stats(g, &st);
+    assert_int_equal(st.cut_room, 1);
+    for (int i = 0; i < 5; i++) {
+        conn_guard_closed(g, h[i]);
+        (void)close(fds[i][0]);
+        (void)close(fds[i][1]);
+    }
+    assert_null(conn_guard_free(g));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deadline_spares_unread_request),
         cmocka_unit_test(test_reply_deadline),
         cmocka_unit_test(test_shed_slow),
+        cmocka_unit_test(test_ipv6_client_is_its_prefix),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

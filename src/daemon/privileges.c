@@ -162,6 +162,13 @@ static int drop_everywhere(void) {
         if (r < 0)
             break;
     }
+    if (r == -ETIMEDOUT) {
+        /* A thread still asleep (a killable wait in the kernel) has the signal pending:
+         * the handler stays, so it drops them when it wakes. The default action of a
+         * real-time signal would end the daemon. This thread drops them now. */
+        (void)apply_here();
+        return r;
+    }
     (void)sigaction(sig, &old, NULL);
     if (r < 0)
         return r;

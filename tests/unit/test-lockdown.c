@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -168,6 +169,56 @@ static void test_capabilities_dropped_in_every_thread(void **state) {
         fail_msg("check %d failed; stderr: %s", r, err);
 }
 
+static atomic_int released;
+
+/* A thread that cannot take the drop's signal for now (as one in a killable wait in the
+ * kernel): it holds it blocked until told, then reports. */
+static void *deaf_for_a_while(void *arg) {
+    struct timespec pause = {.tv_nsec = 1000000};
+    sigset_t rt;
+
+    sigemptyset(&rt);
+    sigaddset(&rt, SIGRTMIN + 1);
+    (void)pthread_sigmask(SIG_BLOCK, &rt, NULL);
+    atomic_store(&go, 1);
+    while (!atomic_load(&released))
+        (void)nanosleep(&pause, NULL);
+    (void)pthread_sigmask(SIG_UNBLOCK, &rt, NULL); /* the pending signal arrives here */
+    atomic_store(&seen[0], privileges_effective());
+    return arg;
+}
+
+/* Exit codes name the first check that failed; killed by the signal: not an exit at all. */
+static int late_thread(void) {
+    uint64_t keep = 1ULL << PRIV_CAP_SYS_PTRACE, before = privileges_effective();
+    struct timespec pause = {.tv_nsec = 1000000};
+    pthread_t t;
+
+    if (pthread_create(&t, NULL, deaf_for_a_while, NULL) != 0)
+        return 2;
+    while (!atomic_load(&go))
+        (void)nanosleep(&pause, NULL);
+    if (privileges_drop(keep, NULL) != -ETIMEDOUT)
+        return 3;
+    if (privileges_effective() != (before & keep)) /* this thread dropped them all the same */
+        return 4;
+    atomic_store(&released, 1);
+    (void)pthread_join(t, NULL);
+    if (atomic_load(&seen[0]) != (before & keep)) /* and the late one when it woke */
+        return 5;
+    return 0;
+}
+
+/* The drop gives up waiting on a thread after 2 s; the signal still pending there must not
+ * end the daemon when it arrives (the default action of a real-time signal). */
+static void test_a_late_thread_does_not_kill(void **state) {
+    char err[1024];
+    int r = in_child(late_thread, err, sizeof(err));
+
+    if (r)
+        fail_msg("check %d failed; stderr: %s", r, err);
+}
+
 static void test_steady_state_set(void **state) {
     struct config cfg = {0};
 
@@ -185,6 +236,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filter_refuses_and_serves),
         cmocka_unit_test(test_capabilities_dropped_in_every_thread),
+        cmocka_unit_test(test_a_late_thread_does_not_kill),
         cmocka_unit_test(test_steady_state_set),
     };
 

@@ -114,8 +114,12 @@ static int list_instances(struct nvml_state *s, struct nvml_device *d, uint64_t 
         return r == -ENODEV ? r : 0;
     for (unsigned i = 0; i < max; i++) {
         r = list_one(s, d, i, next, &n_next);
-        if (r < 0)
+        if (r < 0) {
+            /* The slots moved here from d->mig hold their GPM samples now. */
+            for (size_t k = 0; k < n_next; k++)
+                free_samples(s, &next[k]);
             return r;
+        }
     }
     for (size_t i = 0; i < d->n_mig; i++) /* instances that are gone */
         free_samples(s, &d->mig[i]);

@@ -171,7 +171,18 @@ struct path_state {
     struct workload_identity id;
     struct slice prev; /* previous component, for "kubepods/burstable/pod<uid>/<id>" */
     enum slurm_state slurm;
+    bool delegated; /* below a user's own systemd manager (user@UID.service) */
 };
+
+/* "user@<uid>.service": systemd delegates the subtree below it to that user, who may create
+ * cgroups of any name there. */
+static bool is_user_manager(struct slice c) {
+    uint32_t uid;
+
+    return starts_with(c, LIT("user@")) && ends_with(c, LIT(".service")) &&
+           c.n > sizeof("user@.service") - 1 &&
+           parse_u32(drop_suffix(drop_prefix(c, 5), sizeof(".service") - 1), &uid);
+}
 
 static void set_container(struct path_state *st, enum container_runtime rt, struct slice cid) {
     st->id.runtime = rt;
@@ -373,12 +384,19 @@ static void slurm_step(struct path_state *st, struct slice c) {
     }
 }
 
+/* Below a user's manager, names a user chose are not taken for a pod or a SLURM job, which
+ * would bill them (a delegated subtree may carry any name); a rootless container is the
+ * user's own and stays one. */
 static void path_component(struct path_state *st, struct slice c) {
     if (is_systemd_unit(c))
         copy_out(st->id.systemd_unit, c);
-    if (!match_systemd_pod(st, c) && !match_cgroupfs_pod(st, c) && !match_prefixed_container(st, c))
+    if (is_user_manager(c))
+        st->delegated = true;
+    if ((st->delegated || (!match_systemd_pod(st, c) && !match_cgroupfs_pod(st, c))) &&
+        !match_prefixed_container(st, c))
         (void)match_bare_container(st, c);
-    slurm_step(st, c);
+    if (!st->delegated)
+        slurm_step(st, c);
     st->prev = c;
 }
 

@@ -153,6 +153,24 @@ static const struct row rows[] = {
      "tmux-spawn-e780eea5-fcf4-4010-88be-18150805c48e.scope",
      IDENTITY_NONE, RUNTIME_NONE, POD_QOS_UNKNOWN, "", "", SLURM_ROLE_NONE, -1, "", "", "",
      "tmux-spawn-e780eea5-fcf4-4010-88be-18150805c48e.scope"},
+    /* Below a user's own manager any name can be made: no pod, no SLURM job there (a user
+     * would bill another's pod or job); a container stays the user's container. */
+    {"U1",
+     "0::/user.slice/user-1000.slice/user@1000.service/x_slurmstepd.scope/job_42/step_0/user/"
+     "task_0",
+     IDENTITY_NONE, RUNTIME_NONE, POD_QOS_UNKNOWN, "", "", SLURM_ROLE_NONE, -1, "", "", "",
+     "x_slurmstepd.scope"},
+    {"U2",
+     "0::/user.slice/user-1000.slice/user@1000.service/"
+     "kubepods-besteffort-pod2c9f8a79_5391_454b_88cb_86190881cb96.slice/"
+     "cri-containerd-" CID_X1 ".scope",
+     IDENTITY_CONTAINER, RUNTIME_CONTAINERD, POD_QOS_UNKNOWN, "", CID_X1, SLURM_ROLE_NONE, -1, "",
+     "", "", "cri-containerd-" CID_X1 ".scope"},
+    {"U3",
+     "0::/user.slice/user-1000.slice/user@1000.service/kubepods/burstable/"
+     "podf6adb0af-0855-4bab-b25b-c853f18d0ce2/" CID_X2,
+     IDENTITY_NONE, RUNTIME_NONE, POD_QOS_UNKNOWN, "", "", SLURM_ROLE_NONE, -1, "", "", "",
+     "user@1000.service"},
     {"N2", "2:pids:/user.slice/user-118.slice/session-18.scope", IDENTITY_NONE, RUNTIME_NONE,
      POD_QOS_UNKNOWN, "", "", SLURM_ROLE_NONE, -1, "", "", "", "session-18.scope"},
     {"N3", "0::/system.slice/slurmd.service", IDENTITY_NONE, RUNTIME_NONE, POD_QOS_UNKNOWN, "", "",

@@ -368,8 +368,8 @@ static const struct family http_connections = {
     "Open HTTP connections when this exposition was rendered."};
 static const struct family http_closed = {
     "joulestat_", "http_connections_closed_total", "counter",
-    "HTTP connections closed early while waiting for a request: past the header deadline, or "
-    "the oldest waiting one to make room for a new connection."};
+    "HTTP connections closed early: waiting for a request past the header deadline, the "
+    "oldest waiting one to make room for a new connection, or a reply sent too slowly."};
 static const struct family http_auth_busy = {
     "joulestat_", "http_auth_busy_total", "counter",
     "Requests answered 503 because every password-check thread was busy."};

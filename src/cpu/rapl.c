@@ -134,6 +134,15 @@ int rapl_add_counter(struct rapl *r, int fd, enum rapl_slot_kind kind, uint64_t 
     return 0;
 }
 
+/* Whether one of the first n counters is of package's domain, whatever its die. */
+static bool rapl_has_domain_before(const struct rapl *r, size_t n, uint32_t package,
+                                   enum rapl_domain domain) {
+    for (size_t i = 0; i < n; i++)
+        if (r->readings[i].package == package && r->readings[i].domain == domain)
+            return true;
+    return false;
+}
+
 bool rapl_has_domain(const struct rapl *r, uint32_t package, uint32_t die,
                      enum rapl_domain domain) {
     for (size_t i = 0; i < r->n; i++)
@@ -274,6 +283,34 @@ static int worse_error(int a, int b) {
     return a != -ENODEV && a != -ENOENT && a != 0 ? a : b;
 }
 
+/*
+ * AMD's RAPL counters are per package, but since Linux 6.10 a Zen 4 or later part names
+ * each CCD a die (CPUID leaf 0x80000026): read once per die, a package of 12 CCDs was
+ * counted 12 times. On AMD and Hygon only the first counter of each (package, domain) is
+ * kept, as die 0.
+ */
+static void keep_one_per_package(const struct rapl_options *o, struct rapl *r) {
+    struct cpu_id id;
+    size_t kept = 0;
+
+    if (rapl_read_cpu_id(o->proc_fd, &id) < 0 ||
+        (id.vendor != CPU_VENDOR_AMD && id.vendor != CPU_VENDOR_HYGON))
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        struct rapl_reading rd = r->readings[i];
+
+        if (rapl_has_domain_before(r, kept, rd.package, rd.domain)) {
+            if (r->slots[i].fd >= 0)
+                (void)close(r->slots[i].fd);
+            continue;
+        }
+        rd.die = 0;
+        r->slots[kept] = r->slots[i];
+        r->readings[kept++] = rd;
+    }
+    r->n = kept;
+}
+
 int rapl_open(const struct rapl_options *o, struct rapl **ret, struct rapl_status *status) {
     char tried[RAPL_REASON_MAX] = "";
     int err = 0, r;
@@ -288,8 +325,10 @@ int rapl_open(const struct rapl_options *o, struct rapl **ret, struct rapl_statu
     }
     if (o->mode != RAPL_MODE_AUTO) {
         r = backend_for(o->mode)(o, ret, status->reason, sizeof(status->reason));
-        if (r >= 0)
+        if (r >= 0) {
             status->chosen = o->mode;
+            keep_one_per_package(o, *ret);
+        }
         status->error = r < 0 ? r : 0;
         log_debug("rapl: %s", status->reason);
         return r < 0 ? r : 0;
@@ -301,6 +340,7 @@ int rapl_open(const struct rapl_options *o, struct rapl **ret, struct rapl_statu
         r = backend_for(auto_order[i])(o, ret, reason, sizeof(reason));
         if (r >= 0) {
             status->chosen = auto_order[i];
+            keep_one_per_package(o, *ret);
             append(status->reason, sizeof(status->reason), "auto: ");
             append(status->reason, sizeof(status->reason), reason);
             if (tried[0]) {

@@ -141,6 +141,24 @@ static void test_amd_package_only(void **state) {
     fixture_rapl_done(&e);
 }
 
+/* A Zen 4 EPYC on Linux 6.10 or later: each CCD is a die of its own in sysfs, but the
+ * package counter is one per package. Read once per die, the package would count four
+ * times over. */
+static void test_amd_ccds_are_one_package(void **state) {
+    struct fixture_rapl e = {0};
+    const struct rapl_reading *rd;
+    size_t n;
+
+    fixture_rapl_open(&e, "rapl-amd-ccd-msr");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_MSR));
+    assert_int_equal(rapl_sample(e.rapl, &rd, &n), 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(rd[0].package, 0);
+    assert_int_equal(rd[0].die, 0);
+    assert_int_equal(rd[0].domain, RAPL_DOMAIN_PACKAGE);
+    fixture_rapl_done(&e);
+}
+
 static void test_client_all_domains(void **state) {
     const enum rapl_domain want[] = {RAPL_DOMAIN_PACKAGE, RAPL_DOMAIN_CORE, RAPL_DOMAIN_UNCORE,
                                      RAPL_DOMAIN_DRAM, RAPL_DOMAIN_PSYS};
@@ -245,6 +263,7 @@ int main(void) {
         cmocka_unit_test(test_skylake_x_interval),
         cmocka_unit_test(test_sapphire_rapids),
         cmocka_unit_test(test_amd_package_only),
+        cmocka_unit_test(test_amd_ccds_are_one_package),
         cmocka_unit_test(test_client_all_domains),
         cmocka_unit_test(test_read_failure_marks_invalid),
         cmocka_unit_test(test_msr_errors),

@@ -13,6 +13,7 @@ void ledger_init(struct ledger *l) {
     hashmap_init(&l->processes);
     hashmap_init(&l->workloads);
     hashmap_init(&l->cpu_processes);
+    hashmap_init(&l->cpu_latest);
     hashmap_init(&l->allocations);
     l->workload_gen = 1;
     l->process_gen = 1;
@@ -44,6 +45,7 @@ void ledger_done(struct ledger *l) {
     free_values(&l->processes, free_process);
     free_values(&l->workloads, free_workload);
     free_values(&l->cpu_processes, ledger_cpu_process_free);
+    hashmap_done(&l->cpu_latest);
     free_values(&l->allocations, free);
     free(l->rapl);
     free(l->sweep_keys);

@@ -151,6 +151,7 @@ struct ledger {
     struct hashmap processes;     /* key -> struct ledger_process */
     struct hashmap workloads;     /* key -> struct ledger_workload */
     struct hashmap cpu_processes; /* key -> struct ledger_cpu_process */
+    struct hashmap cpu_latest;    /* pid + 1 -> key of the series that pid books to now */
     uint64_t cpu_scan_ns;         /* the latest CPU scan: workloads it touched stay active */
     struct ledger_gpu gpus[LEDGER_MAX_GPUS];
     size_t n_rapl;

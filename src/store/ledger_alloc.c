@@ -9,16 +9,19 @@
 #include "macro.h"
 
 /* One series per (GPU, pod name, pod UID): a pod recreated under the same name, or one
- * whose UID becomes known, is a new series, so labels never change on a live one. */
+ * whose UID becomes known, is a new series, so labels never change on a live one. Keyed by
+ * the strings as kept (cut to their fields), so that an entry restored from the state file
+ * has the key of the live one, and two names that differ only past the cut, which would
+ * export the same labels, are one series. */
 static uint64_t allocation_key(unsigned gpu, const char *namespace_, const char *pod,
                                const char *pod_uid) {
     uint64_t h = hash_u64((uint64_t)gpu + 1);
 
-    h = hash_bytes(namespace_, strlen(namespace_), h);
+    h = hash_bytes(namespace_, strnlen(namespace_, SNAP_LABEL_MAX - 1), h);
     h = hash_bytes("/", 1, h);
-    h = hash_bytes(pod, strlen(pod), h);
+    h = hash_bytes(pod, strnlen(pod, SNAP_LABEL_MAX - 1), h);
     h = hash_bytes("/", 1, h);
-    return hash_bytes(pod_uid, strlen(pod_uid), h);
+    return hash_bytes(pod_uid, strnlen(pod_uid, SNAP_ID_MAX - 1), h);
 }
 
 /* The entry of (gpu, namespace_, pod, pod_uid), made when new. */

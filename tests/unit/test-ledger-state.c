@@ -248,6 +248,64 @@ static void test_unknown_fields(void **state _unused_) {
     ledger_done(&l);
 }
 
+/* A pod's process's CPU series saved with the names the Kubernetes API filled in: booked
+ * after a restart from its ids alone (the names come back later), it is the same series,
+ * going on from its saved value, not a second one from zero. */
+static void test_cpu_series_goes_on_without_names(void **state _unused_) {
+    struct snap_identity named = {.process_name = "python3",
+                                  .pod_uid = "u-1",
+                                  .container_id = "c0ffee",
+                                  .pod = "train",
+                                  .namespace_ = "ml",
+                                  .container = "trainer"};
+    struct snap_identity bare = named;
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger a, r;
+    unsigned bad = 0;
+    char *text;
+    void *v;
+
+    bare.pod[0] = bare.namespace_[0] = bare.container[0] = '\0';
+    ledger_init(&a);
+    ASSERT_OK(ledger_add_cpu_process_energy(&a, 300, 999, &named, 0, 5000, 1));
+    text = format(&a, b);
+    ledger_init(&r);
+    assert_true(ledger_state_restore(&r, text, NOW_NS, b, &bad) > 0);
+    ASSERT_OK(ledger_add_cpu_process_energy(&r, 300, 999, &bare, 0, 7, NOW_NS));
+    assert_int_equal(r.cpu_processes.size, 1);
+    for (size_t i = 0; hashmap_next(&r.cpu_processes, &i, NULL, &v);)
+        assert_int_equal(((struct ledger_cpu_process *)v)->energy_uj[0], 5007);
+    free(text);
+    ledger_done(&a);
+    ledger_done(&r);
+}
+
+/* A pod name longer than a label keeps (Kubernetes allows 253 characters): charged again
+ * after a restart, its allocation goes on from the restored one. */
+static void test_long_pod_name_allocation_goes_on(void **state _unused_) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    char pod[254];
+    struct ledger a, r;
+    unsigned bad = 0;
+    char *text;
+    void *v;
+
+    memset(pod, 'p', sizeof(pod) - 1);
+    pod[sizeof(pod) - 1] = '\0';
+    ledger_init(&a);
+    ASSERT_OK(ledger_add_allocation_energy(&a, 0, "ml", pod, "", 1, 5000, 1));
+    text = format(&a, b);
+    ledger_init(&r);
+    assert_true(ledger_state_restore(&r, text, NOW_NS, b, &bad) > 0);
+    ASSERT_OK(ledger_add_allocation_energy(&r, 0, "ml", pod, "", 1, 7, NOW_NS));
+    assert_int_equal(r.allocations.size, 1);
+    for (size_t i = 0; hashmap_next(&r.allocations, &i, NULL, &v);)
+        assert_int_equal(((struct ledger_allocation *)v)->energy_uj, 5007);
+    free(text);
+    ledger_done(&a);
+    ledger_done(&r);
+}
+
 /* A state written before dies were told apart: its one raw reading is die 0's. */
 static void test_raw_of_older_states_is_die_0(void **state _unused_) {
     struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
@@ -275,6 +333,8 @@ int main(void) {
         cmocka_unit_test(test_bad_text),
         cmocka_unit_test(test_unknown_fields),
         cmocka_unit_test(test_raw_of_older_states_is_die_0),
+        cmocka_unit_test(test_cpu_series_goes_on_without_names),
+        cmocka_unit_test(test_long_pod_name_allocation_goes_on),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -202,12 +202,39 @@ static void test_cpu_booking_keeps_names(void **state) {
     ledger_done(&l);
 }
 
+/* A process that execs under another name books to a second series; the first ends there
+ * (it would otherwise stay active for ever, its exit looked up by the new name), and both
+ * are swept once the process has exited and the retention passed. */
+static void test_renamed_process_ends_its_old_series(void **state) {
+    struct snap_identity sh = {.process_name = "sh", .container_id = CTR_A};
+    struct snap_identity app = sh;
+    struct ledger l;
+    unsigned active = 0;
+    void *v;
+
+    (void)state;
+    strcpy(app.process_name, "app");
+    ledger_init(&l);
+    ASSERT_OK(ledger_add_cpu_process_energy(&l, 400, 17, &sh, 0, 100, 1 * SEC));
+    ASSERT_OK(ledger_add_cpu_process_energy(&l, 400, 17, &app, 0, 200, 2 * SEC));
+    assert_int_equal(l.cpu_processes.size, 2);
+    for (size_t i = 0; hashmap_next(&l.cpu_processes, &i, NULL, &v);)
+        active += ((struct ledger_cpu_process *)v)->active;
+    assert_int_equal(active, 1);
+    ledger_cpu_process_exited(&l, 400, 17, &app, 3 * SEC);
+    ledger_sweep(&l, 400 * SEC, 400 * SEC, 300 * SEC);
+    assert_int_equal(l.cpu_processes.size, 0);
+    assert_int_equal(l.cpu_latest.size, 0);
+    ledger_done(&l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_entries),
         cmocka_unit_test(test_swept_workload),
         cmocka_unit_test(test_no_workload),
         cmocka_unit_test(test_cpu_booking_keeps_names),
+        cmocka_unit_test(test_renamed_process_ends_its_old_series),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,15 +28,20 @@
 #include "snapshot.h"
 #include "store.h"
 
-/* The command's processes: its own and every descendant seen at a scan, by pid. */
+/* The command's processes: its own and every descendant seen at a scan, by pid and start
+ * time (a pid reused by another process is not the command's). */
 struct tree {
     pid_t root;
     int proc_fd;
-    struct hashmap members; /* pid + 1 -> 1: in the tree at some scan */
+    struct hashmap members; /* pid + 1 -> start time + 1 (1: unknown): in the tree */
     struct hashmap alive;   /* pid + 1 -> ppid + 1, this scan, scratch */
-    struct hashmap ticks;   /* pid + 1 -> utime + stime + 1, this scan, scratch */
+    struct hashmap starts;  /* pid + 1 -> start time + 1, this scan, scratch */
+    struct hashmap ticks;   /* pid + 1 -> CPU ticks + 1, this scan, scratch */
     unsigned n_members;
-    uint64_t cpu_ticks; /* of the members alive at the last scan */
+    /* Of the members alive at the last scan: their own ticks and those of the children
+     * they waited for (utime + stime + cutime + cstime), so a child's time is counted
+     * after it exited too. */
+    uint64_t cpu_ticks;
 };
 
 /* The CPU ticks of the members alive now (after tree_scan()). */
@@ -52,6 +57,23 @@ static void tree_sum_ticks(struct tree *t) {
     }
 }
 
+/* A member whose pid now names a process started at another time exited, and its pid went
+ * to someone else: no longer in the tree. */
+static void tree_forget_reused(struct tree *t) {
+    for (size_t i = 0;;) {
+        uint64_t key;
+        void *start;
+
+        if (!hashmap_next(&t->members, &i, &key, &start))
+            break;
+        if ((uintptr_t)start != 1 && hashmap_get(&t->starts, key) &&
+            hashmap_get(&t->starts, key) != start) {
+            (void)hashmap_remove(&t->members, key);
+            i = 0; /* the walk starts again after a removal */
+        }
+    }
+}
+
 /* One pass over /proc: adds the processes whose parent is in the tree, until no more. */
 static void tree_scan(struct tree *t) {
     _cleanup_(closedirp) DIR *dir = NULL;
@@ -60,6 +82,7 @@ static void tree_scan(struct tree *t) {
     char buf[1024];
 
     hashmap_clear(&t->alive);
+    hashmap_clear(&t->starts);
     hashmap_clear(&t->ticks);
     t->cpu_ticks = 0;
     if (opendir_at(t->proc_fd, ".", false, &dir) < 0)
@@ -77,9 +100,11 @@ static void tree_scan(struct tree *t) {
         if (len < 0 || proc_pid_stat_parse(buf, (size_t)len, &st) < 0)
             continue; /* gone since the listing */
         (void)hashmap_put(&t->alive, (uint64_t)pid + 1, (void *)(uintptr_t)(st.ppid + 1));
+        (void)hashmap_put(&t->starts, (uint64_t)pid + 1, (void *)(uintptr_t)(st.starttime + 1));
         (void)hashmap_put(&t->ticks, (uint64_t)pid + 1,
-                          (void *)(uintptr_t)(st.utime + st.stime + 1));
+                          (void *)(uintptr_t)(st.utime + st.stime + st.cutime + st.cstime + 1));
     }
+    tree_forget_reused(t);
     while (grew) { /* children usually have higher pids, but pids wrap: until stable */
         grew = false;
         for (size_t i = 0;;) {
@@ -90,13 +115,26 @@ static void tree_scan(struct tree *t) {
                 break;
             if (hashmap_get(&t->members, key) || !hashmap_get(&t->members, (uint64_t)(uintptr_t)v))
                 continue;
-            if (hashmap_put(&t->members, key, (void *)(uintptr_t)1) >= 0) {
+            if (hashmap_put(&t->members, key, hashmap_get(&t->starts, key)) >= 0) {
                 t->n_members++;
                 grew = true;
             }
         }
     }
     tree_sum_ticks(t);
+}
+
+/* The root's start time + 1, as a member's value; 1 (unknown) if it is gone already. */
+static uintptr_t root_start(const struct tree *t) {
+    struct proc_pid_stat st;
+    char path[64], buf[1024];
+    int len;
+
+    (void)snprintf(path, sizeof(path), "%d/stat", (int)t->root);
+    len = read_file_into_at(t->proc_fd, path, buf, sizeof(buf));
+    if (len < 0 || proc_pid_stat_parse(buf, (size_t)len, &st) < 0)
+        return 1;
+    return (uintptr_t)st.starttime + 1;
 }
 
 static bool tree_has(const struct tree *t, uint32_t pid) {
@@ -155,18 +193,22 @@ static void meter_update(struct cpu_meter *m, const struct snapshot *s, uint64_t
                 m->uj[d] += (double)(rapl[d] - m->rapl_uj[d]) * MIN(share, 1.0);
     }
     memcpy(m->rapl_uj, rapl, sizeof(rapl));
-    m->cmd_ticks = MAX(cmd_ticks, m->cmd_ticks);
+    /* The tree's ticks fall when a member left that none of them waited for (an orphan):
+     * only the rise of each window counts. */
+    m->cmd_ticks = cmd_ticks;
     m->all_ticks = all_ticks;
     m->primed = true;
 }
 
-/* All CPUs' time, busy and idle, from <procfs>/stat; 0 when unreadable. */
+/* All CPUs' time, busy and idle, from <procfs>/stat (a line per CPU and per interrupt:
+ * over 16 KiB on a large node); 0 when unreadable. */
 static uint64_t all_cpu_ticks(int proc_fd) {
-    char buf[16384];
+    _cleanup_(freep) char *buf = NULL;
     struct cpu_times ct;
-    int len = read_file_into_at(proc_fd, "stat", buf, sizeof(buf));
+    size_t len;
 
-    if (len < 0 || proc_cpu_stat_parse(buf, (size_t)len, &ct) < 0)
+    if (read_virtual_file_at(proc_fd, "stat", 16U << 20, &buf, &len) < 0 ||
+        proc_cpu_stat_parse(buf, len, &ct) < 0)
         return 0;
     return cpu_times_active(&ct) + cpu_times_idle(&ct);
 }
@@ -269,6 +311,73 @@ static void print_json(char **argv, const struct snapshot *s, const struct usage
     fprintf(stderr, "}, \"total_joules\": %.6f}\n", (double)total / 1e6);
 }
 
+/* SIGTERM or SIGHUP to joulestat while the command runs: passed on to it. */
+static volatile sig_atomic_t pending_signal;
+
+static void on_signal_to_forward(int sig) {
+    pending_signal = sig;
+}
+
+/* While the command runs, joulestat is a bystander, as time(1) is: the terminal's SIGINT
+ * and SIGQUIT reach the command (its process group) and are ignored here, so the report is
+ * still printed; SIGTERM and SIGHUP (kill, a container stopped) are passed on to it. SIGCHLD
+ * is the default, so the command can be waited for. A signal joulestat was started with
+ * ignored stays ignored, here and in the command. */
+static const int run_signals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD};
+
+static bool was_ignored(const struct sigaction *old) {
+    return !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN;
+}
+
+static int take_signals(struct sigaction old[static ARRAY_SIZE(run_signals)]) {
+    for (size_t i = 0; i < ARRAY_SIZE(run_signals); i++) {
+        int sig = run_signals[i];
+        struct sigaction sa = {.sa_handler = SIG_DFL};
+
+        if (sigaction(sig, NULL, &old[i]) < 0)
+            return -errno;
+        if (sig == SIGINT || sig == SIGQUIT || (sig != SIGCHLD && was_ignored(&old[i])))
+            sa.sa_handler = SIG_IGN;
+        else if (sig != SIGCHLD)
+            sa.sa_handler = on_signal_to_forward;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sig, &sa, NULL) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+static void give_back_signals(const struct sigaction old[static ARRAY_SIZE(run_signals)]) {
+    for (size_t i = 0; i < ARRAY_SIZE(run_signals); i++)
+        (void)sigaction(run_signals[i], &old[i], NULL);
+}
+
+/* The command starts with nothing blocked and the default action for each of them, but
+ * those joulestat was started with ignored. */
+static int spawn_command(const struct config *c, const struct sigaction old[], pid_t *ret_pid) {
+    posix_spawnattr_t attr;
+    sigset_t defaults, none;
+    int r;
+
+    r = posix_spawnattr_init(&attr);
+    if (r != 0)
+        return -r;
+    sigemptyset(&defaults);
+    for (size_t i = 0; i < ARRAY_SIZE(run_signals); i++)
+        if (!was_ignored(&old[i]))
+            sigaddset(&defaults, run_signals[i]);
+    sigemptyset(&none);
+    r = posix_spawnattr_setsigdefault(&attr, &defaults);
+    if (r == 0)
+        r = posix_spawnattr_setsigmask(&attr, &none);
+    if (r == 0)
+        r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    if (r == 0)
+        r = posix_spawnp(ret_pid, c->run_argv[0], NULL, &attr, c->run_argv, environ);
+    (void)posix_spawnattr_destroy(&attr);
+    return -r;
+}
+
 static void sleep_ns(uint64_t ns) {
     struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC),
                           .tv_nsec = (long)(ns % NSEC_PER_SEC)};
@@ -290,6 +399,10 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
 
         if (w < 0 && errno != EINTR)
             return -errno;
+        if (pending_signal) {
+            (void)kill(t->root, pending_signal);
+            pending_signal = 0;
+        }
         if (w == t->root) {
             /* The root is gone from /proc: its time (and its reaped children's) is here. */
             double root_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
@@ -317,6 +430,8 @@ int run_command(const struct config *given, int *ret_status) {
     struct snapshot *snap = NULL;
     struct tree t = {.proc_fd = -1};
     struct cpu_meter meter = {0};
+    struct sigaction old_signals[ARRAY_SIZE(run_signals)];
+    bool signals_taken = false;
     struct usage u;
     uint64_t started;
     int r, wstatus = 0, status;
@@ -326,8 +441,12 @@ int run_command(const struct config *given, int *ret_status) {
     /* Short windows for a command that may last a second. */
     c.sample_interval_ns = MIN(c.sample_interval_ns, 200 * NSEC_PER_MSEC);
     c.process_scan_interval_ns = c.sample_interval_ns;
+    /* The report sums the processes of the last snapshot: one that finished early must
+     * still be in it, however long the rest ran. */
+    c.metric_retention_ns = UINT64_MAX;
     hashmap_init(&t.members);
     hashmap_init(&t.alive);
+    hashmap_init(&t.starts);
     hashmap_init(&t.ticks);
     t.proc_fd = open(c.procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (t.proc_fd < 0) {
@@ -340,15 +459,23 @@ int run_command(const struct config *given, int *ret_status) {
         goto finish;
     }
     run_tick(sampler, slot, &t, &meter, 0); /* the baseline of every counter */
-    started = clock_monotonic_ns();
-    r = posix_spawnp(&t.root, c.run_argv[0], NULL, NULL, c.run_argv, environ);
-    if (r != 0) {
-        r = log_error_errno(-r, "run: cannot start '%s': %m", c.run_argv[0]);
+    r = take_signals(old_signals);
+    if (r < 0) {
+        log_error_errno(r, "run: cannot set up signal handling: %m");
         goto finish;
     }
-    (void)hashmap_put(&t.members, (uint64_t)t.root + 1, (void *)(uintptr_t)1);
+    signals_taken = true;
+    started = clock_monotonic_ns();
+    r = spawn_command(&c, old_signals, &t.root);
+    if (r < 0) {
+        log_error_errno(r, "run: cannot start '%s': %m", c.run_argv[0]);
+        goto finish;
+    }
+    (void)hashmap_put(&t.members, (uint64_t)t.root + 1, (void *)(uintptr_t)root_start(&t));
     t.n_members = 1;
     r = follow(sampler, slot, &c, &t, &meter, &wstatus);
+    give_back_signals(old_signals);
+    signals_taken = false;
     if (r < 0) {
         log_error_errno(r, "run: cannot wait for the command: %m");
         goto finish;
@@ -371,11 +498,14 @@ int run_command(const struct config *given, int *ret_status) {
     r = 0;
 
 finish:
+    if (signals_taken)
+        give_back_signals(old_signals);
     (void)snapshot_unref(snap);
     sampler_free(sampler);
     snapshot_slot_free(slot);
     hashmap_done(&t.members);
     hashmap_done(&t.alive);
+    hashmap_done(&t.starts);
     hashmap_done(&t.ticks);
     if (t.proc_fd >= 0)
         (void)close(t.proc_fd);

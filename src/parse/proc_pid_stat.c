@@ -45,18 +45,26 @@ static bool is_letter(char c) {
 }
 
 static bool field_kept(unsigned field) {
-    return field == 4 || field == 9 || field == 14 || field == 15 || field == 20 || field == 22;
+    return field == 4 || field == 9 || (field >= 14 && field <= 17) || field == 20 || field == 22;
+}
+
+/* The kept fields the kernel prints signed (cutime, cstime: %ld, never negative in
+ * practice); a negative one is kept as 0. */
+static bool field_signed(unsigned field) {
+    return field == 16 || field == 17;
 }
 
 /* Reads one of fields 4..22 at *pp in a single pass: 1 to 20 digits, after a '-' for the
- * fields the kernel may print signed (not kept, so only their syntax is checked). */
-static int scan_field(const char **pp, const char *end, bool keep, uint64_t *ret) {
+ * fields the kernel may print signed (for those not kept only the syntax is checked). */
+static int scan_field(const char **pp, const char *end, bool keep, bool is_signed, uint64_t *ret) {
     const char *p = *pp, *digits;
-    bool overflow = false;
+    bool overflow = false, negative = false;
     uint64_t v = 0;
 
-    if (!keep && p < end && *p == '-')
+    if ((!keep || is_signed) && p < end && *p == '-') {
+        negative = true;
         p++;
+    }
     for (digits = p; p < end && *p >= '0' && *p <= '9'; p++)
         if (keep) {
             overflow |= __builtin_mul_overflow(v, 10, &v);
@@ -65,7 +73,7 @@ static int scan_field(const char **pp, const char *end, bool keep, uint64_t *ret
     if (p == digits || p - digits > 20 || (keep && overflow))
         return -EINVAL;
     *pp = p;
-    *ret = v;
+    *ret = negative ? 0 : v;
     return 0;
 }
 
@@ -92,6 +100,12 @@ static int store_field(struct proc_pid_stat *st, unsigned field, uint64_t v) {
         return 0;
     case 15:
         st->stime = v;
+        return 0;
+    case 16:
+        st->cutime = v;
+        return 0;
+    case 17:
+        st->cstime = v;
         return 0;
     case 22:
         st->starttime = v;
@@ -141,7 +155,7 @@ int proc_pid_stat_parse(const char *buf, size_t len, struct proc_pid_stat *ret) 
         bool keep = field_kept(field);
         uint64_t v;
 
-        r = scan_field(&p, end, keep, &v);
+        r = scan_field(&p, end, keep, field_signed(field), &v);
         if (r < 0)
             return r;
         if (keep) {

@@ -33,6 +33,8 @@ struct proc_pid_stat {
     uint32_t flags;           /* field 9, PF_* bits */
     uint64_t utime;           /* field 14, clock ticks */
     uint64_t stime;           /* field 15, clock ticks */
+    uint64_t cutime;          /* field 16: of its children waited for, clock ticks */
+    uint64_t cstime;          /* field 17 */
     uint32_t num_threads;     /* field 20 */
     uint64_t starttime;       /* field 22, clock ticks since boot */
 };

@@ -2,7 +2,9 @@
 # `joulestat run -- CMD`: the command's exit status comes back, and the energy it used is
 # printed; on the real /proc with a fake RAPL zone (+2 J every 100 ms) a CPU burner and
 # its child get CPU energy, never more than the zone measured while it ran; a missing
-# source is said so; a command that cannot start exits 127 with the reason.
+# source is said so; a command that cannot start exits 127 with the reason. A SIGINT to
+# joulestat (a Ctrl-C reaches the command too) does not cost the report, and a SIGTERM is
+# passed on to the command.
 set -euo pipefail
 build=$1 src=$2
 . "$src/tests/e2e/lib.sh"
@@ -20,7 +22,32 @@ grep -q "cannot start '/no/such/command'" "$E2E_TMP/err" || e2e_fail "no reason:
 "$js" run 2>"$E2E_TMP/err" && e2e_fail "run without a command succeeded"
 grep -q "run needs a command" "$E2E_TMP/err" || e2e_fail "no usage: $(cat "$E2E_TMP/err")"
 
-# 2. CPU energy of a command and its child, on a fake RAPL zone.
+# 2. Signals. SIGINT to joulestat alone: it goes on, and reports the command's own end.
+# (env: a background job of a script starts with SIGINT ignored; a terminal's does not.)
+env --default-signal=INT "$js" run --no-gpu --rapl-source off -- sh -c 'sleep 1; exit 4' \
+    2>"$E2E_TMP/err" &
+pid=$!
+sleep 0.3
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+[[ $status == 4 ]] || e2e_fail "after a SIGINT to joulestat it exited $status, not the command's 4"
+grep -q "exit status 4" "$E2E_TMP/err" || e2e_fail "no report after SIGINT: $(cat "$E2E_TMP/err")"
+# SIGTERM: passed on; the command ends by it, and joulestat reports that (128 + 15).
+"$js" run --no-gpu --rapl-source off -- sleep 31.7 2>"$E2E_TMP/err" &
+pid=$!
+sleep 0.3
+started=$SECONDS
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+[[ $status == 143 ]] || e2e_fail "after a SIGTERM it exited $status, not 143"
+((SECONDS - started < 10)) || e2e_fail "the command did not end with the SIGTERM"
+grep -q "exit status 143" "$E2E_TMP/err" || e2e_fail "no report after SIGTERM: $(cat "$E2E_TMP/err")"
+sleep 0.2
+pgrep -fx "sleep 31.7" >/dev/null && e2e_fail "the command was left running after joulestat ended"
+
+# 3. CPU energy of a command and its child, on a fake RAPL zone.
 e2e_fake_rapl_zone "$E2E_TMP/sys"
 E2E_PIDS+=("$E2E_FAKE_RAPL_PID")
 burn='i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'

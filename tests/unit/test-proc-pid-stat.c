@@ -37,8 +37,15 @@ static void test_real_line(void **state) {
     assert_int_equal(st.flags & PROC_PF_KTHREAD, 0);
     assert_int_equal(st.utime, 150);
     assert_int_equal(st.stime, 75);
+    assert_int_equal(st.cutime, 3);
+    assert_int_equal(st.cstime, 4);
     assert_int_equal(st.num_threads, 1);
     assert_int_equal(st.starttime, 987654);
+    /* The children's times are printed signed: a negative one is taken as none. */
+    parse_ok("1 (a) S 1 1 1 0 -1 0 0 0 0 0 5 6 -7 -8 20 0 1 0 9\n", &st);
+    assert_int_equal(st.utime, 5);
+    assert_int_equal(st.cutime, 0);
+    assert_int_equal(st.cstime, 0);
 }
 
 static void test_kernel_thread(void **state) {

@@ -47,6 +47,21 @@ static int parse_positive_duration(const char *flag, const char *value, uint64_t
     return 0;
 }
 
+/* A sampling or scan interval: the clocks involved count in microseconds and the driver
+ * updates its readings every 100 ms, so below a millisecond is a mistake (and a replay
+ * would never move on). */
+static int parse_interval(const char *flag, const char *value, uint64_t *ret) {
+    uint64_t ns;
+    int r = parse_positive_duration(flag, value, &ns);
+
+    if (r < 0)
+        return r;
+    if (ns < NSEC_PER_MSEC)
+        return bad(flag, value, "must be at least 1ms");
+    *ret = ns;
+    return 0;
+}
+
 static int parse_policy(const char *flag, const char *value, bool cpu, enum idle_policy *ret) {
     int p = idle_policy_from_string(value);
 
@@ -93,9 +108,9 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
 
     switch (opt) {
     case OPT_SAMPLE_INTERVAL:
-        return parse_positive_duration(name, arg, &cfg->sample_interval_ns);
+        return parse_interval(name, arg, &cfg->sample_interval_ns);
     case OPT_PROCESS_SCAN_INTERVAL:
-        return parse_positive_duration(name, arg, &cfg->process_scan_interval_ns);
+        return parse_interval(name, arg, &cfg->process_scan_interval_ns);
     case OPT_METRIC_RETENTION:
         if (parse_duration_ns(arg, &cfg->metric_retention_ns) < 0)
             return bad(name, arg, "expected a duration such as 5m");
@@ -310,6 +325,13 @@ int config_parse(int argc, char **argv, struct config *cfg) {
         if (opt == -1) {
             if (c.command == COMMAND_RUN && optind < argc)
                 c.run_argv = &argv[optind]; /* after "--" */
+            else if (optind < argc) {
+                /* "--", or a word that is not an option, where nothing more is taken:
+                 * what follows would be dropped without a word. */
+                fprintf(stderr, "joulestat: unexpected argument '%s' (try --help)\n",
+                        argv[optind]);
+                return -EINVAL;
+            }
             break;
         }
         if (opt == '?' || opt == ':') {

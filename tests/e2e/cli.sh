@@ -38,6 +38,13 @@ expect_exit 2 "$js" serve --metric-prefix=9bad
 expect_exit 2 "$js" serve --metrics-path=metrics
 expect_exit 2 "$js" frobnicate
 expect_exit 2 "$js" replay
+# Below a millisecond an interval is a mistake (a replay would never move on).
+expect_exit 2 "$js" replay --scenario "$src/scenarios/two-process-80-20.scn" --sample-interval 500ns
+grep -q "must be at least 1ms" "$E2E_TMP/err" || e2e_fail "no reason for a sub-millisecond interval"
+# Whatever is left after "--" is refused, except by run: nothing is dropped silently.
+expect_exit 2 "$js" -- ps
+grep -q "unexpected argument 'ps'" "$E2E_TMP/err" || e2e_fail "no reason for '-- ps'"
+expect_exit 2 "$js" ps -- --all
 expect_exit 0 "$js" --help
 grep -q -- "--dcgm-update-frequency" "$E2E_TMP/out" || e2e_fail "usage does not list the flags"
 

@@ -328,8 +328,7 @@ int config_parse(int argc, char **argv, struct config *cfg) {
             else if (optind < argc) {
                 /* "--", or a word that is not an option, where nothing more is taken:
                  * what follows would be dropped without a word. */
-                fprintf(stderr, "joulestat: unexpected argument '%s' (try --help)\n",
-                        argv[optind]);
+                fprintf(stderr, "joulestat: unexpected argument '%s' (try --help)\n", argv[optind]);
                 return -EINVAL;
             }
             break;

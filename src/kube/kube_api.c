@@ -77,6 +77,9 @@ static int handle_event(struct kube_request *req, const char *line, size_t len) 
     r = kube_parse_watch_event(req->js, line, len, &e);
     if (r < 0) {
         kube_fail(req->report, KUBE_FAIL_PARSE, req->status, "a watch event is not a pod event");
+        /* Watched again from the same version, the same event would come back for ever: a
+         * new LIST instead, which skips a pod it cannot read. */
+        a->rv[0] = '\0';
         return r;
     }
     w->events++;

@@ -8,7 +8,6 @@
 #include "pod_resources_client.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
@@ -203,11 +202,13 @@ static int connect_unix(const char *path, int *ret_fd) {
     if (strlen(path) >= sizeof(sa.sun_path))
         return -ENAMETOOLONG;
     memcpy(sa.sun_path, path, strlen(path) + 1);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Non-blocking from the start: a unix connect to a listener whose backlog is full (a
+     * wedged kubelet) would otherwise wait for ever; it fails at once with EAGAIN and the
+     * call is tried again at the next poll. Then non-blocking I/O under poll() with the
+     * deadline. */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
-    /* A unix connect does not wait on the network: blocking is fine, then non-blocking
-     * I/O under poll() with the deadline. */
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         int err = errno;
         struct stat st;
@@ -217,8 +218,6 @@ static int connect_unix(const char *path, int *ret_fd) {
             return -ENOTSOCK;
         return -err;
     }
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-        return -errno;
     *ret_fd = TAKE_FD(fd);
     return 0;
 }

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "macro.h"
 #include "pod_resources_client.h"
 
 #define GPU0 "GPU-5f3e2a10-7c4b-4e59-9a1d-2b6c8d0e4f21"
@@ -172,6 +174,47 @@ static void test_socket_missing_and_not_socket(void **state) {
     ASSERT_ERRNO(podres_call_list(path, 200 * MS, 1024, &msg, &len, err, sizeof(err)), ENOTSOCK);
     assert_non_null(strstr(podres_error_hint(-ENOTSOCK), "--pod-resources-socket"));
     assert_null(msg);
+    test_rm_rf(dir);
+}
+
+/* A kubelet that accepts nothing any more, its backlog full: the call fails at once rather
+ * than wait in connect() for ever (the deadline only covers what comes after it). */
+static void test_backlog_full(void **state) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char dir[90], err[256]; /* dir + "/kubelet.sock" fits sun_path */
+    int listener, queued[8];
+    size_t n_queued = 0;
+    uint8_t *msg = NULL;
+    size_t len = 0;
+    uint64_t t0;
+
+    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
+    (void)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/kubelet.sock", dir);
+    listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(listener >= 0);
+    assert_int_equal(bind(listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(listener, 0), 0);
+    /* Fill the backlog: connects that nobody accepts, until one would have to wait. */
+    while (n_queued < ARRAY_SIZE(queued)) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+        assert_true(fd >= 0);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+            assert_int_equal(errno, EAGAIN);
+            close(fd);
+            break;
+        }
+        queued[n_queued++] = fd;
+    }
+    assert_true(n_queued < ARRAY_SIZE(queued));
+    t0 = clock_monotonic_ns();
+    ASSERT_ERRNO(podres_call_list(sa.sun_path, 200 * MS, 1024, &msg, &len, err, sizeof(err)),
+                 EAGAIN);
+    assert_true(clock_monotonic_ns() - t0 < 1000 * MS);
+    assert_null(msg);
+    for (size_t i = 0; i < n_queued; i++)
+        close(queued[i]);
+    close(listener);
     test_rm_rf(dir);
 }
 
@@ -369,6 +412,7 @@ int main(void) {
         cmocka_unit_test(test_socket_missing_and_not_socket),
         cmocka_unit_test(test_timeout_and_not_http2),
         cmocka_unit_test(test_permission_denied),
+        cmocka_unit_test(test_backlog_full),
         cmocka_unit_test(test_source_keeps_table_while_down),
     };
 

@@ -44,7 +44,8 @@ static const struct {
       "<dev>/cpu/N/msr (--path.dev).",
       "- Processes and cgroups: nothing; /proc/<pid>/stat and cgroup files are readable by "
       "everyone. SLURM job ids found only in other users' /proc/<pid>/environ need "
-      "CAP_SYS_PTRACE.",
+      "CAP_SYS_PTRACE. Exec and exit events of the process connector (a job shorter than a "
+      "scan keeps its cgroup and job) need CAP_NET_ADMIN to subscribe, and netlink sockets.",
       "- Kubernetes: a service-account token that may get, list and watch pods; write "
       "access to the kubelet pod-resources socket (root).",
       "joulestat check names, for each source, the privilege that is missing.",

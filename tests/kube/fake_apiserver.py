@@ -9,6 +9,8 @@ It is driven through a control file: each line appended to it is a JSON command,
   {"op": "add", "file": "pod.json"}   ADDED (or MODIFIED when the UID is known)
   {"op": "delete", "uid": "..."}      DELETED
   {"op": "expire"}                    every open watch gets ERROR 410 (history dropped)
+  {"op": "garbage"}                   an event no client can read (a 300-character name),
+                                      kept in the history like any other
 The current pods are written to --state after each change, so a restarted server
 (--pods STATE --rv-start N) continues where this one stopped. SIGTERM ends it at once,
 dropping open connections, as a crashed API server would."""
@@ -67,6 +69,9 @@ class State:
                 pod = self.pods.pop(cmd["uid"])
                 rv = self._stamp(pod)
                 self.history.append((rv, "DELETED", pod))
+            elif op == "garbage":
+                self.rv += 1
+                self.history.append((self.rv, "GARBAGE", None))
             elif op == "expire":
                 self.epoch += 1
                 self.history.clear()
@@ -167,6 +172,12 @@ def make_handler(state, token_file, log):
                         410, "Expired", "too old resource version")})
                     return self.end_stream()
                 for rv, kind, pod in pending:
+                    if kind == "GARBAGE":
+                        self.chunk({"type": "ADDED", "object": {"kind": "Pod", "metadata": {
+                            "name": "x" * 300, "namespace": "ml", "uid": "garbage",
+                            "resourceVersion": str(rv)}}})
+                        sent = rv
+                        continue
                     obj = json.loads(json.dumps(pod))
                     obj["metadata"]["resourceVersion"] = str(rv)
                     self.chunk({"type": kind, "object": obj})

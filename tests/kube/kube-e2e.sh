@@ -102,8 +102,10 @@ out=$("$build/joulestat" check "${kube_flags[@]}" --kubernetes-token-file "$d/to
 grep -q "kubeapi down .*unreachable" <<<"$out" || e2e_fail "check (untrusted CA): $out"
 
 # 2. The trainer pod is deleted (its process stopped at 10 s) and recreated: same name, new UID.
+#    Before it, an event no one can read: the watcher lists again rather than resume the
+#    watch from the same version, which would bring the same event back for ever.
 at 11
-printf '%s\n' '{"op":"delete","uid":"6e311cce-9b94-ca94-f353-b9546b1a9c19"}' \
+printf '%s\n' '{"op":"garbage"}' '{"op":"delete","uid":"6e311cce-9b94-ca94-f353-b9546b1a9c19"}' \
     "{\"op\":\"add\",\"file\":\"$kube/pod-trainer-v2.json\"}" >>"$d/control"
 e2e_wait 15 check has "$url" $metric pid=4301 pod=trainer namespace=ml container=pytorch \
     pod_uid=7922aa99-d4aa-4885-a953-82976860b23a || e2e_fail "the recreated pod has no names"
@@ -114,6 +116,7 @@ check has "$url" joulestat_pod_energy_joules_total pod=trainer \
 check has "$url" joulestat_pod_energy_joules_total pod=trainer \
     pod_uid=7922aa99-d4aa-4885-a953-82976860b23a || e2e_fail "new trainer pod series missing"
 echo "step 2: recreated pod is a new series at t=$((SECONDS - t0)) s"
+grep -q "not a pod event" "$d/joulestat-good.log" || e2e_fail "the unreadable event was not said"
 
 # 3. The API server goes away; solver (pod late-job) starts at 22 s while it is down.
 at 15

@@ -50,7 +50,7 @@ ambient=$(sed -n 's/^AmbientCapabilities=//p' "$unit")
 [[ -n $bounding && $bounding == "$ambient" ]] || fail "ambient '$ambient' != bounding '$bounding'"
 for cap in $bounding; do
     case $cap in
-    CAP_DAC_READ_SEARCH | CAP_SYS_RAWIO | CAP_PERFMON | CAP_SYS_PTRACE) ;;
+    CAP_DAC_READ_SEARCH | CAP_SYS_RAWIO | CAP_PERFMON | CAP_SYS_PTRACE | CAP_NET_ADMIN) ;;
     *) fail "capability $cap is not one the sources need" ;;
     esac
     grep -q "^# $cap: " "$unit" || fail "$cap is not explained"
@@ -58,7 +58,8 @@ done
 for line in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
     PrivateMounts=yes DevicePolicy=closed Restart=on-failure "ReadOnlyPaths=/proc /sys" \
     "DeviceAllow=char-nvidia-frontend rw" "DeviceAllow=char-cpu/msr r" \
-    "SystemCallFilter=@system-service perf_event_open seccomp"; do
+    "SystemCallFilter=@system-service perf_event_open seccomp" \
+    "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK"; do
     grep -qx "$line" "$unit" || fail "missing: $line"
 done
 echo "PASS: systemd unit"

@@ -11,6 +11,7 @@
 void ledger_init(struct ledger *l) {
     *l = (struct ledger){0};
     hashmap_init(&l->processes);
+    hashmap_init(&l->gpu_latest);
     hashmap_init(&l->workloads);
     hashmap_init(&l->cpu_processes);
     hashmap_init(&l->cpu_latest);
@@ -43,6 +44,7 @@ static void free_values(struct hashmap *m, void (*free_one)(void *)) {
 
 void ledger_done(struct ledger *l) {
     free_values(&l->processes, free_process);
+    hashmap_done(&l->gpu_latest);
     free_values(&l->workloads, free_workload);
     free_values(&l->cpu_processes, ledger_cpu_process_free);
     hashmap_done(&l->cpu_latest);
@@ -82,6 +84,37 @@ uint64_t ledger_process_key(unsigned gpu, uint32_t pid, uint64_t start_ticks) {
     return hash_u64(hash_u64(((uint64_t)gpu << 32) | pid) ^ start_ticks);
 }
 
+/* The key of a process's (gpu, pid) in gpu_latest. */
+static uint64_t gpu_pid_slot(const struct ledger_process *p) {
+    return hash_u64(((uint64_t)p->gpu << 32) | p->pid) ^ 0x7069647265757365ULL;
+}
+
+static bool same_labels(const struct snap_identity *a, const struct snap_identity *b) {
+    for (size_t f = 0; f < _LABEL_FIELD_MAX; f++)
+        if (strcmp(label_value(a, f), label_value(b, f)) != 0)
+            return false;
+    return true;
+}
+
+/* A pid of a GPU given again to a process of the same labels (a relaunch loop, a small
+ * pid_max): on /metrics both are one series, so the new entry goes on from the old one's
+ * counters and the old entry, which has ended, is dropped; two entries would export the
+ * same series twice. */
+static void take_over_reused_pid(struct ledger *l, struct ledger_process *p) {
+    uint64_t slot = gpu_pid_slot(p);
+    uint64_t old_key = (uint64_t)(uintptr_t)hashmap_get(&l->gpu_latest, slot);
+    struct ledger_process *old = old_key ? hashmap_get(&l->processes, old_key) : NULL;
+
+    if (old && old != p && !old->active && same_labels(old->id, p->id)) {
+        p->measured_uj = old->measured_uj;
+        p->estimated_uj = old->estimated_uj;
+        free_process(hashmap_remove(&l->processes, old_key));
+        l->process_gen++; /* cached process pointers (gpu_accounting) may dangle now */
+    }
+    /* Out of memory: a reuse goes unnoticed, as before. */
+    (void)hashmap_put(&l->gpu_latest, slot, (void *)(uintptr_t)p->key);
+}
+
 int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t start_ticks,
                        const struct snap_identity *id, struct ledger_process **ret) {
     uint64_t key = ledger_process_key(gpu, pid, start_ticks);
@@ -108,6 +141,7 @@ int ledger_process_get(struct ledger *l, unsigned gpu, uint32_t pid, uint64_t st
             free_process(p);
             return r;
         }
+        take_over_reused_pid(l, p);
     }
     *ret = p;
     return 1;
@@ -374,9 +408,13 @@ static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint6
     for (size_t i = 0; i < n; i++) {
         void *gone = hashmap_remove(m, l->sweep_keys[i]);
 
-        if (processes)
+        if (processes) {
+            uint64_t slot = gpu_pid_slot(gone);
+
+            if ((uint64_t)(uintptr_t)hashmap_get(&l->gpu_latest, slot) == l->sweep_keys[i])
+                (void)hashmap_remove(&l->gpu_latest, slot);
             free_process(gone);
-        else
+        } else
             free_workload(gone);
     }
     if (n > 0 && processes)

@@ -149,6 +149,7 @@ typedef void (*ledger_labeler_fn)(void *userdata, struct snap_identity *id);
 
 struct ledger {
     struct hashmap processes;     /* key -> struct ledger_process */
+    struct hashmap gpu_latest;    /* (gpu, pid) -> key of its newest process entry */
     struct hashmap workloads;     /* key -> struct ledger_workload */
     struct hashmap cpu_processes; /* key -> struct ledger_cpu_process */
     struct hashmap cpu_latest;    /* pid + 1 -> key of the series that pid books to now */

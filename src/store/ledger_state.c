@@ -353,7 +353,7 @@ static int restore_rapl(struct ledger *l, const struct fields *f) {
 }
 
 static int restore_process(struct ledger *l, const struct fields *f, uint64_t now_ns) {
-    uint64_t gpu, pid, start_ticks, start_us;
+    uint64_t gpu, pid, start_ticks, start_us, measured, estimated;
     struct ledger_process *p;
     struct snap_identity id;
     int r;
@@ -361,15 +361,17 @@ static int restore_process(struct ledger *l, const struct fields *f, uint64_t no
     if (get_u64(f, "gpu", true, &gpu) < 0 || gpu >= LEDGER_MAX_GPUS ||
         get_u64(f, "pid", true, &pid) < 0 || pid > UINT32_MAX ||
         get_u64(f, "start_ticks", true, &start_ticks) < 0 ||
-        get_u64(f, "start_us", false, &start_us) < 0)
+        get_u64(f, "start_us", false, &start_us) < 0 ||
+        get_u64(f, "measured_uj", true, &measured) < 0 ||
+        get_u64(f, "estimated_uj", true, &estimated) < 0)
         return -EBADMSG;
     get_labels(f, &id);
     r = ledger_process_get(l, (unsigned)gpu, (uint32_t)pid, start_ticks, &id, &p);
     if (r < 0)
         return r;
-    if (get_u64(f, "measured_uj", true, &p->measured_uj) < 0 ||
-        get_u64(f, "estimated_uj", true, &p->estimated_uj) < 0)
-        return -EBADMSG;
+    /* Added: an entry of the same pid and labels restored before it is this one's now. */
+    p->measured_uj += measured;
+    p->estimated_uj += estimated;
     p->start_time_seconds = (double)start_us / 1e6;
     p->active = false;
     p->last_seen_ns = now_ns;

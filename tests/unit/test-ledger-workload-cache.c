@@ -228,6 +228,45 @@ static void test_renamed_process_ends_its_old_series(void **state) {
     ledger_done(&l);
 }
 
+/* A GPU pid given again to a process of the same labels is one series: the new process
+ * goes on from the ended one's counters, which leaves the ledger. Other labels, or the old
+ * process still running, keep two. */
+static void test_reused_pid_is_one_series(void **state) {
+    struct snap_identity id = {.process_name = "infer", .container_id = CTR_A};
+    struct snap_identity other = {.process_name = "train", .container_id = CTR_A};
+    struct ledger_process *old, *p;
+    struct ledger l;
+
+    (void)state;
+    ledger_init(&l);
+    ASSERT_OK(ledger_process_get(&l, 0, 500, 10, &id, &old));
+    ASSERT_OK(ledger_add_gpu_energy(&l, old, 50000000, false, 1 * SEC));
+    /* still running at the next tick: a new start time is another process, kept apart */
+    ledger_sweep(&l, 1 * SEC, 1 * SEC, 300 * SEC);
+    assert_int_equal(ledger_process_get(&l, 0, 500, 20, &other, &p), 1);
+    assert_int_equal(l.processes.size, 2);
+    /* both ended; the pid comes back with the first one's labels */
+    ledger_sweep(&l, 5 * SEC, 5 * SEC, 300 * SEC);
+    assert_int_equal(ledger_process_get(&l, 0, 500, 30, &other, &p), 1);
+    assert_int_equal(p->measured_uj, 0); /* "train" again: takes over the "train" entry */
+    assert_int_equal(l.processes.size, 2);
+    assert_int_equal(ledger_process_get(&l, 0, 501, 40, &id, &p), 1);
+    assert_int_equal(l.processes.size, 3); /* another pid: its own series */
+    ledger_sweep(&l, 6 * SEC, 6 * SEC, 300 * SEC);
+    assert_int_equal(ledger_process_get(&l, 0, 500, 50, &id, &p), 1);
+    assert_int_equal(p->measured_uj, 0); /* the pid's newest entry was "train" */
+    ledger_done(&l);
+
+    ledger_init(&l);
+    ASSERT_OK(ledger_process_get(&l, 0, 500, 10, &id, &old));
+    ASSERT_OK(ledger_add_gpu_energy(&l, old, 50000000, false, 1 * SEC));
+    ledger_sweep(&l, 5 * SEC, 5 * SEC, 300 * SEC);
+    assert_int_equal(ledger_process_get(&l, 0, 500, 20, &id, &p), 1);
+    assert_int_equal(p->measured_uj, 50000000);
+    assert_int_equal(l.processes.size, 1);
+    ledger_done(&l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_entries),
@@ -235,6 +274,7 @@ int main(void) {
         cmocka_unit_test(test_no_workload),
         cmocka_unit_test(test_cpu_booking_keeps_names),
         cmocka_unit_test(test_renamed_process_ends_its_old_series),
+        cmocka_unit_test(test_reused_pid_is_one_series),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

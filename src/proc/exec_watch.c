@@ -32,6 +32,9 @@
 #define SOCKET_BUFFER_BYTES (4u * 1024u * 1024u)
 /* How long the events of a burst queue before they are read (watch_thread()). */
 #define EXEC_WATCH_BATCH_MS 10
+/* Datagrams read in one go at most: between two batches a stop is looked at, however fast
+ * events come. */
+#define DRAIN_MAX 256
 
 /* A record as kept: its identity pooled (the programs of one container or job share
  * one copy), so a node starting hundreds of programs a second keeps ~100 bytes for each
@@ -60,6 +63,8 @@ struct exec_watch {
     struct exec_exit exits[EXEC_WATCH_MAX_EXITS];
     size_t n_exits;
     bool exits_lost;
+    bool dead;                   /* the thread ended on an error: every exit may be missing */
+    struct complaint overflowed; /* the watch thread's own */
     struct exec_watch_stats stats;
 };
 
@@ -117,7 +122,9 @@ static int subscribe(int sock) {
     attach_filter(sock);
     if (bind(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0)
         return -errno;
-    (void)setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+    /* Past net.core.rmem_max (208 KiB by default) only with CAP_NET_ADMIN, held here. */
+    if (setsockopt(sock, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+        (void)setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
     if (send(sock, msg, nl->nlmsg_len, 0) < 0)
         return -errno;
     return 0;
@@ -251,9 +258,10 @@ static void on_message(struct exec_watch *w, char *buf, size_t n) {
     }
 }
 
-/* Receives what is queued: 0, or -1 when the socket failed. */
+/* Receives what is queued, DRAIN_MAX datagrams at most: 0, or -errno when the socket
+ * failed. */
 static int drain(struct exec_watch *w, char *buf, size_t size) {
-    for (;;) {
+    for (unsigned k = 0; k < DRAIN_MAX; k++) {
         ssize_t n = recv(w->sock, buf, size, MSG_DONTWAIT);
 
         if (n < 0 && errno == ENOBUFS) { /* the kernel dropped events: say how often */
@@ -261,6 +269,9 @@ static int drain(struct exec_watch *w, char *buf, size_t size) {
             w->stats.overflows++;
             w->exits_lost = true;
             pthread_mutex_unlock(&w->lock);
+            if (complain_should_log(&w->overflowed, clock_monotonic_ns()))
+                log_warning("exec watch: the kernel dropped process events (socket buffer "
+                            "full): a process shorter than a scan may lose its workload");
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -268,9 +279,19 @@ static int drain(struct exec_watch *w, char *buf, size_t size) {
         if (n < 0 && errno == EAGAIN)
             return 0;
         if (n <= 0)
-            return -1;
+            return n < 0 ? -errno : -ECONNRESET;
         on_message(w, buf, (size_t)n);
     }
+    return 0;
+}
+
+/* The thread ends on an error: from now on no exit is heard, and the scans are told so. */
+static void watch_died(struct exec_watch *w, int err) {
+    log_warning_errno(err, "exec watch: stopped (%m): processes shorter than a scan are "
+                           "identified by the scans alone from now on");
+    pthread_mutex_lock(&w->lock);
+    w->dead = true;
+    pthread_mutex_unlock(&w->lock);
 }
 
 /*
@@ -287,15 +308,22 @@ static void *watch_thread(void *userdata) {
         struct pollfd fds[2] = {{.fd = w->sock, .events = POLLIN},
                                 {.fd = w->wake[0], .events = POLLIN}};
 
-        if (poll(fds, 2, -1) < 0 && errno != EINTR)
+        int r;
+
+        if (poll(fds, 2, -1) < 0 && errno != EINTR) {
+            watch_died(w, -errno);
             break;
+        }
         if (fds[1].revents)
             break;
         /* the burst's other events queue meanwhile; only a stop ends the wait early */
         if (poll(fds + 1, 1, EXEC_WATCH_BATCH_MS) > 0)
             break;
-        if (drain(w, buf, sizeof(buf)) < 0)
+        r = drain(w, buf, sizeof(buf));
+        if (r < 0) {
+            watch_died(w, r);
             break;
+        }
     }
     return NULL;
 }
@@ -407,7 +435,7 @@ int exec_watch_take_exits(struct exec_watch *w, struct exec_exit *out) {
     int r;
 
     pthread_mutex_lock(&w->lock);
-    r = w->exits_lost ? -ENOBUFS : (int)w->n_exits;
+    r = w->exits_lost || w->dead ? -ENOBUFS : (int)w->n_exits;
     if (r > 0)
         memcpy(out, w->exits, w->n_exits * sizeof(*out));
     w->n_exits = 0;

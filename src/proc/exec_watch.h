@@ -71,7 +71,8 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
 /*
  * Every process exit since the previous call (of any process, exec'd or not), moved into
  * out (room for EXEC_WATCH_MAX_EXITS). Returns how many, or -ENOBUFS when the list is not
- * complete: more exits than it holds, or the kernel dropped events. Thread-safe.
+ * complete: more exits than it holds, the kernel dropped events, or the watch stopped on
+ * an error. Thread-safe.
  */
 int exec_watch_take_exits(struct exec_watch *w, struct exec_exit *out);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "exposition.h"
 #include "macro.h"
 #include "options.h"
 #include "parse_num.h"
@@ -118,6 +119,11 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
     case OPT_METRIC_PREFIX:
         if (!promtext_name_valid(arg))
             return bad(name, arg, "not a valid Prometheus metric name prefix");
+        /* joulestat_gpu would make joulestat_gpu_energy_joules_total twice, one family
+         * per GPU and one per process: the exporter's own names are kept for it. */
+        if (strncmp(arg, "joulestat_", strlen("joulestat_")) == 0 &&
+            strcmp(arg, EXPOSITION_DEFAULT_PREFIX) != 0)
+            return bad(name, arg, "joulestat_ names are the exporter's own families");
         cfg->metric_prefix = arg;
         return 0;
     case OPT_LISTEN_ADDRESS:

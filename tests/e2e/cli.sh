@@ -35,6 +35,9 @@ expect_exit 2 "$js" serve --sample-interval=fast
 grep -q "invalid value 'fast' for --sample-interval" "$E2E_TMP/err" || e2e_fail "bad duration message"
 expect_exit 2 "$js" serve --gpu-idle-policy=sometimes
 expect_exit 2 "$js" serve --metric-prefix=9bad
+expect_exit 2 "$js" serve --metric-prefix=joulestat_gpu
+grep -q "joulestat_ names are the exporter's own" "$E2E_TMP/err" || e2e_fail "no reason for joulestat_gpu"
+expect_exit 0 "$js" version --metric-prefix=joulestat_gpu_process
 expect_exit 2 "$js" serve --metrics-path=metrics
 expect_exit 2 "$js" frobnicate
 expect_exit 2 "$js" replay

@@ -396,7 +396,8 @@ static void window_shares(struct intensity_gpu *g, const struct intensity_window
         shares[i].learned = s != NO_SLOT && a > 0 && window_estimate(g, s, &kappa, &se);
         if (!shares[i].learned)
             continue;
-        kappa = mean + (kappa - mean) * tau2 / (tau2 + se * se);
+        /* tau2 and se both 0 (a class held as certain, no spread between classes): 0/0. */
+        kappa = mean + (kappa - mean) * (tau2 > 0 ? tau2 / (tau2 + se * se) : 0);
         if (kappa < MIN_INTENSITY_PART * mean)
             kappa = MIN_INTENSITY_PART * mean;
         shares[i].watts = kappa;

@@ -137,8 +137,9 @@ static void posterior_shares(struct intensity_gpu *g, const struct intensity_win
         uint64_t a = split_act(&w->consumers[i]);
 
         shares[i] = (struct intensity_share){
-            .weight =
-                most > 0 ? (uint64_t)own_llround(g->win_kappa_j[i] / most * POSTERIOR_SCALE) : a,
+            .weight = most > 0 && isfinite(g->win_kappa_j[i])
+                          ? (uint64_t)own_llround(g->win_kappa_j[i] / most * POSTERIOR_SCALE)
+                          : a,
             .watts = s != NO_SLOT ? g->theta[PARAM_CLASS0 + s] : 0,
             .learned = s != NO_SLOT && g->learned[PARAM_CLASS0 + s],
         };

@@ -3,7 +3,8 @@
 # End to end: joulestat serve on the simulated GPU node gets pod, namespace and container
 # names from a fake Kubernetes API server over HTTPS (tests/kube/fake_apiserver.py).
 #   - processes get their names; a pod deleted and recreated under the same name (new UID)
-#     is a new series, the old one keeps its names;
+#     is a new series, the old one keeps its names, even behind a watch event no one can
+#     read (the watcher lists again);
 #   - the API server goes away and comes back: no energy is lost (every scrape conserves
 #     exactly, no counter goes down), a pod that started meanwhile gets its names after
 #     the re-list (the restarted server answers the old resourceVersion with 410);

@@ -87,6 +87,13 @@ static void clear_slot(struct intensity_gpu *g, size_t s) {
     g->n_used--;
 }
 
+/* Whether slot s has activity in an open row: evicted, that activity would be learned as
+ * its next occupant's. (The row's start, rebuilt from its end, may round a hair past the
+ * time its first window stamped on the class.) */
+static bool in_open_row(const struct intensity_gpu *g, size_t s) {
+    return (g->pending.open && g->pending.act[s] > 0) || (g->cur.open && g->cur.act[s] > 0);
+}
+
 /* A free slot: an unused one, a new one, or the least recently seen class evicted.
  * NO_SLOT when every class was seen in an open row. */
 static int free_slot(struct intensity_gpu *g, uint32_t *ret) {
@@ -106,7 +113,7 @@ static int free_slot(struct intensity_gpu *g, uint32_t *ret) {
             *ret = (uint32_t)s;
             return 0;
         }
-        if (g->classes[s].last_seen_s < oldest) {
+        if (g->classes[s].last_seen_s < oldest && !in_open_row(g, s)) {
             oldest = g->classes[s].last_seen_s;
             victim = (uint32_t)s;
         }

@@ -66,24 +66,44 @@ void top_model_done(struct top_model *m) {
     *m = (struct top_model){0};
 }
 
-static uint64_t key_hash(const char *key) {
-    return hash_bytes(key, strlen(key), 0x746f70) | 1; /* never 0 */
+/* A row's key is indexed under the first of its TABLE_PROBES hashes that no other key
+ * holds: a look-up of a key that is not there stops at the first free one, so a page of a
+ * million new series costs a million look-ups, not a scan of every row for each. */
+#define TABLE_PROBES 8
+
+static uint64_t key_hash(const char *key, unsigned probe) {
+    return hash_bytes(key, strlen(key), 0x746f70 + probe) | 1; /* never 0 */
 }
 
+/* Keys are kept cut to their field: a longer one is looked up as kept. */
 static struct top_row *table_find(struct top_table *t, const char *key) {
-    void *v = hashmap_get(&t->index, key_hash(key));
+    char kept[sizeof(t->rows[0].key)];
 
-    if (v) {
-        struct top_row *r = &t->rows[(uintptr_t)v - 1];
+    copy_cut(kept, sizeof(kept), key);
+    for (unsigned probe = 0; probe < TABLE_PROBES; probe++) {
+        void *v = hashmap_get(&t->index, key_hash(kept, probe));
+        struct top_row *r;
 
-        if (strcmp(r->key, key) == 0)
+        if (!v)
+            return NULL;
+        r = &t->rows[(uintptr_t)v - 1];
+        if (strcmp(r->key, kept) == 0)
             return r;
     }
-    /* Not indexed (a hash collision kept the first one): the slow way. */
-    for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->rows[i].key, key) == 0)
-            return &t->rows[i];
     return NULL;
+}
+
+/* Indexes row i under its first free hash. With every probe taken (eight 64-bit
+ * collisions) the row is not found again and a new one is made each frame: wrong, but
+ * bounded by the page. */
+static int table_index(struct top_table *t, size_t i) {
+    for (unsigned probe = 0; probe < TABLE_PROBES; probe++) {
+        uint64_t h = key_hash(t->rows[i].key, probe);
+
+        if (!hashmap_get(&t->index, h))
+            return hashmap_put(&t->index, h, (void *)(uintptr_t)(i + 1));
+    }
+    return 0;
 }
 
 /* The row of key, created (is_new) when the level has none. NULL on ENOMEM. */
@@ -96,6 +116,7 @@ static struct top_row *table_get(struct top_table *t, const char *key) {
             r->gpus = 0;
             r->processes = 0;
             r->energy_j[TOP_GPU] = r->energy_j[TOP_CPU] = 0;
+            r->series[TOP_GPU] = r->series[TOP_CPU] = 0;
             r->intensity_sum = r->intensity_weight = 0;
         }
         return r;
@@ -105,11 +126,16 @@ static struct top_row *table_get(struct top_table *t, const char *key) {
     r = &t->rows[t->n];
     *r = (struct top_row){.seen = true, .is_new = true};
     copy_cut(r->key, sizeof(r->key), key);
-    if (!hashmap_get(&t->index, key_hash(key)) &&
-        hashmap_put(&t->index, key_hash(key), (void *)(uintptr_t)(t->n + 1)) < 0)
+    if (table_index(t, t->n) < 0)
         return NULL;
     t->n++;
     return r;
+}
+
+/* One series' counter, summed into the row's energy of component c. */
+static void add_energy(struct top_row *r, unsigned c, double value) {
+    r->energy_j[c] += value;
+    r->series[c]++;
 }
 
 /* Drops the rows no sample named in this frame, and re-indexes. */
@@ -121,12 +147,9 @@ static int table_sweep(struct top_table *t) {
             t->rows[kept++] = t->rows[i];
     t->n = kept;
     hashmap_clear(&t->index);
-    for (size_t i = 0; i < t->n; i++) {
-        uint64_t h = key_hash(t->rows[i].key);
-
-        if (!hashmap_get(&t->index, h) && hashmap_put(&t->index, h, (void *)(uintptr_t)(i + 1)) < 0)
+    for (size_t i = 0; i < t->n; i++)
+        if (table_index(t, i) < 0)
             return -ENOMEM;
-    }
     return 0;
 }
 
@@ -222,9 +245,9 @@ static int workload_sample(struct top_model *m, enum top_level l, const struct p
         copy_cut(r->name, sizeof(r->name), l == TOP_LEVEL_POD ? key : name);
     process_labels(r, s);
     if (strcmp(component, "gpu") == 0)
-        r->energy_j[TOP_GPU] += s->value;
+        add_energy(r, TOP_GPU, s->value);
     else if (strcmp(component, "cpu") == 0)
-        r->energy_j[TOP_CPU] += s->value;
+        add_energy(r, TOP_CPU, s->value);
     return 0;
 }
 
@@ -261,7 +284,7 @@ static int on_sample(const struct prom_sample *s, void *userdata) {
             return 0;
         r = process_row(m, s);
         if (r)
-            r->energy_j[TOP_CPU] += s->value;
+            add_energy(r, TOP_CPU, s->value);
         return 0;
     }
     for (unsigned l = TOP_LEVEL_CONTAINER; l < _TOP_LEVEL_MAX; l++)
@@ -278,7 +301,7 @@ static int on_sample(const struct prom_sample *s, void *userdata) {
         r = process_row(m, s);
         if (!r)
             return 0;
-        r->energy_j[TOP_GPU] += s->value;
+        add_energy(r, TOP_GPU, s->value);
         if (safe_atou32(label(s, "gpu"), &gpu) >= 0 && gpu < 64)
             r->gpus |= UINT64_C(1) << gpu;
         return 0;
@@ -391,15 +414,24 @@ static void update_power(struct top_model *m, unsigned c, bool fresh, double t) 
 
             if (!m->primed) {
                 r->fresh_j[c] = r->energy_j[c];
+                r->fresh_series[c] = r->series[c];
                 r->power_valid[c] = false;
             } else if (fresh && dt > 0) {
-                /* A row new in this window: its counter started in it, at 0. */
-                r->power_w[c] = increase(r->energy_j[c], r->is_new ? 0 : r->fresh_j[c]) / dt;
-                r->power_valid[c] = true;
+                /* A row new in this window: its counter started in it, at 0. A sum that
+                 * went down with fewer series lost one (a GPU the process left, aged
+                 * out): no rate this window, rather than its whole energy over one
+                 * window; with as many, a counter was reset and counts from 0. */
+                double before = r->is_new ? 0 : r->fresh_j[c];
+                bool lost = r->energy_j[c] < before && r->series[c] < r->fresh_series[c];
+
+                r->power_valid[c] = !lost;
+                r->power_w[c] = lost ? 0 : increase(r->energy_j[c], before) / dt;
                 r->fresh_j[c] = r->energy_j[c];
+                r->fresh_series[c] = r->series[c];
             } else if (r->is_new) {
                 /* Not moved since the last fresh frame: its energy is from before it. */
                 r->fresh_j[c] = r->energy_j[c];
+                r->fresh_series[c] = r->series[c];
                 r->power_valid[c] = false;
             }
         }

@@ -66,6 +66,9 @@ struct top_row {
 
     /* Bookkeeping between frames. */
     double fresh_j[_TOP_COMPONENT_MAX]; /* energy at the component's last fresh frame */
+    /* Series summed into energy_j in this frame, and at the last fresh frame: a sum that
+     * fell with fewer series lost one (no rate), with as many was reset (from 0). */
+    unsigned series[_TOP_COMPONENT_MAX], fresh_series[_TOP_COMPONENT_MAX];
     double intensity_sum, intensity_weight;
     bool seen, is_new;
 };

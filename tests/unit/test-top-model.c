@@ -232,6 +232,60 @@ static void test_plain_clock(void **state) {
     top_model_done(&m);
 }
 
+/* A process on two GPUs whose series of one of them ages out: its sum falls, but that is a
+ * series gone, not a counter reset: no power for that window, not its whole energy over
+ * one. A reset (as many series, a smaller sum) still counts from 0. */
+static void test_series_gone_is_no_spike(void **state) {
+    static const char f1[] = "x_energy_joules_total{pid=\"1\",gpu=\"0\",process_name=\"p\","
+                             "energy_estimated=\"true\"} 10\n"
+                             "x_energy_joules_total{pid=\"1\",gpu=\"1\",process_name=\"p\","
+                             "energy_estimated=\"true\"} 3600000\n";
+    static const char f2[] = "x_energy_joules_total{pid=\"1\",gpu=\"0\",process_name=\"p\","
+                             "energy_estimated=\"true\"} 14\n";
+    static const char f3[] = "x_energy_joules_total{pid=\"1\",gpu=\"0\",process_name=\"p\","
+                             "energy_estimated=\"true\"} 20\n";
+    static const char f4[] = "x_energy_joules_total{pid=\"1\",gpu=\"0\",process_name=\"p\","
+                             "energy_estimated=\"true\"} 4\n";
+    struct top_model m;
+
+    (void)state;
+    top_model_init(&m);
+    ASSERT_OK(top_model_update(&m, f1, strlen(f1), 50));
+    ASSERT_OK(top_model_update(&m, f2, strlen(f2), 51));
+    assert_false(row(&m, TOP_LEVEL_PROCESS, "1 p")->power_valid[TOP_GPU]);
+    ASSERT_OK(top_model_update(&m, f3, strlen(f3), 52));
+    ASSERT_NEAR(row(&m, TOP_LEVEL_PROCESS, "1 p")->power_w[TOP_GPU], 6);
+    ASSERT_OK(top_model_update(&m, f4, strlen(f4), 54));
+    ASSERT_NEAR(row(&m, TOP_LEVEL_PROCESS, "1 p")->power_w[TOP_GPU], 2);
+    top_model_done(&m);
+}
+
+/* Twenty thousand processes on one page, twice: each keeps its one row (rows are found by
+ * their key's hash, never by scanning the others: a page of a million series stays a
+ * million look-ups). */
+static void test_many_rows(void **state) {
+    const size_t n = 20000;
+    size_t cap = n * 96, len = 0;
+    char *text = malloc(cap);
+    struct top_model m;
+
+    (void)state;
+    assert_non_null(text);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "x_energy_joules_total{pid=\"%zu\",gpu=\"0\",process_name=\"p\","
+                                "energy_estimated=\"true\"} %zu\n",
+                                i + 1, i);
+    assert_true(len < cap);
+    top_model_init(&m);
+    ASSERT_OK(top_model_update(&m, text, len, 50));
+    ASSERT_OK(top_model_update(&m, text, len, 51));
+    assert_int_equal(m.levels[TOP_LEVEL_PROCESS].n, n);
+    ASSERT_NEAR(row(&m, TOP_LEVEL_PROCESS, "20000 p")->energy_j[TOP_GPU], 19999);
+    top_model_done(&m);
+    free(text);
+}
+
 static void test_view(void **state) {
     struct frame f = {.t = 1,
                       .gpu_total = 1,
@@ -298,6 +352,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frames),
         cmocka_unit_test(test_plain_clock),
+        cmocka_unit_test(test_series_gone_is_no_spike),
+        cmocka_unit_test(test_many_rows),
         cmocka_unit_test(test_view),
     };
 

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,8 +128,10 @@ static void disconnect(struct dcgm_client *c, bool tell_engine) {
         drop_watch(c);
         if (c->have_fields)
             (void)c->api->field_group_destroy(c->handle, c->fields);
-        (void)c->api->disconnect(c->handle);
     }
+    /* The library keeps its side of the handle until told, whether or not the engine is
+     * still there to hear it. */
+    (void)c->api->disconnect(c->handle);
     c->connected = c->have_group = c->have_fields = false;
     c->hierarchy_read = false;
     c->n = 0;
@@ -271,7 +274,13 @@ static int watch(struct dcgm_client *c, uint64_t now_us) {
     drop_watch(c);
     c->rewatch = false;
     if (!c->have_fields) {
-        code = c->api->field_group_create(c->handle, 1, &field, "joulestat-sm-active", &c->fields);
+        /* Field group names are the engine's, shared by its clients, and a second one of
+         * the same name is refused: a joulestat check or top beside the daemon, or two
+         * daemons, each name theirs by pid. */
+        char name[48];
+
+        (void)snprintf(name, sizeof(name), "joulestat-sm-active-%ld", (long)getpid());
+        code = c->api->field_group_create(c->handle, 1, &field, name, &c->fields);
         if (code != DCGM_ST_OK) {
             note_error(c, "field group", code);
             return -EIO;

@@ -18,6 +18,7 @@ int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t 
     switch (r) {
     case 0:
         st->state = GPU_FEATURE_WORKS;
+        st->suspect = false;
         return 0;
     case -EOPNOTSUPP:
     case -EPROTO: /* our struct version is not one this driver takes */
@@ -39,6 +40,16 @@ int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t 
                   gpu_feature_state_name(st->state));
     st->code = code;
     return r;
+}
+
+bool nvml_mode_changed(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t code) {
+    struct nvml_feature_status *st = &d->features[f];
+
+    if (nvml_errno(code) != -EOPNOTSUPP || st->state != GPU_FEATURE_WORKS || st->suspect)
+        return false;
+    st->suspect = true;
+    d->modes_read_at_us = 0;
+    return true;
 }
 
 bool nvml_feature_usable(const struct nvml_device *d, enum gpu_feature f) {
@@ -161,7 +172,6 @@ static int read_modes(struct nvml_state *s, struct nvml_device *d, uint64_t now_
 
     if (d->modes_read_at_us != 0 && now_us - d->modes_read_at_us < NVML_MODES_REFRESH_US)
         return 0;
-    d->mig_enabled = false;
     d->compute_mode = -1;
     if (nvml_feature_usable(d, GPU_FEATURE_MIG_MODE)) {
         unsigned current = 0, pending = 0;
@@ -169,7 +179,12 @@ static int read_modes(struct nvml_state *s, struct nvml_device *d, uint64_t now_
                                 s->api->device_get_mig_mode(d->handle, &current, &pending));
         if (r == -ENODEV)
             return r;
-        d->mig_enabled = r == 0 && current == NVML_DEVICE_MIG_ENABLE;
+        /* A failure for now keeps what was read last: a MIG GPU taken for a whole one
+         * for a tick would be asked for per-process samples it cannot give. */
+        if (r == 0)
+            d->mig_enabled = current == NVML_DEVICE_MIG_ENABLE;
+        else if (!nvml_feature_usable(d, GPU_FEATURE_MIG_MODE))
+            d->mig_enabled = false;
         complete = complete && (r == 0 || !nvml_feature_usable(d, GPU_FEATURE_MIG_MODE));
     }
     d->accounting_enabled = false;

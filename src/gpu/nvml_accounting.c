@@ -46,6 +46,10 @@ static int read_pids(struct nvml_state *s, struct nvml_device *d, size_t *ret_n)
             0)
             return -ENOMEM;
     }
+    if (nvml_mode_changed(d, GPU_FEATURE_ACCOUNTING, code)) {
+        d->accounting_enabled = false; /* turned off, or MIG on: read again next tick */
+        return -EAGAIN;
+    }
     int r = nvml_feature_record(d, GPU_FEATURE_ACCOUNTING, code);
     if (r < 0)
         return r;

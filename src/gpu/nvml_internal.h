@@ -22,6 +22,7 @@ enum nvml_list { NVML_LIST_COMPUTE, NVML_LIST_GRAPHICS, NVML_LIST_MPS, _NVML_LIS
 struct nvml_feature_status {
     enum gpu_feature_state state;
     nvmlReturn_t code; /* of the last failing call */
+    bool suspect;      /* worked, then "not supported": asked once more after the modes */
 };
 
 /* A MIG GPU instance as the device keeps it: its public view and its GPM samples. */
@@ -109,6 +110,12 @@ struct nvml_state {
 
 /* Records the outcome of one call of feature f on device d; returns nvml_errno(code). */
 int nvml_feature_record(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t code);
+/* A call that worked on this device now says "not supported": its mode may have changed
+ * (MIG switched on, accounting off), which says nothing of what the driver can do. The
+ * device's modes are read again at the next tick and the feature stays as it was; said
+ * again after that, it is the answer. Returns whether the call is to be taken as failed
+ * for now. */
+bool nvml_mode_changed(struct nvml_device *d, enum gpu_feature f, nvmlReturn_t code);
 /* Whether f may still be called on d. */
 bool nvml_feature_usable(const struct nvml_device *d, enum gpu_feature f);
 

@@ -278,6 +278,8 @@ static int fetch_samples(struct nvml_state *s, struct nvml_device *d, uint64_t n
             return r;
         if (code == NVML_ERROR_NOT_FOUND)
             code = NVML_SUCCESS; /* no sample newer than the last one: an idle GPU */
+        if (nvml_mode_changed(d, apis[a].feature, code))
+            break; /* no samples until the modes are read again; the other API not tried */
         r = nvml_feature_record(d, apis[a].feature, code);
         if (r == -ENODEV)
             return r;

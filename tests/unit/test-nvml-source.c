@@ -392,6 +392,38 @@ static void test_mig_enabled(void **state) {
     assert_int_equal(d[0].n_utils, 1);
 }
 
+/* MIG switched on between two reads of the modes: utilisation, which worked, says "not
+ * supported". That is the mode, not the driver: the modes are read again at once, and
+ * once MIG is off again utilisation is asked for as before (it was given up for good). */
+static void test_mig_switched_on_between_mode_reads(void **state) {
+    struct fixture *fx = *state;
+    struct fake_device *g = &fx->st->dev[0];
+    const struct gpu_device_reading *d;
+
+    add_sample(g, 77, T0 - SEC, 50);
+    open_source(fx);
+    d = sample(fx, T0);
+    assert_true(d[0].utils_supported);
+    assert_int_equal(fx->st->calls[0].mig, 1);
+
+    g->mig_mode = NVML_DEVICE_MIG_ENABLE;
+    g->util_info_ret = g->util_ret = NVML_ERROR_NOT_SUPPORTED;
+    d = sample(fx, T0 + SEC);
+    assert_false(d[0].utils_supported);
+    d = sample(fx, T0 + 2 * SEC); /* the modes read again, not 10 s later */
+    assert_int_equal(fx->st->calls[0].mig, 2);
+    assert_true(d[0].mig_enabled);
+
+    g->mig_mode = NVML_DEVICE_MIG_DISABLE;
+    g->util_info_ret = g->util_ret = NVML_SUCCESS;
+    add_sample(g, 77, T0 + 12 * SEC, 60);
+    d = sample(fx, T0 + 13 * SEC);
+    assert_false(d[0].mig_enabled);
+    assert_true(d[0].utils_supported);
+    assert_int_equal(d[0].n_utils, 1);
+    assert_int_equal(d[0].utils[0].sm_util, 60);
+}
+
 static void test_compute_mode_unknown(void **state) {
     struct fixture *fx = *state;
     fx->st->dev[0].compute_mode_ret = NVML_ERROR_NOT_SUPPORTED;
@@ -539,13 +571,21 @@ static void test_utilization_info_unsupported_falls_back(void **state) {
     assert_int_equal(fx->st->calls[0].util_info, 1);
     assert_int_equal(fx->st->calls[0].util_legacy, 3); /* size query + fill, then one call */
 
-    /* Both APIs unsupported: no utilisation, but the GPU is fine. */
+    /* Both APIs unsupported: no utilisation, but the GPU is fine. Having worked, the
+     * legacy API is asked once more after the modes are read again (MIG may have been
+     * switched on), then no more. */
     g->util_ret = NVML_ERROR_NOT_SUPPORTED;
     d = sample(fx, T0 + 2 * SEC);
     assert_true(d[0].up);
     assert_false(d[0].utils_supported);
+    assert_int_equal(gpu_source_feature_state(fx->src, 0, GPU_FEATURE_UTILIZATION_LEGACY),
+                     GPU_FEATURE_WORKS);
     d = sample(fx, T0 + 3 * SEC);
-    assert_int_equal(fx->st->calls[0].util_legacy, 4);
+    assert_int_equal(fx->st->calls[0].util_legacy, 5);
+    assert_int_equal(gpu_source_feature_state(fx->src, 0, GPU_FEATURE_UTILIZATION_LEGACY),
+                     GPU_FEATURE_UNSUPPORTED);
+    d = sample(fx, T0 + 4 * SEC);
+    assert_int_equal(fx->st->calls[0].util_legacy, 5);
 }
 
 static size_t poll(struct fixture *fx, uint64_t now_us, const struct gpu_poll_reading **ret) {
@@ -674,6 +714,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_no_permission_disables_one_feature, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transient_energy_error_fails_tick, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mig_enabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mig_switched_on_between_mode_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compute_mode_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_transient_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes_read_after_reset, setup, teardown),

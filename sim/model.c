@@ -224,7 +224,10 @@ static uint64_t sampled_util(const struct sim_gpu_model *g, const struct sim_pro
                              uint64_t u) {
     uint64_t part;
 
-    if (g->group_working[ps->group] >= 2 && g->gpu->slice_overhead_ppm) {
+    /* MPS clients run side by side, without the context switches of time slicing
+     * ([Slicing] in SCENARIOS.md): no overhead is taken off theirs. */
+    if (g->group_working[ps->group] >= 2 && g->gpu->slice_overhead_ppm &&
+        !(ps->proc->kinds & SIM_KIND_MPS)) {
         if (mul3_add_fits(u, g->gpu->slice_overhead_ppm, 1, 0, &part))
             u -= part / SIM_PPM;
         else

@@ -153,13 +153,16 @@ static size_t every_sample(const struct sim_gpu_model *g, size_t first, sim_util
 
 size_t sim_model_util_entries(struct sim_gpu_model *g, uint64_t after, sim_util_put_fn *put,
                               void *ctx) {
-    size_t first = first_after(g, after), n = 0;
     uint64_t mark = ++g->call_mark;
+    size_t first, n = 0;
 
     if (g->sc->util_entries == SIM_UTIL_EVERY_SAMPLE)
-        return every_sample(g, first, put, ctx);
+        return every_sample(g, first_after(g, after), put, ctx);
+    /* The periods averaged and the samples summed start at the same place: after what the
+     * buffer still holds when the caller last saw less. */
     if (after < g->ring_floor)
         after = g->ring_floor;
+    first = first_after(g, after);
     for (size_t i = first; i < g->ring_len; i++) {
         const struct sim_sample *s = sample_at(g, i);
         struct sim_proc_state *ps = g->procs[s->proc];

@@ -18,6 +18,7 @@ static nvmlReturn_t do_init(struct sim_state *st) {
     if (r < 0)
         log_warning("joulestat-sim: fake procfs: %s", strerror(-r));
     st->init_count++;
+    st->ever_initialized = true;
     r = sim_start_clock(st);
     if (r < 0)
         log_warning("joulestat-sim: fake procfs: %s", strerror(-r));
@@ -46,8 +47,10 @@ NVML_CHECK_SIGNATURE(nvmlInitWithFlags);
 
 nvmlReturn_t nvmlShutdown(void) {
     SIM_LOCKED;
+    /* "No error is reported if nvmlShutdown() is called more times than nvmlInit()"
+     * (NVML reference); never initialised is the one error. */
     if (st->init_count == 0)
-        return NVML_ERROR_UNINITIALIZED;
+        return st->ever_initialized ? NVML_SUCCESS : NVML_ERROR_UNINITIALIZED;
     st->init_count--;
     return NVML_SUCCESS;
 }

@@ -42,6 +42,7 @@ struct sim_state {
     uint64_t virtual_now_us;
     uint64_t last_t; /* latest scenario time seen: the real clock may step back, we do not */
     unsigned init_count;
+    bool ever_initialized; /* nvmlShutdown() past the count is no error then */
     char error[SIM_ERROR_MAX];
 
     /* $JOULESTAT_SIM_CPU_FILE: checked once (cpu_meter_checked); -1 when unset. */

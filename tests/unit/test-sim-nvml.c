@@ -90,7 +90,8 @@ static void test_init_is_reference_counted(void **state) {
     assert_int_equal(n, 2);
     assert_int_equal(sim.nvmlShutdown(), NVML_SUCCESS);
     assert_int_equal(sim.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
-    assert_int_equal(sim.nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
+    /* "No error is reported if nvmlShutdown() is called more times than nvmlInit()" */
+    assert_int_equal(sim.nvmlShutdown(), NVML_SUCCESS);
 }
 
 static void test_identity(void **state) {

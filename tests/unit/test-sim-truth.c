@@ -100,6 +100,26 @@ static void test_slice_overhead_lowers_samples_only(void **state) {
     sim_stop();
 }
 
+/* MPS clients run side by side: no context-switch overhead comes off their samples. */
+static void test_no_slice_overhead_under_mps(void **state) {
+    sim_start("scenario duration=10s sample-period=100ms\n"
+              "gpu 0 uuid=GPU-so name=T idle=50W max=400W slice-overhead=3% time-slice=0\n"
+              "process 1 gpu=0 type=mps name=a sm=60 coef=200W\n"
+              "process 2 gpu=0 type=mps name=b sm=40 coef=100W\n");
+    nvmlDevice_t d = sim_gpu(0);
+    nvmlProcessUtilizationSample_t s[8];
+    unsigned int n = 8;
+
+    sim_at(4 * SEC);
+    assert_int_equal(
+        sim.nvmlDeviceGetProcessUtilization(d, s, &n, JOULESTAT_SIM_EPOCH_US + 3900 * MS),
+        NVML_SUCCESS);
+    assert_int_equal(n, 2);
+    for (unsigned i = 0; i < n; i++)
+        assert_int_equal(s[i].smUtil, s[i].pid == 1 ? 60 : 40);
+    sim_stop();
+}
+
 /* The sum of a process's samples since the start (percent per period), and how many
  * periods left one. */
 static unsigned slices_of(nvmlDevice_t d, unsigned pid, unsigned *ret_samples) {
@@ -319,6 +339,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_context_idle_goes_to_holders),
         cmocka_unit_test(test_slice_overhead_lowers_samples_only),
+        cmocka_unit_test(test_no_slice_overhead_under_mps),
         cmocka_unit_test(test_time_slice_whole_slices),
         cmocka_unit_test(test_samples_per_process),
         cmocka_unit_test(test_entry_averages_since_last_seen),

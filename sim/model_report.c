@@ -175,7 +175,9 @@ static uint64_t with_noise(const struct sim_gpu_model *g, uint64_t mw) {
     uint32_t ppm = g->gpu->power_noise_ppm;
     if (!ppm)
         return mw;
-    uint64_t period = g->t / SIM_POWER_UPDATE_US;
+    /* the driver's update periods: on its grid, driver-phase + k x 100 ms */
+    uint64_t phase = g->gpu->driver_phase_us % SIM_POWER_UPDATE_US;
+    uint64_t period = (g->t + SIM_POWER_UPDATE_US - phase) / SIM_POWER_UPDATE_US;
     uint64_t x = sim_mix64(g->sc->seed ^ sim_mix64(((uint64_t)g->index << 48) ^ period));
     double u = (double)(x >> 11) / (double)(UINT64_C(1) << 53); /* [0, 1) */
     double v = (double)mw * (1.0 + (2.0 * u - 1.0) * SQRT3 * ppm / SIM_PPM);

@@ -167,6 +167,28 @@ static void test_power_noise_is_seeded(void **state) {
     assert_true(var > 0.008 * 0.008 && var < 0.012 * 0.012); /* sigma 0.8 .. 1.2 % */
 }
 
+/* The noise holds for one of the driver's update periods, on its own grid (driver-phase +
+ * k x 100 ms), not on whole tenths of a second from t = 0: two readings at 90 and 110 ms
+ * with the grid at 50 ms are one period's, and one at 160 ms is the next's. */
+static void test_power_noise_holds_for_a_driver_period(void **state) {
+    sim_start("scenario duration=10s seed=7\n"
+              "gpu 0 uuid=GPU-n name=T idle=50W max=400W power-noise=5% power-average=0 "
+              "driver-phase=50ms\n"
+              "process 1 gpu=0 name=a sm=100 coef=200W\n");
+    nvmlDevice_t d = sim_gpu(0);
+    unsigned int at90, at110, at160;
+
+    sim_at(90 * MS);
+    at90 = power_mw(d);
+    sim_at(110 * MS);
+    at110 = power_mw(d);
+    sim_at(160 * MS);
+    at160 = power_mw(d);
+    assert_int_equal(at90, at110);
+    assert_int_not_equal(at110, at160);
+    sim_stop();
+}
+
 /* Idle drifts up by 6 W with a 300 s time constant while anything computes and back down
  * with it after: 6 * (1 - 1/e) after 300 s of load, that times 1/e after 300 s more. The
  * drift is idle energy: the process's truth is its coef energy alone. */
@@ -226,6 +248,7 @@ int main(void) {
         cmocka_unit_test(test_sensor_duty_misses_a_phase),
         cmocka_unit_test(test_energy_counter_steps),
         cmocka_unit_test(test_power_noise_is_seeded),
+        cmocka_unit_test(test_power_noise_holds_for_a_driver_period),
         cmocka_unit_test(test_idle_drift_time_constant),
         cmocka_unit_test(test_coef_list_changes_power),
     };

@@ -137,11 +137,15 @@ static int nvml_device_open(void *state, size_t index, struct gpu_device_reading
                                nvml_error_text(s->api, code));
 
     if (s->api->device_get_uuid) {
-        code = s->api->device_get_uuid(handle, rd->uuid, sizeof(rd->uuid));
+        char uuid[sizeof(rd->uuid)] = "";
+
+        /* Not read this time: the GPU keeps the UUID it had (empty at the first open), so
+         * that its series keep their labels. */
+        code = s->api->device_get_uuid(handle, uuid, sizeof(uuid));
         if (code == NVML_ERROR_GPU_IS_LOST)
             return -ENODEV;
-        if (code != NVML_SUCCESS)
-            rd->uuid[0] = '\0';
+        if (code == NVML_SUCCESS)
+            memcpy(rd->uuid, uuid, sizeof(uuid));
     }
     if (s->api->device_get_name) {
         code = s->api->device_get_name(handle, rd->name, sizeof(rd->name));

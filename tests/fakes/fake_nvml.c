@@ -133,6 +133,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
     DEVICE_OR_RETURN(device, d, i);
     state.calls[i].uuid++;
+    if (d->uuid_ret != NVML_SUCCESS)
+        return d->uuid_ret;
     return copy_string(d->uuid, uuid, length);
 }
 NVML_CHECK_SIGNATURE(nvmlDeviceGetUUID);

@@ -47,6 +47,7 @@ struct fake_device {
     char name[96];
     bool lost; /* every call on this device (and its handle lookup) says GPU_IS_LOST */
     nvmlReturn_t handle_ret;
+    nvmlReturn_t uuid_ret;
 
     nvmlReturn_t energy_ret;
     unsigned long long energy_mj;

@@ -246,11 +246,18 @@ static void test_gpu_lost_and_back_with_backoff(void **state) {
     d = sample(fx, T0 + 13 * SEC - 1);
     assert_int_equal(c->handle, handle_calls + 1);
 
-    /* Back: the retry at 13 s finds it and reads it again. */
+    /* Back: the retry at 13 s finds it and reads it again. Its UUID cannot be read this
+     * time: it keeps the one it had (an empty one would make its series new ones). */
+    char uuid[sizeof(d[1].uuid)];
+    memcpy(uuid, d[1].uuid, sizeof(uuid));
+    assert_true(uuid[0] != '\0');
     fx->st->dev[1].lost = false;
+    fx->st->dev[1].uuid_ret = NVML_ERROR_UNKNOWN;
     fx->st->dev[1].energy_mj = 9000;
     d = sample(fx, T0 + 13 * SEC);
     assert_int_equal(c->handle, handle_calls + 2);
+    assert_string_equal(d[1].uuid, uuid);
+    fx->st->dev[1].uuid_ret = NVML_SUCCESS;
     assert_true(d[1].up);
     assert_int_equal(d[1].error, 0);
     assert_true(d[1].energy_valid);

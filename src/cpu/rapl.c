@@ -134,22 +134,21 @@ int rapl_add_counter(struct rapl *r, int fd, enum rapl_slot_kind kind, uint64_t 
     return 0;
 }
 
-/* Whether one of the first n counters is of package's domain, whatever its die. */
-static bool rapl_has_domain_before(const struct rapl *r, size_t n, uint32_t package,
-                                   enum rapl_domain domain) {
+#define ANY_DIE UINT32_MAX
+
+/* Whether one of the first n counters is of package's domain on die (or on any). */
+static bool has_domain_in(const struct rapl *r, size_t n, uint32_t package, uint32_t die,
+                          enum rapl_domain domain) {
     for (size_t i = 0; i < n; i++)
-        if (r->readings[i].package == package && r->readings[i].domain == domain)
+        if (r->readings[i].package == package && r->readings[i].domain == domain &&
+            (die == ANY_DIE || r->readings[i].die == die))
             return true;
     return false;
 }
 
 bool rapl_has_domain(const struct rapl *r, uint32_t package, uint32_t die,
                      enum rapl_domain domain) {
-    for (size_t i = 0; i < r->n; i++)
-        if (r->readings[i].package == package && r->readings[i].die == die &&
-            r->readings[i].domain == domain)
-            return true;
-    return false;
+    return has_domain_in(r, r->n, package, die, domain);
 }
 
 int rapl_sample(struct rapl *r, const struct rapl_reading **ret_readings, size_t *ret_n) {
@@ -299,7 +298,7 @@ static void keep_one_per_package(const struct rapl_options *o, struct rapl *r) {
     for (size_t i = 0; i < r->n; i++) {
         struct rapl_reading rd = r->readings[i];
 
-        if (rapl_has_domain_before(r, kept, rd.package, rd.domain)) {
+        if (has_domain_in(r, kept, rd.package, ANY_DIE, rd.domain)) {
             if (r->slots[i].fd >= 0)
                 (void)close(r->slots[i].fd);
             continue;

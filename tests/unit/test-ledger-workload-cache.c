@@ -244,17 +244,21 @@ static void test_reused_pid_is_one_series(void **state) {
     /* still running at the next tick: a new start time is another process, kept apart */
     ledger_sweep(&l, 1 * SEC, 1 * SEC, 300 * SEC);
     assert_int_equal(ledger_process_get(&l, 0, 500, 20, &other, &p), 1);
+    assert_int_equal(p->measured_uj, 0);
     assert_int_equal(l.processes.size, 2);
-    /* both ended; the pid comes back with the first one's labels */
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 7000000, false, 2 * SEC));
+    /* both ended; "train" comes back on the pid: it goes on from the "train" entry */
     ledger_sweep(&l, 5 * SEC, 5 * SEC, 300 * SEC);
     assert_int_equal(ledger_process_get(&l, 0, 500, 30, &other, &p), 1);
-    assert_int_equal(p->measured_uj, 0); /* "train" again: takes over the "train" entry */
+    assert_int_equal(p->measured_uj, 7000000);
     assert_int_equal(l.processes.size, 2);
     assert_int_equal(ledger_process_get(&l, 0, 501, 40, &id, &p), 1);
     assert_int_equal(l.processes.size, 3); /* another pid: its own series */
+    /* "infer" on the pid again: its newest entry is "train", so nothing is taken over */
     ledger_sweep(&l, 6 * SEC, 6 * SEC, 300 * SEC);
     assert_int_equal(ledger_process_get(&l, 0, 500, 50, &id, &p), 1);
-    assert_int_equal(p->measured_uj, 0); /* the pid's newest entry was "train" */
+    assert_int_equal(p->measured_uj, 0);
+    assert_int_equal(l.processes.size, 4);
     ledger_done(&l);
 
     ledger_init(&l);

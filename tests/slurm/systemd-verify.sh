@@ -57,7 +57,7 @@ for cap in $bounding; do
 done
 for line in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
     PrivateMounts=yes DevicePolicy=closed Restart=on-failure "ReadOnlyPaths=/proc /sys" \
-    "DeviceAllow=char-nvidia-frontend rw" "DeviceAllow=char-cpu/msr r" \
+    "DeviceAllow=char-nvidia rw" "DeviceAllow=char-nvidia-frontend rw" "DeviceAllow=char-cpu/msr r" \
     "SystemCallFilter=@system-service perf_event_open seccomp" \
     "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK"; do
     grep -qx "$line" "$unit" || fail "missing: $line"

@@ -2,23 +2,29 @@
 #include "rapl_resume.h"
 
 bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
-                 uint64_t downtime_us) {
+                 uint64_t now_ns, bool still_counting) {
     unsigned __int128 bound_raw;
     uint32_t bit = die < LEDGER_RAPL_MAX_DIES ? 1u << die : 0;
+    uint64_t since_us;
 
     if (!(lr->restored & bit))
         return false;
     lr->restored &= ~bit;
-    if (counter->modulus == 0 || lr->modulus != counter->modulus ||
+    /* From the saved reading, not from the restart: a die not read for a while (RAPL
+     * unreadable for a run, a zone missing) was saved again with its old reading. */
+    since_us = (int64_t)now_ns > lr->raw_read_ns[die]
+                   ? (uint64_t)((int64_t)now_ns - lr->raw_read_ns[die]) / 1000
+                   : 0;
+    if (!still_counting || counter->modulus == 0 || lr->modulus != counter->modulus ||
         lr->unit_num != counter->unit.num || lr->unit_den != counter->unit.den) {
-        lr->downtime_unknown_us += downtime_us;
+        lr->downtime_unknown_us += since_us;
         return false;
     }
-    /* The most it can have counted while down: W x µs = µJ, in raw units (den / num). */
-    bound_raw = (unsigned __int128)RAPL_DOWNTIME_MAX_WATTS * downtime_us * counter->unit.den /
+    /* The most it can have counted since: W x µs = µJ, in raw units (den / num). */
+    bound_raw = (unsigned __int128)RAPL_DOWNTIME_MAX_WATTS * since_us * counter->unit.den /
                 counter->unit.num;
     if (bound_raw >= counter->modulus) {
-        lr->downtime_unknown_us += downtime_us;
+        lr->downtime_unknown_us += since_us;
         return false;
     }
     counter->primed = true;
@@ -26,11 +32,12 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
     return true;
 }
 
-void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd) {
+void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd, uint64_t now_ns) {
     if (rd->die >= LEDGER_RAPL_MAX_DIES)
         return;
     lr->raw_valid |= 1u << rd->die;
     lr->raw[rd->die] = rd->raw;
+    lr->raw_read_ns[rd->die] = (int64_t)now_ns;
     lr->modulus = rd->modulus;
     lr->unit_num = rd->unit.num;
     lr->unit_den = rd->unit.den;

@@ -41,17 +41,20 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     s->sys_fd = s->dev_fd = s->proc_fd = -1;
     ledger_init(&s->ledger);
     stopper_init(&s->stopper);
+    s->sys_fd = open_root(cfg->sysfs);
+    s->dev_fd = open_root(cfg->devfs);
+    s->proc_fd = open_root(cfg->procfs);
+    /* The daemon's counters are its own: ps, top and replay, given the same flags, neither
+     * read nor write them. */
+    s->state_dir = cfg->command == COMMAND_SERVE ? cfg->state_dir : NULL;
     r = gpu_accounting_new(&go, &s->gpu_accounting);
-    if (r >= 0 && cfg->state_dir)
+    if (r >= 0 && s->state_dir)
         r = sampler_restore_state(s);
     if (r < 0) {
         sampler_free(s);
         return r;
     }
 
-    s->sys_fd = open_root(cfg->sysfs);
-    s->dev_fd = open_root(cfg->devfs);
-    s->proc_fd = open_root(cfg->procfs);
     /* Borrows proc_fd and sys_fd: done before they are closed. */
     cpu_groups_init(&s->cpu_groups, s->proc_fd, s->sys_fd);
     {
@@ -122,7 +125,7 @@ struct sampler *sampler_free(struct sampler *s) {
     if (!s)
         return NULL;
     sampler_stop(s);
-    if (s->cfg->state_dir && s->ticks > 0)
+    if (s->state_dir && s->ticks > 0)
         sampler_save_state(s, clock_monotonic_ns());
     s->gpu = gpu_source_close(s->gpu);
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
@@ -313,7 +316,7 @@ static bool source_enabled(const struct sampler *s, enum source_id id) {
     case SOURCE_RAPL:
         return rapl_mode_from_string(s->cfg->rapl_source) != RAPL_MODE_OFF;
     case SOURCE_STATE:
-        return s->cfg->state_dir != NULL;
+        return s->state_dir != NULL;
     default:
         return true;
     }
@@ -388,7 +391,8 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
             ret = r;
     }
     publish_now = always_publish || scanned || s->generation == 0 ||
-                  t->mono_ns - s->published_mono_ns >= PUBLISH_INTERVAL_NS;
+                  t->mono_ns - s->published_mono_ns >=
+                      (s->state_dir ? STATE_SAVE_INTERVAL_NS : PUBLISH_INTERVAL_NS);
     /* Activity flags and retention are only seen through a snapshot: sweeping every entry
      * at every 10 Hz tick would recompute them nine times for nobody. */
     if (publish_now)
@@ -397,12 +401,15 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
     atomic_store(&s->last_tick_mono_ns, clock_monotonic_ns());
     if (!publish_now)
         return ret;
+    /* Nothing is published that is not saved: restarted after a crash (an OOM kill, a
+     * SIGKILL after the grace period), the counters go on from the last save, which no
+     * scrape got ahead of, and what was drawn since is booked once, as downtime. */
+    if (s->state_dir)
+        sampler_save_state(s, t->mono_ns);
     s->published_mono_ns = t->mono_ns;
     r = publish(s, t, duration);
     if (r < 0 && ret == 0)
         ret = r;
-    if (s->cfg->state_dir && t->mono_ns - s->saved_mono_ns >= STATE_SAVE_INTERVAL_NS)
-        sampler_save_state(s, t->mono_ns);
     return ret;
 }
 

@@ -13,6 +13,7 @@
 #include "cpu.h"
 #include "gpu.h"
 #include "kube.h"
+#include "ledger_restart.h"
 #include "log.h"
 #include "pod_allocations.h"
 #include "proc.h"
@@ -24,7 +25,8 @@ enum source_id { SOURCE_NVML, SOURCE_RAPL, SOURCE_STATE, _SOURCE_MAX };
 
 extern const char *const sampler_source_names[_SOURCE_MAX];
 
-/* --state-dir: the counters are saved this often (and at exit). */
+/* --state-dir: the counters are saved, then published, this often (and at each process
+ * scan and at exit). */
 #define STATE_SAVE_INTERVAL_NS (5 * NSEC_PER_SEC)
 
 struct source_health {
@@ -70,8 +72,9 @@ struct sampler {
 
     struct source_health health[_SOURCE_MAX];
     uint64_t generation;
-    uint64_t published_mono_ns; /* tick time of the last published snapshot */
-    uint64_t saved_mono_ns;     /* tick time of the last --state-dir save */
+    uint64_t published_mono_ns;      /* tick time of the last published snapshot */
+    const char *state_dir;           /* --state-dir, for serve only (NULL: no state kept) */
+    char boot_id[STATE_BOOT_ID_MAX]; /* this boot's, for the state file; "" unknown */
     uint64_t ticks;
     _Atomic uint64_t last_tick_mono_ns;
 

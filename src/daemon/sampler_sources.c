@@ -3,7 +3,9 @@
  * state) and saying how each is doing. */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 
+#include "fileio.h"
 #include "sampler_internal.h"
 #include "state_file.h"
 
@@ -151,10 +153,42 @@ void sampler_open_rapl(struct sampler *s) {
     s->health[SOURCE_RAPL].up = true;
 }
 
+/* The clocks now, and the boot they count in (read once: it is the boot's). */
+static void state_clock_now(struct sampler *s, struct state_clock *ret) {
+    *ret = (struct state_clock){
+        .boot_us = clock_boottime_ns() / NSEC_PER_USEC,
+        .wall_us = clock_realtime_ns() / NSEC_PER_USEC,
+        .mono_ns = clock_monotonic_ns(),
+    };
+    memcpy(ret->boot_id, s->boot_id, sizeof(ret->boot_id));
+}
+
+/* This boot's id, from the procfs joulestat reads (the host's, in a container). */
+static void read_boot_id(struct sampler *s) {
+    char buf[STATE_BOOT_ID_MAX + 8];
+    int n = s->proc_fd >= 0
+                ? read_file_into_at(s->proc_fd, "sys/kernel/random/boot_id", buf, sizeof(buf))
+                : -EBADF;
+
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    if (n <= 0 || (size_t)n >= sizeof(s->boot_id)) {
+        log_info("state: this boot's id is unknown (%s/sys/kernel/random/boot_id): a reboot "
+                 "is told from the wall clock",
+                 s->cfg->procfs);
+        return;
+    }
+    memcpy(s->boot_id, buf, (size_t)n + 1);
+}
+
 int sampler_restore_state(struct sampler *s) {
     struct gpu_baseline baselines[LEDGER_MAX_GPUS] = {0};
-    int r = state_file_load(s->cfg->state_dir, &s->ledger, clock_monotonic_ns(), baselines);
+    struct state_clock now;
+    int r;
 
+    read_boot_id(s);
+    state_clock_now(s, &now);
+    r = state_file_load(s->state_dir, &s->ledger, &now, baselines);
     if (r < 0)
         return r;
     gpu_accounting_restore_baselines(s->gpu_accounting, baselines);
@@ -164,14 +198,15 @@ int sampler_restore_state(struct sampler *s) {
 
 void sampler_save_state(struct sampler *s, uint64_t mono_ns) {
     struct gpu_baseline baselines[LEDGER_MAX_GPUS];
+    struct state_clock now;
     int r;
 
     gpu_accounting_baselines(s->gpu_accounting, baselines);
-    r = state_file_save(s->cfg->state_dir, &s->ledger, baselines);
+    state_clock_now(s, &now);
+    r = state_file_save(s->state_dir, &s->ledger, baselines, &now);
     if (r < 0)
         sampler_source_failed(s, SOURCE_STATE, r, mono_ns,
                               "cannot save the counters to --state-dir");
     else
         sampler_source_ok(s, SOURCE_STATE);
-    s->saved_mono_ns = mono_ns;
 }

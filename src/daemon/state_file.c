@@ -19,19 +19,23 @@
 /* A node's ledger is a few MiB at most (10 000 series of ~200 bytes). */
 #define STATE_MAX_SIZE (256U * 1024 * 1024)
 
-/* How long ago the state was written: joulestat was down at most that long (its last
- * readings are at most a save interval older). 0 when unknown. */
-static uint64_t downtime_us(int dfd) {
-    uint64_t saved_us, now_us = clock_realtime_ns() / 1000;
+/* When the state was written, by the wall clock: read by a state of version 1, which
+ * does not say. 0 when unknown. */
+static uint64_t written_wall_us(int dfd) {
     struct stat st;
 
     if (fstatat(dfd, STATE_FILE_NAME, &st, 0) < 0)
         return 0;
-    saved_us = (uint64_t)st.st_mtim.tv_sec * 1000000 + (uint64_t)st.st_mtim.tv_nsec / 1000;
-    return now_us > saved_us ? now_us - saved_us : 0;
+    return (uint64_t)st.st_mtim.tv_sec * 1000000 + (uint64_t)st.st_mtim.tv_nsec / 1000;
 }
 
-int state_file_load(const char *dir, struct ledger *l, uint64_t now_ns,
+/* Sets the state aside, so that the next save does not overwrite what may still be read. */
+static void set_aside(int dfd, const char *dir) {
+    if (renameat(dfd, STATE_FILE_NAME, dfd, STATE_BAD_NAME) < 0)
+        log_warning_errno(-errno, "state: cannot set %s/%s aside: %m", dir, STATE_FILE_NAME);
+}
+
+int state_file_load(const char *dir, struct ledger *l, const struct state_clock *now,
                     struct gpu_baseline *baselines) {
     _cleanup_(closep) int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     _cleanup_(freep) char *text = NULL;
@@ -48,27 +52,30 @@ int state_file_load(const char *dir, struct ledger *l, uint64_t now_ns,
     if (r == -ENOENT)
         return 0; /* the first start */
     if (r < 0) {
-        log_warning_errno(r, "state: cannot read %s/%s: %m; counting from zero", dir,
-                          STATE_FILE_NAME);
+        log_warning_errno(r, "state: cannot read %s/%s: %m; set aside as %s, counting from zero",
+                          dir, STATE_FILE_NAME, STATE_BAD_NAME);
+        set_aside(dfd, dir);
         return 0;
     }
-    r = ledger_state_restore(l, text, now_ns, baselines, &bad_line);
+    r = ledger_state_restore(l, text, size, now, written_wall_us(dfd), baselines, &bad_line);
     if (r == -ENOMEM)
         return r;
     if (r < 0) {
-        log_warning("state: %s/%s line %u is not a joulestat state of this version; set aside "
-                    "as %s, counting from zero",
+        log_warning("state: %s/%s line %u is not a whole joulestat state of this version; set "
+                    "aside as %s, counting from zero",
                     dir, STATE_FILE_NAME, bad_line, STATE_BAD_NAME);
-        (void)renameat(dfd, STATE_FILE_NAME, dfd, STATE_BAD_NAME);
+        set_aside(dfd, dir);
         ledger_done(l);
         ledger_init(l);
         for (size_t i = 0; i < LEDGER_MAX_GPUS; i++)
             baselines[i] = (struct gpu_baseline){0};
         return 0;
     }
-    l->downtime_us = downtime_us(dfd);
-    log_info("state: %d counters restored from %s/%s, written %.1f s ago", r, dir, STATE_FILE_NAME,
-             (double)l->downtime_us / 1e6);
+    log_info("state: %d counters restored from %s/%s, written %.1f s ago%s", r, dir,
+             STATE_FILE_NAME, (double)l->downtime_us / 1e6,
+             l->raw_still_counting
+                 ? ""
+                 : " (its raw counters are not continued: a reboot, or a time unknown)");
     return r;
 }
 
@@ -87,7 +94,8 @@ static int write_all(int fd, const char *buf, size_t len) {
     return 0;
 }
 
-int state_file_save(const char *dir, const struct ledger *l, const struct gpu_baseline *baselines) {
+int state_file_save(const char *dir, const struct ledger *l, const struct gpu_baseline *baselines,
+                    const struct state_clock *now) {
     _cleanup_(closep) int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct strbuf text;
     int fd, r;
@@ -95,7 +103,7 @@ int state_file_save(const char *dir, const struct ledger *l, const struct gpu_ba
     if (dfd < 0)
         return -errno;
     strbuf_init(&text);
-    ledger_state_format(l, baselines, &text);
+    ledger_state_format(l, baselines, now, &text);
     r = strbuf_error(&text);
     if (r < 0)
         goto finish;

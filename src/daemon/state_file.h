@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 
+#include "ledger_restart.h"
 #include "store.h"
 
 /*
@@ -13,13 +14,16 @@
 #define STATE_FILE_NAME "joulestat.state"
 
 /*
- * Restores l (empty) and the GPUs' baselines (LEDGER_MAX_GPUS entries) from dir. No file
- * is a first start. A file that is not a state (corrupt, foreign, another version) is
- * reported, renamed to joulestat.state.bad and l left empty. Returns the entries restored
- * (>= 0), or -ENOMEM; other errors are logged and count as a first start.
+ * Restores l (empty) and the GPUs' baselines (LEDGER_MAX_GPUS entries) from dir, now. No
+ * file is a first start. A file that cannot be read or is not a whole state (corrupt, cut
+ * short, foreign, another version) is reported, renamed to joulestat.state.bad and l left
+ * empty. Returns the entries restored (>= 0), or -ENOMEM; other errors are logged and count
+ * as a first start.
  */
-int state_file_load(const char *dir, struct ledger *l, uint64_t now_ns,
+int state_file_load(const char *dir, struct ledger *l, const struct state_clock *now,
                     struct gpu_baseline *baselines);
 
-/* Writes l and the baselines to dir. Returns 0 or -errno (the old file is kept). */
-int state_file_save(const char *dir, const struct ledger *l, const struct gpu_baseline *baselines);
+/* Writes l and the baselines to dir, saved now. Returns 0 or -errno (the old file is
+ * kept). */
+int state_file_save(const char *dir, const struct ledger *l, const struct gpu_baseline *baselines,
+                    const struct state_clock *now);

@@ -209,6 +209,15 @@ static const struct family gpu_split_windows = {
     "Windows by how their energy was split: learned, or SM share and why (no_activity, "
     "single_class, too_few_rows, not_identifiable)."};
 
+/* Windows split before a restart (--state-dir): the counter goes on before this run's
+ * first split, never missing from a scrape. */
+static bool counted_windows(const struct snap_gpu *g) {
+    for (unsigned k = 0; k < _SPLIT_METHOD_MAX; k++)
+        if (g->split_windows[k])
+            return true;
+    return false;
+}
+
 static const struct family gpu_sharing = {
     "joulestat_", "gpu_sharing", "gauge",
     "Always 1: how the GPU was shared in the last window, in the label (none, exclusive, "
@@ -276,7 +285,7 @@ static void render_gpus(struct render *r, const struct snapshot *s, const char *
         }
     family_begin(r, &gpu_split_windows);
     for (size_t i = 0; i < s->n_gpus; i++)
-        if (s->gpus[i].split_valid)
+        if (s->gpus[i].split_valid || counted_windows(&s->gpus[i]))
             for (unsigned k = 0; k < _SPLIT_METHOD_MAX; k++) {
                 gpu_label(r, &s->gpus[i]);
                 put_label(r->out, false, "method", split_method_to_string(k), SIZE_MAX);

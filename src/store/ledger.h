@@ -124,6 +124,10 @@ struct ledger_rapl {
      * restored while the value came from the state file and was not read again yet. */
     uint32_t raw_valid, restored;
     uint64_t raw[LEDGER_RAPL_MAX_DIES], modulus, unit_num, unit_den;
+    /* When each die's raw counter was read, in this run's monotonic clock: a restored one
+     * was read before this run, and may lie before the clock's zero. The longer ago, the
+     * more often the counter may have wrapped since. */
+    int64_t raw_read_ns[LEDGER_RAPL_MAX_DIES];
     /* Time joulestat was down while the counter could have wrapped more than once: its
      * energy is unknown, and said so rather than guessed. */
     uint64_t downtime_unknown_us;
@@ -164,6 +168,8 @@ struct ledger {
     uint64_t workload_gen;      /* >= 1; bumped whenever workload entries are freed */
     uint64_t process_gen;       /* >= 1; bumped whenever GPU process entries are freed */
     uint64_t downtime_us;       /* how long joulestat was down before this run (restored) */
+    bool raw_still_counting;    /* the restored raw counters count on from their readings:
+                                 * the same boot (a reboot resets RAPL's and the GPUs') */
     ledger_labeler_fn labeler;  /* attaches names to new entries' labels; NULL: none */
     void *labeler_userdata;
 };

@@ -11,7 +11,9 @@
 #include "parse_num.h"
 #include "strbuf.h"
 
-#define STATE_MAGIC "joulestat-state 1"
+#define STATE_MAGIC "joulestat-state 2"
+/* Written before the boot clock and the end line: still read, as it was written. */
+#define STATE_MAGIC_1 "joulestat-state 1"
 #define MAX_FIELDS 40
 #define CPU_DOMAIN_KEYS "d0", "d1", "d2", "d3", "d4"
 
@@ -36,6 +38,14 @@ static void rapl_raw_field(unsigned die, char *buf, size_t size) {
         (void)snprintf(buf, size, "raw");
     else
         (void)snprintf(buf, size, "raw_die%u", die);
+}
+
+/* How long before the save each die's raw counter was read: "raw_age_us", "raw_age_us_die1"... */
+static void rapl_age_field(unsigned die, char *buf, size_t size) {
+    if (die == 0)
+        (void)snprintf(buf, size, "raw_age_us");
+    else
+        (void)snprintf(buf, size, "raw_age_us_die%u", die);
 }
 
 static void put_u64(struct strbuf *out, const char *key, uint64_t v) {
@@ -66,11 +76,41 @@ static void put_labels(struct strbuf *out, const struct snap_identity *id) {
             put_escaped(out, label_fields[f].label, label_value(id, f));
 }
 
+static void put_host(struct strbuf *out, const struct state_clock *now) {
+    strbuf_puts(out, "host");
+    if (now->boot_id[0])
+        put_escaped(out, "boot_id", now->boot_id);
+    put_u64(out, "boot_us", now->boot_us);
+    put_u64(out, "wall_us", now->wall_us);
+    strbuf_putc(out, '\n');
+}
+
+static void put_rapl_raw(struct strbuf *out, const struct ledger_rapl *r, uint64_t now_ns) {
+    for (unsigned die = 0; die < LEDGER_RAPL_MAX_DIES; die++) {
+        char name[24];
+
+        if (!(r->raw_valid & (1u << die)))
+            continue;
+        rapl_raw_field(die, name, sizeof(name));
+        put_u64(out, name, r->raw[die]);
+        rapl_age_field(die, name, sizeof(name));
+        put_u64(out, name,
+                (int64_t)now_ns > r->raw_read_ns[die]
+                    ? (uint64_t)((int64_t)now_ns - r->raw_read_ns[die]) / 1000
+                    : 0);
+    }
+    put_u64(out, "modulus", r->modulus);
+    put_u64(out, "unit_num", r->unit_num);
+    put_u64(out, "unit_den", r->unit_den);
+}
+
 void ledger_state_format(const struct ledger *l, const struct gpu_baseline *baselines,
-                         struct strbuf *out) {
+                         const struct state_clock *now, struct strbuf *out) {
+    uint64_t entries = 0;
     void *v;
 
     strbuf_puts(out, STATE_MAGIC "\n");
+    put_host(out, now);
     for (unsigned i = 0; i < LEDGER_MAX_GPUS; i++) {
         const struct ledger_gpu *g = &l->gpus[i];
 
@@ -92,6 +132,7 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         if (baselines && baselines[i].n_idle > 0)
             put_idle(out, &baselines[i]);
         strbuf_putc(out, '\n');
+        entries++;
     }
     for (size_t i = 0; i < l->n_rapl; i++) {
         strbuf_puts(out, "rapl");
@@ -101,20 +142,10 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         put_reasons(out, l->rapl[i].unattributed_uj);
         if (l->rapl[i].downtime_unknown_us)
             put_u64(out, "downtime_unknown_us", l->rapl[i].downtime_unknown_us);
-        if (l->rapl[i].raw_valid) {
-            for (unsigned die = 0; die < LEDGER_RAPL_MAX_DIES; die++) {
-                char name[16];
-
-                if (!(l->rapl[i].raw_valid & (1u << die)))
-                    continue;
-                rapl_raw_field(die, name, sizeof(name));
-                put_u64(out, name, l->rapl[i].raw[die]);
-            }
-            put_u64(out, "modulus", l->rapl[i].modulus);
-            put_u64(out, "unit_num", l->rapl[i].unit_num);
-            put_u64(out, "unit_den", l->rapl[i].unit_den);
-        }
+        if (l->rapl[i].raw_valid)
+            put_rapl_raw(out, &l->rapl[i], now->mono_ns);
         strbuf_putc(out, '\n');
+        entries++;
     }
     for (size_t i = 0; hashmap_next(&l->processes, &i, NULL, &v);) {
         const struct ledger_process *p = v;
@@ -126,8 +157,14 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         put_u64(out, "start_us", (uint64_t)(p->start_time_seconds * 1e6));
         put_u64(out, "measured_uj", p->measured_uj);
         put_u64(out, "estimated_uj", p->estimated_uj);
+        if (p->gpu_instance != LEDGER_NO_INSTANCE) {
+            put_u64(out, "gpu_instance", p->gpu_instance);
+            put_u64(out, "compute_instance", p->compute_instance);
+            put_escaped(out, "mig_profile", p->mig_profile);
+        }
         put_labels(out, p->id);
         strbuf_putc(out, '\n');
+        entries++;
     }
     for (size_t i = 0; hashmap_next(&l->cpu_processes, &i, NULL, &v);) {
         const struct ledger_cpu_process *p = v;
@@ -139,6 +176,7 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
             put_u64(out, cpu_domain_keys[d], p->energy_uj[d]);
         put_labels(out, p->id);
         strbuf_putc(out, '\n');
+        entries++;
     }
     for (size_t i = 0; hashmap_next(&l->allocations, &i, NULL, &v);) {
         const struct ledger_allocation *a = v;
@@ -151,6 +189,7 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         put_u64(out, "replicas", a->replicas);
         put_u64(out, "energy_uj", a->energy_uj);
         strbuf_putc(out, '\n');
+        entries++;
     }
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
         const struct ledger_workload *w = v;
@@ -164,7 +203,9 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
                 put_u64(out, cpu_domain_keys[d], w->cpu_unseen_uj[d]);
         put_labels(out, w->id);
         strbuf_putc(out, '\n');
+        entries++;
     }
+    strbuf_printf(out, "end\tentries=%" PRIu64 "\n", entries);
 }
 
 /* ---- reading ----------------------------------------------------------------------- */
@@ -277,7 +318,8 @@ static int get_idle(const char *list, struct gpu_baseline *b) {
     return 0;
 }
 
-static int restore_gpu(struct ledger *l, const struct fields *f, struct gpu_baseline *baselines) {
+static int restore_gpu(struct ledger *l, const struct fields *f, const struct ledger_restart *rs,
+                       struct gpu_baseline *baselines) {
     uint64_t index, raw, at;
     struct ledger_gpu *g;
     const char *uuid = get(f, "uuid"), *model = get(f, "model");
@@ -304,14 +346,15 @@ static int restore_gpu(struct ledger *l, const struct fields *f, struct gpu_base
         return 0;
     if (get(f, "raw_mj") && get(f, "at_us")) {
         baselines[index].valid = true;
-        baselines[index].raw_mj = raw;
-        baselines[index].at_us = at;
+        /* After a reboot the counter counts from the driver's load, all of it while down. */
+        baselines[index].raw_mj = rs->rebooted ? 0 : raw;
+        baselines[index].at_us = ledger_restart_wall_us(rs, at);
     }
     copy_cut(baselines[index].uuid, sizeof(baselines[index].uuid), uuid);
     return get(f, "idle_mw") ? get_idle(get(f, "idle_mw"), &baselines[index]) : 0;
 }
 
-static int restore_rapl(struct ledger *l, const struct fields *f) {
+static int restore_rapl(struct ledger *l, const struct fields *f, const struct ledger_restart *rs) {
     const char *domain = get(f, "domain");
     struct ledger_rapl *r;
     uint64_t package;
@@ -329,13 +372,18 @@ static int restore_rapl(struct ledger *l, const struct fields *f) {
         return -EBADMSG;
     /* The counters' last readings, a die each: they bridge the time joulestat was down. */
     for (unsigned die = 0; die < LEDGER_RAPL_MAX_DIES; die++) {
-        char name[16];
+        char name[24];
+        uint64_t age_us;
 
         rapl_raw_field(die, name, sizeof(name));
         if (!get(f, name))
             continue;
         if (get_u64(f, name, true, &r->raw[die]) < 0)
             return -EBADMSG;
+        rapl_age_field(die, name, sizeof(name));
+        if (get_u64(f, name, false, &age_us) < 0)
+            return -EBADMSG;
+        r->raw_read_ns[die] = ledger_restart_read_ns(rs, age_us);
         r->raw_valid |= 1u << die;
         any_raw = true;
     }
@@ -349,6 +397,22 @@ static int restore_rapl(struct ledger *l, const struct fields *f) {
         if ((r->raw_valid & (1u << die)) && r->raw[die] >= r->modulus)
             return -EBADMSG;
     r->restored = r->raw_valid;
+    return 0;
+}
+
+/* A MIG process's instance: its series' labels. */
+static int restore_instance(struct ledger_process *p, const struct fields *f) {
+    const char *profile = get(f, "mig_profile");
+    uint64_t gi, ci;
+
+    if (!get(f, "gpu_instance"))
+        return 0;
+    if (get_u64(f, "gpu_instance", true, &gi) < 0 || gi >= LEDGER_NO_INSTANCE ||
+        get_u64(f, "compute_instance", true, &ci) < 0 || ci >= LEDGER_NO_INSTANCE)
+        return -EBADMSG;
+    p->gpu_instance = (uint32_t)gi;
+    p->compute_instance = (uint32_t)ci;
+    copy_cut(p->mig_profile, sizeof(p->mig_profile), profile ? profile : "");
     return 0;
 }
 
@@ -369,6 +433,8 @@ static int restore_process(struct ledger *l, const struct fields *f, uint64_t no
     r = ledger_process_get(l, (unsigned)gpu, (uint32_t)pid, start_ticks, &id, &p);
     if (r < 0)
         return r;
+    if (restore_instance(p, f) < 0)
+        return -EBADMSG;
     /* Added: an entry of the same pid and labels restored before it is this one's now. */
     p->measured_uj += measured;
     p->estimated_uj += estimated;
@@ -429,13 +495,47 @@ static int restore_allocation(struct ledger *l, const struct fields *f, uint64_t
                                      uid ? uid : "", (unsigned)replicas, uj, now_ns);
 }
 
-int ledger_state_restore(struct ledger *l, const char *text, uint64_t now_ns,
+/* The save's clocks (the line after the first, from version 2 on). */
+static int restore_host(const struct fields *f, struct state_clock *ret) {
+    const char *boot_id = get(f, "boot_id");
+
+    *ret = (struct state_clock){0};
+    if (get_u64(f, "boot_us", true, &ret->boot_us) < 0 ||
+        get_u64(f, "wall_us", true, &ret->wall_us) < 0)
+        return -EBADMSG;
+    copy_cut(ret->boot_id, sizeof(ret->boot_id), boot_id ? boot_id : "");
+    return 0;
+}
+
+static int restore_entry(struct ledger *l, const char *kind, const struct fields *f,
+                         const struct ledger_restart *rs, struct gpu_baseline *baselines) {
+    uint64_t now_ns = rs->now_mono_ns;
+
+    return strcmp(kind, "gpu") == 0           ? restore_gpu(l, f, rs, baselines)
+           : strcmp(kind, "rapl") == 0        ? restore_rapl(l, f, rs)
+           : strcmp(kind, "process") == 0     ? restore_process(l, f, now_ns)
+           : strcmp(kind, "cpu_process") == 0 ? restore_cpu_process(l, f, now_ns)
+           : strcmp(kind, "workload") == 0    ? restore_workload(l, f, now_ns)
+           : strcmp(kind, "allocation") == 0  ? restore_allocation(l, f, now_ns)
+                                              : -EBADMSG;
+}
+
+int ledger_state_restore(struct ledger *l, const char *text, size_t size,
+                         const struct state_clock *now, uint64_t file_wall_us,
                          struct gpu_baseline *baselines, unsigned *ret_bad_line) {
-    _cleanup_(freep) char *copy = strdup(text);
+    _cleanup_(freep) char *copy = NULL;
+    struct ledger_restart rs = {0};
+    struct state_clock saved;
     char *save = NULL, *line;
     unsigned line_no = 0;
+    bool version_1 = false, ended = false, begun = false;
+    uint64_t entries;
     int n = 0;
 
+    /* A NUL inside, or a last line without its newline: cut short or not a state. */
+    if (strlen(text) != size || size == 0 || text[size - 1] != '\n')
+        goto bad;
+    copy = strdup(text);
     if (!copy)
         return -ENOMEM;
     for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -445,26 +545,37 @@ int ledger_state_restore(struct ledger *l, const char *text, uint64_t now_ns,
 
         line_no++;
         if (line_no == 1) {
-            if (strcmp(line, STATE_MAGIC) != 0)
+            version_1 = strcmp(line, STATE_MAGIC_1) == 0;
+            if (!version_1 && strcmp(line, STATE_MAGIC) != 0)
                 goto bad;
             continue;
         }
-        if (split_line(line, &kind, &f) < 0)
-            goto bad;
-        r = strcmp(kind, "gpu") == 0           ? restore_gpu(l, &f, baselines)
-            : strcmp(kind, "rapl") == 0        ? restore_rapl(l, &f)
-            : strcmp(kind, "process") == 0     ? restore_process(l, &f, now_ns)
-            : strcmp(kind, "cpu_process") == 0 ? restore_cpu_process(l, &f, now_ns)
-            : strcmp(kind, "workload") == 0    ? restore_workload(l, &f, now_ns)
-            : strcmp(kind, "allocation") == 0  ? restore_allocation(l, &f, now_ns)
-                                               : -EBADMSG;
+        if (ended || split_line(line, &kind, &f) < 0)
+            goto bad; /* nothing follows the end line */
+        if (!begun) {
+            begun = true;
+            if (!version_1) { /* the save's clocks come first */
+                if (strcmp(kind, "host") != 0 || restore_host(&f, &saved) < 0)
+                    goto bad;
+                ledger_restart_begin(l, &saved, file_wall_us, now, &rs);
+                continue;
+            }
+            ledger_restart_begin(l, NULL, file_wall_us, now, &rs);
+        }
+        if (!version_1 && strcmp(kind, "end") == 0) {
+            if (get_u64(&f, "entries", true, &entries) < 0 || entries != (uint64_t)n)
+                goto bad;
+            ended = true;
+            continue;
+        }
+        r = restore_entry(l, kind, &f, &rs, baselines);
         if (r == -ENOMEM)
             return r;
         if (r < 0)
             goto bad;
         n++;
     }
-    if (line_no == 0)
+    if (line_no == 0 || (!version_1 && !ended))
         goto bad;
     return n;
 

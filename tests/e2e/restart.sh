@@ -13,14 +13,17 @@ build=$1 src=$2
 . "$src/tests/e2e/lib.sh"
 
 state=$E2E_TMP/state proc=$E2E_TMP/proc
-mkdir -p "$state" "$proc"
+mkdir -p "$state" "$proc/sys/kernel/random"
+# The boot the node is in, as the kernel names it: the state is saved with it.
+echo 6d0f7a52-2f4e-4c1b-9a0e-boot-one >"$proc/sys/kernel/random/boot_id"
 e2e_fake_rapl_zone "$E2E_TMP/sys"
 E2E_PIDS+=("$E2E_FAKE_RAPL_PID")
 export JOULESTAT_SIM_SCENARIO=$src/scenarios/dcgm-three-pods.scn JOULESTAT_SIM_PROCFS=$proc
 JOULESTAT_SIM_START_TIME=$(date +%s)
 export JOULESTAT_SIM_START_TIME
 
-# serve_once N SECONDS: serves for about SECONDS, saves /metrics to $E2E_TMP/mN, stops.
+# serve_once N SECONDS: serves for about SECONDS, saves /metrics to $E2E_TMP/mN, stops
+# (with SIGTERM, or the signal in STOP_SIGNAL).
 serve_once() {
     local port pid
     port=$(e2e_free_port)
@@ -33,8 +36,33 @@ serve_once() {
     e2e_wait 10 curl -sf "http://127.0.0.1:$port/metrics" || e2e_fail "exporter $1 did not come up"
     sleep "$2"
     curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m$1" || e2e_fail "scrape $1"
-    kill -TERM "$pid"
-    wait "$pid" || e2e_fail "exporter $1 did not exit cleanly: $(tail -3 "$E2E_TMP/log$1")"
+    kill "-${STOP_SIGNAL:-TERM}" "$pid"
+    if [[ ${STOP_SIGNAL:-TERM} == TERM ]]; then
+        wait "$pid" || e2e_fail "exporter $1 did not exit cleanly: $(tail -3 "$E2E_TMP/log$1")"
+    else
+        wait "$pid" || true
+    fi
+}
+
+# Every energy counter of the scrape in $1 is in $2, none lower.
+none_went_back() {
+    python3 - "$1" "$2" <<'EOP'
+import re, sys
+from decimal import Decimal
+
+def counters(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'^(\w+_joules_total|\w+_split_windows_total)(\{[^}]*\})? (\S+)$', line)
+        if m:
+            out[m[1] + (m[2] or '')] = Decimal(m[3])
+    return out
+
+a, b = counters(sys.argv[1]), counters(sys.argv[2])
+for k, v in a.items():
+    assert k in b, f'{k} gone after the restart'
+    assert b[k] >= v, f'{k} went back: {v} -> {b[k]}'
+EOP
 }
 
 serve_once 1 3
@@ -74,9 +102,20 @@ print(f'restart: GPU {gpu} J, downtime {down} J, processes {procs} J; RAPL {rapl
 EOP
 
 # A stop longer than the RAPL counter's range covers at 1000 W (262 kJ: 262 s): its energy
-# is unknown, and the time is said, not guessed.
-touch -d '-2 hours' "$state/joulestat.state"
+# is unknown, and the time is said, not guessed. Where the boot cannot be told, the wall
+# clock says how long: the state is made 2 hours older by it (the boot clock's case, which
+# the machine's uptime may not allow, is test-ledger-state's).
+mv "$proc/sys/kernel/random/boot_id" "$E2E_TMP/boot_id"
+python3 - "$state/joulestat.state" <<'EOP'
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+text = re.sub(r'^(host\t.*\twall_us=)(\d+)', lambda m: m[1] + str(int(m[2]) - 7200 * 10**6),
+              text, count=1, flags=re.M)
+open(path, 'w').write(text)
+EOP
 serve_once 5 2
+mv "$E2E_TMP/boot_id" "$proc/sys/kernel/random/boot_id"
 python3 - "$E2E_TMP/m2" "$E2E_TMP/m5" <<'EOP' || e2e_fail "RAPL downtime of unknown energy"
 import re, sys
 from decimal import Decimal
@@ -111,12 +150,45 @@ awk -v a="${idle6##* }" -v b="${idle7##* }" 'BEGIN { exit !(a - b < 1 && b - a <
     e2e_fail "idle $idle6 before the restart, $idle7 after"
 echo "restart: $idle7 kept"
 
-# A corrupt file is set aside, never fatal.
+# Killed (an OOM kill, SIGKILL after the grace period): nothing a scrape got was ahead of
+# the last save, so no counter goes back when it comes back.
 state=$E2E_TMP/state
+STOP_SIGNAL=KILL serve_once 8 4
+serve_once 9 0
+none_went_back "$E2E_TMP/m8" "$E2E_TMP/m9" || e2e_fail "counters across a SIGKILL"
+
+# A reboot: RAPL's counters started again, so none is bridged over the stop (its time is
+# said, unknown), and the GPU's counter counts since the driver loaded, all of it downtime.
+echo 6d0f7a52-2f4e-4c1b-9a0e-boot-two >"$proc/sys/kernel/random/boot_id"
+serve_once 10 2
+grep -q "raw counters are not continued" "$E2E_TMP/log10" || e2e_fail "reboot not seen: $(cat "$E2E_TMP/log10")"
+python3 - "$E2E_TMP/m9" "$E2E_TMP/m10" <<'EOP' || e2e_fail "RAPL across a reboot"
+import sys
+from decimal import Decimal
+def value(path, name):
+    for line in open(path):
+        if line.startswith(name + ' '):
+            return Decimal(line.split()[1])
+    raise AssertionError(f'{name} missing in {path}')
+key = '{package="0",domain="package"}'
+down = 'joulestat_cpu_unattributed_energy_joules_total{package="0",domain="package",reason="downtime"}'
+assert value(sys.argv[2], down) == value(sys.argv[1], down), 'a reset counter was bridged'
+unknown = 'joulestat_rapl_downtime_unknown_seconds_total' + key
+assert value(sys.argv[2], unknown) > value(sys.argv[1], unknown), 'the stop was not said'
+EOP
+
+# A corrupt file is set aside, never fatal; so is one that cannot be read (here a
+# directory in its place), which the next save would otherwise overwrite.
 printf 'joulestat-state 1\ngpu\tindex=zero\n' >"$state/joulestat.state"
 serve_once 3 1
 [[ -f $state/joulestat.state.bad ]] || e2e_fail "the corrupt state was not set aside"
-grep -q "line 2 is not a joulestat state" "$E2E_TMP/log3" || e2e_fail "no clear message: $(cat "$E2E_TMP/log3")"
+grep -q "line 2 is not a whole joulestat state" "$E2E_TMP/log3" || e2e_fail "no clear message: $(cat "$E2E_TMP/log3")"
+rm -rf "$state"/joulestat.state*
+mkdir "$state/joulestat.state"
+serve_once 11 1
+[[ -d $state/joulestat.state.bad && -f $state/joulestat.state ]] ||
+    e2e_fail "an unreadable state was not set aside: $(ls -l "$state")"
+grep -q "cannot read .*set aside" "$E2E_TMP/log11" || e2e_fail "no clear message: $(cat "$E2E_TMP/log11")"
 # A state directory that cannot be written: joulestat runs, says so once, and reports the
 # state source down.
 state=$E2E_TMP/not-a-directory

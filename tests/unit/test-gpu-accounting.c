@@ -476,14 +476,16 @@ static void test_mig_instances(void **state _unused_) {
 static struct fixture *restarted(struct fixture *f, enum idle_policy policy) {
     struct gpu_baseline saved[LEDGER_MAX_GPUS], got[LEDGER_MAX_GPUS] = {0};
     struct fixture *g = fixture_new(policy, -1);
+    /* Restarted at once, on the same boot: the downtime is the time the test moves on. */
+    struct state_clock clock = {.boot_id = "b", .boot_us = 1, .wall_us = f->now_us};
     struct strbuf text;
     unsigned bad = 0;
 
     gpu_accounting_baselines(f->acc, saved);
     strbuf_init(&text);
-    ledger_state_format(&f->ledger, saved, &text);
+    ledger_state_format(&f->ledger, saved, &clock, &text);
     ASSERT_OK(strbuf_error(&text));
-    assert_true(ledger_state_restore(&g->ledger, text.buf, 0, got, &bad) > 0);
+    assert_true(ledger_state_restore(&g->ledger, text.buf, text.len, &clock, 0, got, &bad) > 0);
     strbuf_done(&text);
     gpu_accounting_restore_baselines(g->acc, got);
     g->now_us = f->now_us;

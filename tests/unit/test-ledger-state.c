@@ -16,6 +16,27 @@
 #include "strbuf.h"
 
 #define NOW_NS UINT64_C(5000000000)
+#define SECOND_US UINT64_C(1000000)
+
+/* The clocks of the save, and of the restart 3 s later on the same boot. */
+static const struct state_clock saved_clock = {.boot_id = "3f1e0c6a-boot",
+                                               .boot_us = 100 * SECOND_US,
+                                               .wall_us = 1800000000 * SECOND_US,
+                                               .mono_ns = UINT64_C(9000000000)};
+static const struct state_clock now_clock = {.boot_id = "3f1e0c6a-boot",
+                                             .boot_us = 103 * SECOND_US,
+                                             .wall_us = 1800000003 * SECOND_US,
+                                             .mono_ns = NOW_NS};
+
+static int restore_at(struct ledger *l, const char *text, const struct state_clock *now,
+                      struct gpu_baseline *b, unsigned *bad) {
+    /* A state of version 1 was written (its file's time) a second before now. */
+    return ledger_state_restore(l, text, strlen(text), now, now->wall_us - SECOND_US, b, bad);
+}
+
+static int restore(struct ledger *l, const char *text, struct gpu_baseline *b, unsigned *bad) {
+    return restore_at(l, text, &now_clock, b, bad);
+}
 
 static void fill(struct ledger *l) {
     struct snap_identity pod = {.process_name = "python 3\t%x",
@@ -42,6 +63,9 @@ static void fill(struct ledger *l) {
     p->start_time_seconds = 1700000000.5;
     ASSERT_OK(ledger_process_get(l, 3, 200, 888, &job, &p));
     ASSERT_OK(ledger_add_gpu_energy(l, p, 300000, true, 1));
+    p->gpu_instance = 1; /* a MIG process: its series' labels */
+    p->compute_instance = 0;
+    strcpy(p->mig_profile, "3g.40gb");
     ASSERT_OK(ledger_add_cpu_energy(l, &job, 55, 1));
     ASSERT_OK(ledger_add_cpu_unseen(l, &job, (uint64_t[SNAP_CPU_DOMAINS]){[1] = 5}, 1u << 1, 1));
     ASSERT_OK(ledger_add_cpu_process_energy(l, 200, 888, &job, 0, 99, 1));
@@ -56,6 +80,8 @@ static void fill(struct ledger *l) {
     r->raw_valid = 1u << 0 | 1u << 1;
     r->raw[0] = 4000000000;
     r->raw[1] = 7;
+    r->raw_read_ns[0] = (int64_t)saved_clock.mono_ns - 2000000000; /* 2 s before the save */
+    r->raw_read_ns[1] = (int64_t)saved_clock.mono_ns - 1000000000;
     r->modulus = UINT64_C(1) << 32;
     r->unit_num = 1000000;
     r->unit_den = 16384;
@@ -75,17 +101,22 @@ static uint64_t pod_gpu_uj(struct ledger *l) {
     return 0;
 }
 
-static char *format(const struct ledger *l, const struct gpu_baseline *b) {
+static char *format_at(const struct ledger *l, const struct gpu_baseline *b,
+                       const struct state_clock *now) {
     struct strbuf out;
     char *s;
 
     strbuf_init(&out);
-    ledger_state_format(l, b, &out);
+    ledger_state_format(l, b, now, &out);
     ASSERT_OK(strbuf_error(&out));
     s = strndup(out.buf, out.len);
     assert_non_null(s);
     strbuf_done(&out);
     return s;
+}
+
+static char *format(const struct ledger *l, const struct gpu_baseline *b) {
+    return format_at(l, b, &saved_clock);
 }
 
 static void test_round_trip(void **state _unused_) {
@@ -99,13 +130,15 @@ static void test_round_trip(void **state _unused_) {
     ledger_init(&a);
     ledger_init(&b);
     fill(&a);
-    saved[3] = (struct gpu_baseline){.valid = true, .raw_mj = 987654321, .at_us = 17};
+    /* its window began 0.4 s before the save */
+    saved[3] = (struct gpu_baseline){
+        .valid = true, .raw_mj = 987654321, .at_us = saved_clock.wall_us - 400000};
     saved[3].n_idle = 3;
     saved[3].idle_mw[0] = 41000;
     saved[3].idle_mw[1] = 39500;
     saved[3].idle_mw[2] = UINT64_MAX;
     text = format(&a, saved);
-    n = ledger_state_restore(&b, text, NOW_NS, got, &bad);
+    n = restore(&b, text, got, &bad);
     /* One GPU, one RAPL domain, two GPU processes, one CPU series, the pod's allocation,
      * the container, pod and job. */
     assert_int_equal(n, 9);
@@ -113,7 +146,10 @@ static void test_round_trip(void **state _unused_) {
      * defined (it differed under clang -O0 with AddressSanitizer). */
     assert_true(got[3].valid);
     assert_int_equal(got[3].raw_mj, saved[3].raw_mj);
-    assert_int_equal(got[3].at_us, saved[3].at_us);
+    /* the same instant: 3 s down by the boot clock */
+    assert_int_equal(got[3].at_us, now_clock.wall_us - 3 * SECOND_US - 400000);
+    assert_int_equal(b.downtime_us, 3 * SECOND_US);
+    assert_true(b.raw_still_counting);
     assert_int_equal(got[3].n_idle, 3);
     assert_int_equal(got[3].idle_mw[0], 41000);
     assert_int_equal(got[3].idle_mw[1], 39500);
@@ -122,7 +158,7 @@ static void test_round_trip(void **state _unused_) {
     assert_false(got[0].valid);
 
     /* The same text back: every counter and label survived. */
-    again = format(&b, got);
+    again = format_at(&b, got, &now_clock);
     assert_int_equal(strlen(again), strlen(text));
     assert_int_equal(ledger_gpu(&b, 3)->unattributed_uj[UNATTR_DOWNTIME], 11);
     assert_int_equal(ledger_gpu(&b, 3)->split_windows[SPLIT_LEARNED], 13);
@@ -138,6 +174,19 @@ static void test_round_trip(void **state _unused_) {
         assert_int_equal(r->unit_den, 16384);
         assert_int_equal(r->downtime_unknown_us, 5000000);
         assert_int_equal(r->unattributed_uj[UNATTR_DOWNTIME], 43);
+        /* read 2 s and 1 s before the save, 3 s before now */
+        assert_int_equal(r->raw_read_ns[0], (int64_t)NOW_NS - 5000000000);
+        assert_int_equal(r->raw_read_ns[1], (int64_t)NOW_NS - 4000000000);
+    }
+    {
+        struct ledger_process *q;
+
+        ASSERT_OK(ledger_process_get(&b, 3, 200, 888, &(struct snap_identity){0}, &q));
+        assert_int_equal(q->gpu_instance, 1);
+        assert_int_equal(q->compute_instance, 0);
+        assert_string_equal(q->mig_profile, "3g.40gb");
+        ASSERT_OK(ledger_process_get(&b, 3, 100, 777, &(struct snap_identity){0}, &q));
+        assert_int_equal(q->gpu_instance, LEDGER_NO_INSTANCE);
     }
 
     /* The allocation is restored inactive with its energy, which its pod's workload holds
@@ -215,7 +264,7 @@ static void test_bad_text(void **state _unused_) {
             strcat(text, ",1");
         strcat(text, "\n");
         ledger_init(&l);
-        assert_int_equal(ledger_state_restore(&l, text, NOW_NS, b, &bad), -EBADMSG);
+        assert_int_equal(restore(&l, text, b, &bad), -EBADMSG);
         assert_int_equal(bad, 2);
         ledger_done(&l);
     }
@@ -225,7 +274,7 @@ static void test_bad_text(void **state _unused_) {
         unsigned bad = 0;
 
         ledger_init(&l);
-        assert_int_equal(ledger_state_restore(&l, cases[i].text, NOW_NS, b, &bad), -EBADMSG);
+        assert_int_equal(restore(&l, cases[i].text, b, &bad), -EBADMSG);
         assert_int_equal(bad, cases[i].line);
         ledger_done(&l);
     }
@@ -238,10 +287,10 @@ static void test_unknown_fields(void **state _unused_) {
     unsigned bad = 0;
 
     ledger_init(&l);
-    assert_int_equal(ledger_state_restore(&l,
-                                          "joulestat-state 1\n"
-                                          "gpu\tindex=1\tuuid=GPU-1\tenergy_uj=5\tfuture=9\n",
-                                          NOW_NS, b, &bad),
+    assert_int_equal(restore(&l,
+                             "joulestat-state 1\n"
+                             "gpu\tindex=1\tuuid=GPU-1\tenergy_uj=5\tfuture=9\n",
+                             b, &bad),
                      1);
     assert_int_equal(ledger_gpu(&l, 1)->energy_uj, 5);
     assert_false(b[1].valid);
@@ -270,7 +319,7 @@ static void test_cpu_series_goes_on_without_names(void **state _unused_) {
     ASSERT_OK(ledger_add_cpu_process_energy(&a, 300, 999, &named, 0, 5000, 1));
     text = format(&a, b);
     ledger_init(&r);
-    assert_true(ledger_state_restore(&r, text, NOW_NS, b, &bad) > 0);
+    assert_true(restore(&r, text, b, &bad) > 0);
     ASSERT_OK(ledger_add_cpu_process_energy(&r, 300, 999, &bare, 0, 7, NOW_NS));
     assert_int_equal(r.cpu_processes.size, 1);
     for (size_t i = 0; hashmap_next(&r.cpu_processes, &i, NULL, &v);)
@@ -296,7 +345,7 @@ static void test_long_pod_name_allocation_goes_on(void **state _unused_) {
     ASSERT_OK(ledger_add_allocation_energy(&a, 0, "ml", pod, "", 1, 5000, 1));
     text = format(&a, b);
     ledger_init(&r);
-    assert_true(ledger_state_restore(&r, text, NOW_NS, b, &bad) > 0);
+    assert_true(restore(&r, text, b, &bad) > 0);
     ASSERT_OK(ledger_add_allocation_energy(&r, 0, "ml", pod, "", 1, 7, NOW_NS));
     assert_int_equal(r.allocations.size, 1);
     for (size_t i = 0; hashmap_next(&r.allocations, &i, NULL, &v);)
@@ -314,17 +363,140 @@ static void test_raw_of_older_states_is_die_0(void **state _unused_) {
     unsigned bad = 0;
 
     ledger_init(&l);
-    assert_int_equal(ledger_state_restore(&l,
-                                          "joulestat-state 1\n"
-                                          "rapl\tpackage=1\tdomain=dram\tenergy_uj=5\traw=44\t"
-                                          "modulus=4294967296\tunit_num=1000000\tunit_den=16384\n",
-                                          NOW_NS, b, &bad),
+    assert_int_equal(restore(&l,
+                             "joulestat-state 1\n"
+                             "rapl\tpackage=1\tdomain=dram\tenergy_uj=5\traw=44\t"
+                             "modulus=4294967296\tunit_num=1000000\tunit_den=16384\n",
+                             b, &bad),
                      1);
     ASSERT_OK(ledger_rapl_get(&l, 1, "dram", &r));
     assert_int_equal(r->raw_valid, 1);
     assert_int_equal(r->restored, 1);
     assert_int_equal(r->raw[0], 44);
+    /* no boot id: the file's time says 1 s down, and its counters go on */
+    assert_int_equal(l.downtime_us, SECOND_US);
+    assert_true(l.raw_still_counting);
+    assert_int_equal(r->raw_read_ns[0], (int64_t)NOW_NS - 1000000000);
     ledger_done(&l);
+}
+
+/* A GPU's saved state at the given clocks, restored now. */
+static void restore_gpu_saved_at(const struct state_clock *saved, const struct state_clock *now,
+                                 struct ledger *l, struct gpu_baseline *got) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger a;
+    unsigned bad = 0;
+    char *text;
+
+    ledger_init(&a);
+    ledger_gpu(&a, 0)->present = true;
+    strcpy(ledger_gpu(&a, 0)->uuid, "GPU-0");
+    b[0] = (struct gpu_baseline){.valid = true, .raw_mj = 5000000, .at_us = saved->wall_us};
+    text = format_at(&a, b, saved);
+    ledger_init(l);
+    assert_int_equal(restore_at(l, text, now, got, &bad), 1);
+    free(text);
+    ledger_done(&a);
+}
+
+/* The wall clock stepped back an hour while joulestat was down (NTP, a resumed VM): the
+ * boot clock says 3 s, the GPU's window starts 3 s ago, and its counters go on. */
+static void test_downtime_by_the_boot_clock(void **state _unused_) {
+    struct state_clock now = now_clock;
+    struct gpu_baseline got[LEDGER_MAX_GPUS] = {0};
+    struct ledger l;
+
+    now.wall_us = saved_clock.wall_us - 3600 * SECOND_US;
+    restore_gpu_saved_at(&saved_clock, &now, &l, got);
+    assert_int_equal(l.downtime_us, 3 * SECOND_US);
+    assert_true(l.raw_still_counting);
+    assert_int_equal(got[0].raw_mj, 5000000);
+    assert_int_equal(got[0].at_us, now.wall_us - 3 * SECOND_US);
+    ledger_done(&l);
+}
+
+/* Another boot: RAPL's counters and the GPUs' were reset, so none is bridged, and the
+ * GPU's counter now holds what it drew since the driver loaded, all while down. */
+static void test_after_a_reboot(void **state _unused_) {
+    struct state_clock now = now_clock;
+    struct gpu_baseline got[LEDGER_MAX_GPUS] = {0};
+    struct ledger l;
+
+    strcpy(now.boot_id, "9a77-another-boot");
+    now.boot_us = 40 * SECOND_US; /* booted 40 s ago; the wall clock says 3 s since */
+    restore_gpu_saved_at(&saved_clock, &now, &l, got);
+    assert_false(l.raw_still_counting);
+    assert_int_equal(l.downtime_us, 40 * SECOND_US);
+    assert_true(got[0].valid);
+    assert_int_equal(got[0].raw_mj, 0);
+    assert_int_equal(got[0].at_us, now.wall_us - 40 * SECOND_US);
+    ledger_done(&l);
+}
+
+/* No boot id, and a wall clock behind the save: the time down is unknown, and nothing is
+ * bridged over it. */
+static void test_unknown_time_is_not_bridged(void **state _unused_) {
+    struct state_clock saved = saved_clock, now = now_clock;
+    struct gpu_baseline got[LEDGER_MAX_GPUS] = {0};
+    struct ledger l;
+
+    saved.boot_id[0] = now.boot_id[0] = '\0';
+    now.wall_us = saved.wall_us - 60 * SECOND_US;
+    restore_gpu_saved_at(&saved, &now, &l, got);
+    assert_false(l.raw_still_counting);
+    assert_int_equal(l.downtime_us, 0);
+    ledger_done(&l);
+}
+
+/* A state cut short (a full disk, a copy interrupted) or with anything after its end is
+ * not a whole state: refused, never half-trusted. */
+static void test_cut_short(void **state _unused_) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger a, l;
+    unsigned bad = 0;
+    char *text, *cut;
+    size_t len;
+
+    ledger_init(&a);
+    fill(&a);
+    text = format(&a, b);
+    len = strlen(text);
+    ledger_init(&l);
+    assert_int_equal(restore(&l, text, b, &bad), 9);
+    ledger_done(&l);
+    /* without its end line; in the middle of a line; with a line more after the end */
+    cut = strdup(text);
+    assert_non_null(cut);
+    cut[strstr(cut, "end\t") - cut] = '\0';
+    ledger_init(&l);
+    assert_int_equal(restore(&l, cut, b, &bad), -EBADMSG);
+    ledger_done(&l);
+    cut[len / 2] = '\0';
+    ledger_init(&l);
+    assert_int_equal(restore(&l, cut, b, &bad), -EBADMSG);
+    ledger_done(&l);
+    free(cut);
+    cut = malloc(len + 64);
+    assert_non_null(cut);
+    strcpy(cut, text);
+    strcat(cut, "gpu\tindex=9\tuuid=x\tenergy_uj=1\n");
+    ledger_init(&l);
+    assert_int_equal(restore(&l, cut, b, &bad), -EBADMSG);
+    ledger_done(&l);
+    /* an end line that counts other entries than those read */
+    strcpy(cut, text);
+    *strstr(cut, "entries=9") = '\0';
+    strcat(cut, "entries=8\n");
+    ledger_init(&l);
+    assert_int_equal(restore(&l, cut, b, &bad), -EBADMSG);
+    ledger_done(&l);
+    /* a NUL inside: the size read is larger than the text */
+    ledger_init(&l);
+    assert_int_equal(ledger_state_restore(&l, text, len + 1, &now_clock, 0, b, &bad), -EBADMSG);
+    ledger_done(&l);
+    free(cut);
+    free(text);
+    ledger_done(&a);
 }
 
 int main(void) {
@@ -333,6 +505,10 @@ int main(void) {
         cmocka_unit_test(test_bad_text),
         cmocka_unit_test(test_unknown_fields),
         cmocka_unit_test(test_raw_of_older_states_is_die_0),
+        cmocka_unit_test(test_downtime_by_the_boot_clock),
+        cmocka_unit_test(test_after_a_reboot),
+        cmocka_unit_test(test_unknown_time_is_not_bridged),
+        cmocka_unit_test(test_cut_short),
         cmocka_unit_test(test_cpu_series_goes_on_without_names),
         cmocka_unit_test(test_long_pod_name_allocation_goes_on),
     };

@@ -140,9 +140,13 @@ grep -q "^gpu     ok" "$E2E_TMP/out" || e2e_fail "check does not see the simulat
 # ps --json: one 3 s window of the simulated node (the pods start at 0, 1 and 2 s): valid
 # JSON with the three processes.
 mkdir -p "$E2E_TMP/psproc"
+# (given the daemon's --state-dir, as `joulestat ps $JOULESTAT_ARGS` does: the daemon's
+# counters are its own, neither read nor written)
+mkdir "$E2E_TMP/daemon-state"
 JOULESTAT_SIM_SCENARIO="$src/scenarios/dcgm-three-pods.scn" JOULESTAT_SIM_PROCFS="$E2E_TMP/psproc" \
     expect_exit 0 "$js" ps --json --nvml-library "$sim" --path.procfs "$E2E_TMP/psproc" \
-    --rapl-source off --sample-interval 3s
+    --rapl-source off --sample-interval 3s --state-dir "$E2E_TMP/daemon-state"
+[[ -z $(ls -A "$E2E_TMP/daemon-state") ]] || e2e_fail "ps wrote the daemon's state"
 python3 - "$E2E_TMP/out" <<'EOP' || e2e_fail "ps --json: $(cat "$E2E_TMP/out")"
 import json, sys
 rows = json.load(open(sys.argv[1]))

@@ -49,6 +49,12 @@ static int san_listed(const gnutls_datum_t *der, const struct web_config *c) {
     return found;
 }
 
+static char client_auth_oid[] = GNUTLS_KP_TLS_WWW_CLIENT;
+static gnutls_typed_vdata_st client_purpose = {
+    .type = GNUTLS_DT_KEY_PURPOSE_OID,
+    .data = (unsigned char *)client_auth_oid,
+};
+
 /* The check itself; on a refusal *ret_alert is the TLS alert Go's crypto/tls sends for it. */
 static int check(gnutls_session_t session, const struct web_config *c, const char **ret_why,
                  gnutls_alert_description_t *ret_alert) {
@@ -72,7 +78,16 @@ static int check(gnutls_session_t session, const struct web_config *c, const cha
         return 0;
     }
     verify = mode == WEB_CLIENT_AUTH_VERIFY_IF_GIVEN || mode == WEB_CLIENT_AUTH_REQUIRE_AND_VERIFY;
-    if (verify && (gnutls_certificate_verify_peers2(session, &status) < 0 || status != 0)) {
+    if (verify && !web_config_client_verifiable(c)) {
+        *ret_why = "no authority to verify the client certificate against (no client_ca_file "
+                   "and no system CA bundle)\n";
+        *ret_alert = GNUTLS_A_UNKNOWN_CA;
+        return 0;
+    }
+    /* For client authentication: a certificate whose extended key usage names other
+     * purposes only (a server's) is refused, as Go does; one without the extension is not. */
+    if (verify && (gnutls_certificate_verify_peers(session, &client_purpose, 1, &status) < 0 ||
+                   status != 0)) {
         *ret_why = "the client certificate does not verify against the client CA\n";
         *ret_alert = status & GNUTLS_CERT_SIGNER_NOT_FOUND ? GNUTLS_A_UNKNOWN_CA
                      : status & (GNUTLS_CERT_EXPIRED | GNUTLS_CERT_NOT_ACTIVATED)

@@ -85,6 +85,9 @@ enum web_client_auth web_config_client_auth(const struct web_config *c);
 const char *web_config_client_trust(const struct web_config *c);
 /* client_allowed_sans: whether a SAN of the client certificate (DNS name, e-mail, IP
  * address as text, URI) is one listed; true when no list is given. */
+/* Whether a client certificate can verify at all: false for a verifying client_auth_type
+ * with no client CA where the system has no CA bundle (then none does). */
+bool web_config_client_verifiable(const struct web_config *c);
 bool web_config_san_allowed(const struct web_config *c, const char *san);
 size_t web_config_n_allowed_sans(const struct web_config *c);
 /* rate_limit: takes one request's token at now_ns (a bucket of `burst` tokens, one more

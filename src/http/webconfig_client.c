@@ -12,9 +12,15 @@
 #include "tls_check.h"
 #include "webconfig_internal.h"
 
-/* Where GnuTLS finds the system's authorities on Debian; the verifying types without a
- * client CA verify against them, as Go does with the system roots. */
-#define SYSTEM_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+/* Where distributions keep the system's authorities (the first found is used); the
+ * verifying types without a client CA verify against them, as Go does with the system
+ * roots. */
+static const char *const system_ca_bundles[] = {
+    "/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Arch */
+    "/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
+    "/etc/ssl/ca-bundle.pem",             /* openSUSE */
+    "/etc/ssl/cert.pem",                  /* Alpine */
+};
 #define CA_MAX_SIZE (4u << 20)
 #define MAX_SANS 256
 
@@ -121,9 +127,10 @@ int web_config_parse_client(struct loader *l, const char *key, const yaml_node_t
     return r < 0 ? r : 1;
 }
 
-/* The verifying types without a client CA: the system's authorities (an empty set where
- * there are none: then no certificate verifies). The others only need GnuTLS to ask for a
- * certificate: any authority does, the client CA or else the server's own chain. */
+/* The verifying types without a client CA: the system's authorities; where there are none,
+ * no certificate verifies (no_authorities), never one the server's own chain signed. The
+ * others only need GnuTLS to ask for a certificate: any authority does, the client CA or
+ * else the server's own chain. */
 static int choose_trust(struct loader *l) {
     struct web_config *c = l->c;
     bool verify = c->client_auth == WEB_CLIENT_AUTH_VERIFY_IF_GIVEN ||
@@ -133,14 +140,17 @@ static int choose_trust(struct loader *l) {
     size_t size;
     int r;
 
-    if (verify && !c->client_ca_pem && l->dir) {
-        r = read_virtual_file_at(AT_FDCWD, SYSTEM_CA_BUNDLE, CA_MAX_SIZE, &bundle, &size);
-        if (r == -ENOMEM)
-            return r;
-        if (r >= 0) {
-            c->trust_pem = bundle;
-            return 0;
+    if (verify && !c->client_ca_pem) {
+        for (size_t i = 0; l->dir && i < ARRAY_SIZE(system_ca_bundles); i++) {
+            r = read_virtual_file_at(AT_FDCWD, system_ca_bundles[i], CA_MAX_SIZE, &bundle, &size);
+            if (r == -ENOMEM)
+                return r;
+            if (r >= 0) {
+                c->trust_pem = bundle;
+                return 0;
+            }
         }
+        c->no_authorities = true; /* GnuTLS still asks with the server's chain below */
     }
     c->trust_pem = strdup(from);
     return c->trust_pem ? 0 : -ENOMEM;
@@ -173,6 +183,10 @@ enum web_client_auth web_config_client_auth(const struct web_config *c) {
 
 const char *web_config_client_trust(const struct web_config *c) {
     return c && c->client_auth != WEB_CLIENT_AUTH_NONE ? c->trust_pem : NULL;
+}
+
+bool web_config_client_verifiable(const struct web_config *c) {
+    return c && !c->no_authorities;
 }
 
 size_t web_config_n_allowed_sans(const struct web_config *c) {

@@ -38,6 +38,7 @@ struct web_config {
     enum web_client_auth client_auth;
     char *client_ca_pem; /* client_ca_file or client_ca; NULL when not given */
     char *trust_pem;     /* the authorities given to GnuTLS when client_auth asks for a cert */
+    bool no_authorities; /* a verifying type with no client CA and no system bundle */
     char **allowed_sans; /* client_allowed_sans; NULL when not given */
     size_t n_sans;
     uint32_t ciphers;           /* cipher_suites, bits of enum tls_cipher */

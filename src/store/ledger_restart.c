@@ -5,9 +5,8 @@
 
 #include "macro.h"
 
-void ledger_restart_begin(struct ledger *l, const struct state_clock *saved,
-                          uint64_t file_wall_us, const struct state_clock *now,
-                          struct ledger_restart *ret) {
+void ledger_restart_begin(struct ledger *l, const struct state_clock *saved, uint64_t file_wall_us,
+                          const struct state_clock *now, struct ledger_restart *ret) {
     uint64_t saved_wall_us = saved ? saved->wall_us : file_wall_us;
     bool wall_known = now->wall_us >= saved_wall_us;
     struct ledger_restart r = {

@@ -39,9 +39,8 @@ struct ledger_restart {
 
 /* saved: the state's clocks (NULL for a state of version 1, written file_wall_us). Sets
  * l->downtime_us and l->raw_still_counting, and *ret for the readings restored after. */
-void ledger_restart_begin(struct ledger *l, const struct state_clock *saved,
-                          uint64_t file_wall_us, const struct state_clock *now,
-                          struct ledger_restart *ret);
+void ledger_restart_begin(struct ledger *l, const struct state_clock *saved, uint64_t file_wall_us,
+                          const struct state_clock *now, struct ledger_restart *ret);
 
 /* A RAPL die's reading, saved age_us before its state was saved: when it was read, in
  * this run's monotonic clock. */

@@ -3,8 +3,8 @@
 # exporter-toolkit's client certificates, cipher suites and rate limit with real clients
 # (curl, openssl s_client) and certificates made here:
 #   - RequireAndVerifyClientCert: a client certificate from the client CA with an allowed
-#     SAN is served; none, one from another CA, or one without an allowed SAN fails the TLS
-#     handshake (TLS 1.3 and 1.2), in TLS 1.2 with the alert Go sends (bad certificate,
+#     SAN is served; none, one from another CA, one whose extended key usage is not client
+#     authentication, or one without an allowed SAN fails the TLS handshake (TLS 1.3 and 1.2), in TLS 1.2 with the alert Go sends (bad certificate,
 #     unknown CA);
 #   - RequireAnyClientCert and VerifyClientCertIfGiven (after SIGHUP) as Go defines them;
 #   - cipher_suites limits what the server negotiates;
@@ -22,10 +22,10 @@ e2e_test_ca "$d"
 
 # Client certificates: from the client CA with SAN scraper.test (good) or other.test
 # (wrong SAN), and one from an unrelated CA (stranger).
-client() { # client NAME CA SAN
+client() { # client NAME CA SAN [PURPOSE]
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$d/$1.key" \
         -out "$d/$1.csr" -subj "/CN=$1" 2>/dev/null
-    printf 'subjectAltName=DNS:%s\nextendedKeyUsage=clientAuth\n' "$3" >"$d/$1.ext"
+    printf 'subjectAltName=DNS:%s\nextendedKeyUsage=%s\n' "$3" "${4:-clientAuth}" >"$d/$1.ext"
     openssl x509 -req -in "$d/$1.csr" -CA "$d/$2.crt" -CAkey "$d/$2.key" -CAcreateserial \
         -out "$d/$1.crt" -days 2 -extfile "$d/$1.ext" 2>/dev/null
 }
@@ -36,6 +36,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$d
 client good clientca scraper.test
 client wrongsan clientca other.test
 client stranger otherca scraper.test
+client server-only clientca scraper.test serverAuth # a server's certificate of that CA
 
 web=$d/web.yml
 tls='tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n'
@@ -97,6 +98,8 @@ handshake_refused "" "bad certificate" "RequireAndVerifyClientCert, no certifica
 refused /healthz "" "RequireAndVerifyClientCert, /healthz without a certificate"
 handshake_refused stranger "unknown ca" "RequireAndVerifyClientCert, a certificate of another CA"
 handshake_refused wrongsan "bad certificate" "RequireAndVerifyClientCert, a SAN not allowed"
+handshake_refused server-only "bad certificate" \
+    "RequireAndVerifyClientCert, a certificate of the client CA for servers only"
 
 printf "$tls"'  client_auth_type: RequireAnyClientCert\n' >"$web"
 hup
@@ -173,4 +176,24 @@ printf "$tls"'  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n  max_version: TL
 refuses "a suite HTTP/2 cannot use, http2 on" "lacks the suite HTTP/2 requires"
 printf "$tls"'  client_auth_type: RequestClientCert\n  client_allowed_sans: [a]\n' >"$web"
 refuses "client_allowed_sans without a required certificate" "client_allowed_sans needs"
+# No system CA bundle (a distroless image; one of the paths of another distribution):
+# RequireAndVerifyClientCert without a client CA verifies no certificate, not even one of
+# the server's own CA, whose chain the server sends (and GnuTLS asks with).
+if unshare -m true 2>/dev/null; then
+    client peer ca scraper.test
+    cat "$d/server.crt" "$d/ca.crt" >"$d/chain.crt"
+    printf 'tls_server_config:\n  cert_file: chain.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n' >"$web"
+    port=$(e2e_free_port)
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare -m sh -c 'mount -t tmpfs none /etc/ssl && { [ ! -d /etc/pki ] ||
+        mount -t tmpfs none /etc/pki; } && exec "$0" "$@"' "$build/joulestat" serve --no-gpu \
+        --rapl-source off --listen-address "127.0.0.1:$port" --web.config.file "$web" \
+        >"$d/nobundle.log" 2>&1 &
+    E2E_PIDS+=($!)
+    base=https://127.0.0.1:$port
+    e2e_wait 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" || e2e_fail "no-bundle server did not come up"
+    handshake_refused peer "unknown ca" "no system CA bundle, a certificate of the server's own CA"
+else
+    echo "SKIP: no mount namespace here: the case without a system CA bundle"
+fi
 echo "PASS: client certificates, cipher suites, rate limit"

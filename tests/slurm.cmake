@@ -49,3 +49,9 @@ add_test(NAME slurm-acct COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm-acct.sh
                                  ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(slurm-acct PROPERTIES LABELS "slurm;e2e" TIMEOUT 240 SKIP_RETURN_CODE 77
                                            RUN_SERIAL TRUE)
+
+# deploy/slurm/joulestat-slurm-epilog with curl and sacctmgr stubbed: exit 0 always, final
+#   and partial figures, nothing written while joulestat does not answer.
+add_test(NAME slurm-epilog COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/epilog-check.sh
+                                   ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(slurm-epilog PROPERTIES LABELS deploy TIMEOUT 60)

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# deploy/slurm/joulestat-slurm-epilog without a cluster: curl and sacctmgr are stubs on PATH
+# (slurm-acct runs it against real slurmdbd). It always exits 0 (a failing Epilog drains
+# the node), a timeout that is not a number included; the job's figure is written once its
+# joulestat_slurm_job_active is 0; a job still active at the timeout is written "partial";
+# and where joulestat does not answer at all, nothing is written (no false 0 J) and the job
+# is not held for the whole timeout.
+# Usage: epilog-check.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+src=$2
+. "$src/tests/e2e/lib.sh"
+epilog=$src/deploy/slurm/joulestat-slurm-epilog
+bin=$E2E_TMP/bin
+mkdir -p "$bin"
+# curl: prints $E2E_TMP/metrics, or fails as on a closed port when it does not exist.
+cat >"$bin/curl" <<EOS
+#!/bin/sh
+[ -f "$E2E_TMP/metrics" ] || exit 7
+cat "$E2E_TMP/metrics"
+EOS
+# sacctmgr: records its arguments, answers as a modification does.
+cat >"$bin/sacctmgr" <<EOS
+#!/bin/sh
+printf '%s\n' "\$*" >>"$E2E_TMP/sacctmgr.log"
+echo " Modified jobs..."
+EOS
+chmod +x "$bin/curl" "$bin/sacctmgr"
+
+run() { # run TIMEOUT: the epilog for job 42; its exit status must be 0
+    rm -f "$E2E_TMP/sacctmgr.log"
+    PATH=$bin:$PATH SLURM_JOB_ID=42 JOULESTAT_EPILOG_TIMEOUT=$1 sh "$epilog" ||
+        e2e_fail "epilog exited $? (timeout '$1')"
+}
+metrics() { # metrics ACTIVE
+    cat >"$E2E_TMP/metrics" <<EOM
+joulestat_slurm_job_active{job_id="42",user="u"} $1
+joulestat_slurm_job_active{job_id="420",user="u"} 0
+joulestat_slurm_job_energy_joules_total{job_id="42",user="u",component="cpu"} 12.5
+joulestat_slurm_job_energy_joules_total{job_id="42",user="u",component="gpu"} 100.25
+joulestat_slurm_step_energy_joules_total{job_id="42",step="batch",user="u",component="cpu"} 12.5
+joulestat_slurm_step_energy_joules_total{job_id="42",step="batch",user="u",component="gpu"} 100.25
+EOM
+}
+
+metrics 0
+run 30s # not a number: the default, not a shell error
+grep -qx -- '-i modify job where jobid=42 set AdminComment=joulestat energy_j=112.750 cpu_j=12.500 gpu_j=100.250 steps=batch:112.750' \
+    "$E2E_TMP/sacctmgr.log" || e2e_fail "final figure: $(cat "$E2E_TMP/sacctmgr.log")"
+echo "ok: the figure once the job is booked, whatever the timeout says"
+
+metrics 1
+run 1
+grep -q 'energy_j=112.750 .* partial$' "$E2E_TMP/sacctmgr.log" ||
+    e2e_fail "partial figure: $(cat "$E2E_TMP/sacctmgr.log")"
+echo "ok: a job still active at the timeout is partial"
+
+rm -f "$E2E_TMP/metrics"
+start=$(date +%s)
+run 30
+(($(date +%s) - start < 15)) || e2e_fail "held the job $(($(date +%s) - start)) s with joulestat down"
+[[ ! -e $E2E_TMP/sacctmgr.log ]] || e2e_fail "wrote with joulestat down: $(cat "$E2E_TMP/sacctmgr.log")"
+echo "ok: joulestat down: nothing written, the job not held"
+echo "PASS: epilog"

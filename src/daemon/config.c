@@ -11,6 +11,7 @@
 #include "exposition.h"
 #include "macro.h"
 #include "options.h"
+#include "server.h"
 #include "parse_num.h"
 #include "promtext.h"
 #include "rapl.h"
@@ -132,6 +133,10 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
     case OPT_METRICS_PATH:
         if (arg[0] != '/')
             return bad(name, arg, "must start with '/'");
+        if (!http_metrics_path_valid(arg))
+            return bad(name, arg,
+                       "must name a path other than / and /healthz, in printable ASCII "
+                       "without quotes, <, >, &, \\, ? or #");
         cfg->metrics_path = arg;
         return 0;
     case OPT_WEB_CONFIG:

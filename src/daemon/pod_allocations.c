@@ -35,6 +35,8 @@ int pod_allocations_new(const struct config *cfg, struct pod_allocations **ret) 
     int r;
 
     *ret = NULL;
+    if (!cfg->gpu_enabled)
+        return 0; /* GPU allocations are for splitting GPUs: nothing to ask the kubelet */
     if (!cfg->kubernetes_enabled) {
         if (cfg->gpu_idle_policy == IDLE_POLICY_ALLOCATION)
             log_info("gpu: --gpu-idle-policy=allocation needs the kubelet pod-resources socket "

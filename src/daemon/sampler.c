@@ -198,6 +198,9 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
     size_t n;
     int r;
 
+    /* The kubelet's answers are taken (and their failures said) whether or not a GPU
+     * answers now: its source's health is its own. */
+    pod_allocations_apply(s->podres, s->gpu_accounting, s->kube, t->mono_ns);
     if (!s->gpu) {
         if (s->cfg->gpu_enabled && t->mono_ns >= s->gpu_next_open_ns)
             sampler_open_gpu(s, t->mono_ns);
@@ -209,7 +212,6 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
         sampler_source_failed(s, SOURCE_NVML, r, t->mono_ns, "sampling failed");
         return r == -ENOMEM ? r : 0;
     }
-    pod_allocations_apply(s->podres, s->gpu_accounting, s->kube, t->mono_ns);
     r = gpu_accounting_tick(s->gpu_accounting, devices, n, t->sample_us, t->mono_ns, s->resolve,
                             s->resolve_userdata, &s->ledger, &stats);
     pod_allocations_after_tick(s->podres, &stats);
@@ -259,7 +261,7 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     const struct procfs_process *rows = NULL;
     const struct rapl_reading *readings = NULL;
     size_t n_readings = 0, stat_len = 0;
-    bool have_stat = false;
+    bool have_stat = false, have_readings = false;
     int n_rows = 0, r;
 
     if (s->procfs) {
@@ -280,18 +282,21 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
         } else if (complain_release(&s->procfs_complaint))
             log_info("procfs: scanning works again");
     }
-    if (!s->rapl)
-        return 0;
-    if (s->proc_fd >= 0)
-        have_stat = read_proc_stat(s, &stat_len) >= 0;
-    r = rapl_sample(s->rapl, &readings, &n_readings);
-    if (r < 0) {
-        sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
-        return 0;
+    if (s->rapl) {
+        if (s->proc_fd >= 0)
+            have_stat = read_proc_stat(s, &stat_len) >= 0;
+        r = rapl_sample(s->rapl, &readings, &n_readings);
+        if (r < 0) {
+            sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
+        } else {
+            sampler_source_ok(s, SOURCE_RAPL);
+            have_readings = true;
+        }
     }
-    sampler_source_ok(s, SOURCE_RAPL);
+    /* The groups follow their processes and SLURM steps with or without energy to split,
+     * so that those which ended are let go (without RAPL, every job step's stayed). */
     r = cpu_groups_track(&s->cpu_groups, rows, (size_t)n_rows);
-    if (r >= 0)
+    if (r >= 0 && have_readings)
         r = cpu_accounting_tick(s->cpu_accounting, &s->cpu_groups, rows, (size_t)n_rows,
                                 have_stat ? s->stat_buf : NULL, stat_len, readings, n_readings,
                                 t->mono_ns, &s->ledger);

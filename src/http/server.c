@@ -302,7 +302,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 }
 
 /* The path goes into HTML and is matched literally: plain printable ASCII only. */
-static bool metrics_path_valid(const char *p) {
+bool http_metrics_path_valid(const char *p) {
     size_t n = strlen(p);
 
     if (n < 2 || n >= METRICS_PATH_MAX || p[0] != '/' || strcmp(p, "/healthz") == 0)
@@ -461,7 +461,7 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
     if (!o || !slot || !ret || fd < 0)
         return -EINVAL;
     path = o->metrics_path ? o->metrics_path : HTTP_DEFAULT_METRICS_PATH;
-    if (!metrics_path_valid(path))
+    if (!http_metrics_path_valid(path))
         return -EINVAL;
     /* Refused here, once, rather than by every scrape's render with a 500. */
     if (o->metric_prefix && !promtext_name_valid(o->metric_prefix))

@@ -68,6 +68,11 @@ struct http_server_options {
 
 struct http_server;
 
+/* Whether path can be --metrics-path: '/' and a name of printable ASCII without quotes,
+ * '<', '>', '&', '\\', '?' or '#' (it goes into the landing page and is matched
+ * literally), not "/healthz". */
+bool http_metrics_path_valid(const char *path);
+
 /*
  * Binds and starts serving. Returns 0, -EINVAL (malformed address, metrics path or
  * metric prefix, TLS half-configured), -EADDRINUSE / -EACCES / -EADDRNOTAVAIL / ... from binding,

@@ -39,6 +39,11 @@ expect_exit 2 "$js" serve --metric-prefix=joulestat_gpu
 grep -q "joulestat_ names are the exporter's own" "$E2E_TMP/err" || e2e_fail "no reason for joulestat_gpu"
 expect_exit 0 "$js" version --metric-prefix=joulestat_gpu_process
 expect_exit 2 "$js" serve --metrics-path=metrics
+# Paths the server could not serve are refused with the options, before any source starts.
+for path in / /healthz '/m?x' '/a#b' '/<b>'; do
+    expect_exit 2 "$js" serve --metrics-path="$path"
+    grep -q "must name a path other than" "$E2E_TMP/err" || e2e_fail "no reason for '$path'"
+done
 expect_exit 2 "$js" frobnicate
 expect_exit 2 "$js" replay
 # Below a millisecond an interval is a mistake (a replay would never move on).
@@ -136,6 +141,31 @@ grep -q "^kubelet absent .*No such file" "$E2E_TMP/out" || e2e_fail "check does 
 JOULESTAT_SIM_SCENARIO="$src/scenarios/dcgm-three-pods.scn" \
     expect_exit 0 "$js" check --nvml-library "$sim" --rapl-source off
 grep -q "^gpu     ok" "$E2E_TMP/out" || e2e_fail "check does not see the simulated GPU"
+
+# The kubelet's pod-resources socket is asked while no GPU answers (NVML missing): its
+# failure is said and counted on its own source; with --no-gpu it is not asked at all.
+kubelet_serve() { # kubelet_serve NAME ARGS...: serves 2.5 s, scrapes into $E2E_TMP/NAME.prom
+    local name=$1 port p
+    shift
+    port=$(e2e_free_port)
+    "$js" serve --rapl-source off --kubernetes-enabled=true --process-scan-interval 1s \
+        --pod-resources-socket "$E2E_TMP/none.sock" --listen-address "127.0.0.1:$port" "$@" \
+        >"$E2E_TMP/$name.log" 2>&1 &
+    p=$!
+    E2E_PIDS+=($p)
+    e2e_wait 20 curl -sf "http://127.0.0.1:$port/metrics" || e2e_fail "$name: serve did not come up"
+    sleep 2.5
+    curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/$name.prom"
+    kill -TERM "$p"
+    wait "$p" || true
+}
+kubelet_serve no-nvml --nvml-library /nonexistent/libnvidia-ml.so.1
+grep -Eq '^joulestat_source_errors_total\{source="pod_resources"\} [1-9]' "$E2E_TMP/no-nvml.prom" ||
+    e2e_fail "pod-resources failures not counted without a GPU: $(grep pod_resources "$E2E_TMP/no-nvml.prom")"
+grep -q "pod-resources: .*fix:" "$E2E_TMP/no-nvml.log" || e2e_fail "no pod-resources warning: $(cat "$E2E_TMP/no-nvml.log")"
+kubelet_serve no-gpu --no-gpu
+! grep -q 'source="pod_resources"' "$E2E_TMP/no-gpu.prom" ||
+    e2e_fail "--no-gpu still asks the kubelet: $(grep pod_resources "$E2E_TMP/no-gpu.prom")"
 
 # ps --json: one 3 s window of the simulated node (the pods start at 0, 1 and 2 s): valid
 # JSON with the three processes.

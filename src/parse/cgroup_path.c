@@ -135,7 +135,7 @@ static bool is_step_name(struct slice s) {
 
 static bool is_unit_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' ||
-           c == '_' || c == '.' || c == '@' || c == '\\';
+           c == '_' || c == '.' || c == '@' || c == ':' || c == '\\';
 }
 
 static bool is_systemd_unit(struct slice s) {
@@ -418,13 +418,16 @@ int cgroup_path_parse(const char *path, size_t len, struct workload_identity *re
         return -EINVAL;
 
     /* Components are split at '/' and at ':' (the "slice:prefix:id" systemd triple that a
-     * kubelet/containerd driver mismatch leaves in the path). "." and ".." (a reader in
-     * another cgroup namespace) carry no identity and are skipped. */
+     * kubelet/containerd driver mismatch leaves in the path), but a unit's name may hold
+     * ':' itself (systemd-backlight@backlight:acpi_video0.service): one that ends as a
+     * unit is one component. "." and ".." (a reader in another cgroup namespace) carry no
+     * identity and are skipped. */
     for (const char *p = path; p < end;) {
-        const char *q = p;
+        const char *q = p, *slash = memchr(p, '/', (size_t)(end - p));
+        bool whole = is_systemd_unit((struct slice){p, (size_t)((slash ? slash : end) - p)});
         struct slice c;
 
-        while (q < end && *q != '/' && *q != ':')
+        while (q < end && *q != '/' && (whole || *q != ':'))
             q++;
         c = (struct slice){p, (size_t)(q - p)};
         if (c.n > 0 && !slice_eq(c, LIT(".")) && !slice_eq(c, LIT("..")))
@@ -509,12 +512,15 @@ static bool split_line(struct slice line, bool *ret_v2, struct slice *ret_ctrls,
         return false;
     *ret_v2 = hier == 0;
     *ret_path = (struct slice){c2 + 1, (size_t)(line.p + line.n - c2 - 1)};
+    /* The kernel marks a cgroup removed before its process was reaped. */
+    if (ends_with(*ret_path, LIT(" (deleted)")))
+        *ret_path = drop_suffix(*ret_path, sizeof(" (deleted)") - 1);
     return ret_path->n > 0 && ret_path->p[0] == '/';
 }
 
 int cgroup_file_parse(const char *text, size_t len, struct workload_identity *ret) {
-    struct workload_identity v2 = {0}, v1 = {0}, cand;
-    bool have_v2 = false, have_v1 = false;
+    struct workload_identity v2 = {0}, v1 = {0}, v1_units = {0}, cand;
+    bool have_v2 = false, have_v1 = false, have_v1_units = false;
     unsigned v1_score = 0, v1_rank = 0;
     const char *end = text + len;
 
@@ -542,8 +548,16 @@ int cgroup_file_parse(const char *text, size_t len, struct workload_identity *re
                 v1_rank = rank;
             }
             have_v1 = true;
+            if (slice_eq(ctrls, LIT("name=systemd"))) {
+                v1_units = cand;
+                have_v1_units = true;
+            }
         }
     }
+    /* No v1 line names a workload: systemd's own hierarchy names the unit (the cpu one
+     * holds only the units with CPU accounting, a session or sshd at "/user.slice"). */
+    if (have_v1 && v1.kind == IDENTITY_NONE && have_v1_units && v1_units.systemd_unit[0])
+        v1 = v1_units;
 
     if (!have_v2 && !have_v1)
         return -EINVAL;

@@ -380,6 +380,48 @@ static void test_none_lines(void **state) {
     }
 }
 
+/* Lines as the kernel and systemd write them that are easy to misread: a cgroup removed
+ * before its zombie was reaped (" (deleted)"), unit names holding ':', and pure cgroup v1
+ * where only systemd's own hierarchy names the unit. */
+static void test_kernel_and_systemd_spellings(void **state) {
+    static const char deleted[] = "0::/system.slice/docker-" CID_X1 ".scope (deleted)\n";
+    static const char backlight[] = "0::/system.slice/system-systemd\\x2dbacklight.slice/"
+                                    "systemd-backlight@backlight:acpi_video0.service\n";
+    static const char pvscan[] = "0::/system.slice/lvm2-pvscan@8:2.service\n";
+    static const char triple[] =
+        "0::/kubepods.slice/kubepods-besteffort.slice:cri-containerd:" CID_X1 "\n";
+    static const char v1_sshd[] = "11:cpuset:/\n9:devices:/system.slice/sshd.service\n"
+                                  "4:cpu,cpuacct:/\n1:name=systemd:/system.slice/sshd.service\n";
+    static const char v1_session[] = "4:cpu,cpuacct:/user.slice\n"
+                                     "1:name=systemd:/user.slice/user-1000.slice/session-3.scope\n";
+    static const char v1_job[] = "4:cpu,cpuacct:/slurm/uid_0/job_42/step_0\n"
+                                 "1:name=systemd:/system.slice/slurmd.service\n";
+    struct workload_identity id;
+
+    ASSERT_OK(cgroup_file_parse(deleted, sizeof(deleted) - 1, &id));
+    assert_int_equal(id.kind, IDENTITY_CONTAINER);
+    assert_string_equal(id.container_id, CID_X1);
+    ASSERT_OK(cgroup_file_parse(backlight, sizeof(backlight) - 1, &id));
+    assert_string_equal(id.systemd_unit, "systemd-backlight@backlight:acpi_video0.service");
+    ASSERT_OK(cgroup_file_parse(pvscan, sizeof(pvscan) - 1, &id));
+    assert_string_equal(id.systemd_unit, "lvm2-pvscan@8:2.service");
+    /* the driver-mismatch triple is still split at its ':' */
+    ASSERT_OK(cgroup_file_parse(triple, sizeof(triple) - 1, &id));
+    assert_string_equal(id.container_id, CID_X1);
+
+    ASSERT_OK(cgroup_file_parse(v1_sshd, sizeof(v1_sshd) - 1, &id));
+    assert_int_equal(id.kind, IDENTITY_NONE);
+    assert_string_equal(id.systemd_unit, "sshd.service");
+    assert_false(workload_identity_wants_slurm_environ(&id));
+    ASSERT_OK(cgroup_file_parse(v1_session, sizeof(v1_session) - 1, &id));
+    assert_string_equal(id.systemd_unit, "session-3.scope");
+    assert_false(workload_identity_wants_slurm_environ(&id));
+    /* a workload in the cpu hierarchy still wins over systemd's unit */
+    ASSERT_OK(cgroup_file_parse(v1_job, sizeof(v1_job) - 1, &id));
+    assert_int_equal(id.kind, IDENTITY_SLURM_JOB);
+    assert_string_equal(id.slurm.step, "0");
+}
+
 static void test_partial_matches(void **state) {
     struct workload_identity id;
     const char *l;
@@ -641,6 +683,7 @@ int main(void) {
         cmocka_unit_test(test_v1_file_picks_most_specific),
         cmocka_unit_test(test_controller_preference),
         cmocka_unit_test(test_none_lines),
+        cmocka_unit_test(test_kernel_and_systemd_spellings),
         cmocka_unit_test(test_partial_matches),
         cmocka_unit_test(test_malformed_files),
         cmocka_unit_test(test_long_lines),

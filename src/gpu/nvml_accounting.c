@@ -5,7 +5,9 @@
  * one's start time, active time and lifetime utilisation. A process that started and
  * exited between two polls is then known even when it left no utilisation sample. Only
  * the processes that finished since the last reading are asked for their statistics: the
- * pids already reported are remembered (as long as the buffer lists them).
+ * pids already reported are remembered, as often as the buffer lists each (as long as it
+ * does), so that a pid listed once more is a process that reused it, and is asked for: the
+ * driver then answers with the most recently finished process of that pid.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +19,24 @@
 static int compare_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* How many times pid is in the sorted v[0..n). */
+static size_t count_of(const uint32_t *v, size_t n, uint32_t pid) {
+    size_t lo = 0, hi = n, first;
+
+    while (lo < hi) { /* the first >= pid */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (v[mid] < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    first = lo;
+    while (lo < n && v[lo] == pid)
+        lo++;
+    return lo - first;
 }
 
 static bool is_running(const struct gpu_device_reading *rd, uint32_t pid) {
@@ -112,21 +132,27 @@ int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_d
                    sizeof(*d->accounted_next)) < 0)
         return -ENOMEM;
     kept = d->accounted_next;
-    for (size_t i = 0; i < n; i++) {
+    qsort(s->raw_pids, n, sizeof(*s->raw_pids), compare_u32);
+    for (size_t i = 0, group; i < n; i += group) {
         uint32_t pid = s->raw_pids[i];
+        size_t known, keep;
 
+        for (group = 1; i + group < n && s->raw_pids[i + group] == pid; group++)
+            ;
         if (is_running(rd, pid))
             continue; /* asked again once it has finished */
-        if (!bsearch(&pid, d->accounted, d->n_accounted, sizeof(*d->accounted), compare_u32)) {
+        known = count_of(d->accounted, d->n_accounted, pid);
+        keep = group;
+        if (group > known) { /* finished since: a new pid, or one reused */
             r = read_one(s, d, pid, report, &n_finished);
             if (r < 0)
                 return r;
             if (r == 0)
-                continue;
+                keep = known; /* not finished yet: asked again at the next reading */
         }
-        kept[n_kept++] = pid;
+        for (size_t k = 0; k < keep; k++)
+            kept[n_kept++] = pid; /* sorted, as the buffer's pids now are */
     }
-    qsort(kept, n_kept, sizeof(*kept), compare_u32);
     swap_pids(&d->accounted, &d->accounted_cap, &d->accounted_next, &d->accounted_next_cap);
     d->n_accounted = n_kept;
     d->accounting_primed = true;

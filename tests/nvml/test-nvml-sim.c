@@ -259,6 +259,43 @@ static void test_unsampled_through_source(void **state) {
     dlclose(sim.dl);
 }
 
+/* A pid reused by a short job after an earlier one finished: the buffer lists it twice, and
+ * the second job is reported too (with its own start), not taken for the first. */
+static const char reused_accounting_scenario[] =
+    "scenario name=nvml-reused-accounting duration=10s sample-period=167ms\n"
+    "gpu 0 uuid=GPU-sim-0 name=\"Sim GPU zero\" idle=60W max=700W accounting=on\n"
+    "process 100 gpu=0 name=train sm=40 coef=300W memory=2GiB\n"
+    "process 300 gpu=0 name=first sm=50 coef=100W start=2200ms stop=2400ms\n"
+    "process 300 gpu=0 name=second sm=50 coef=100W start=4200ms stop=4400ms\n";
+
+static void test_reused_pid_reported_again(void **state) {
+    struct sim sim;
+    struct gpu_source *src = NULL;
+    const struct gpu_device_reading *d;
+    const char *reason = NULL;
+    size_t n = 0, reported = 0;
+    uint64_t starts[2] = {0};
+
+    (void)state;
+    sim_open(&sim, reused_accounting_scenario);
+    struct gpu_source_options opts = {.library_path = sim.path};
+    ASSERT_OK(gpu_source_open(&opts, &src, &reason));
+    for (int s = 1; s <= 6; s++) {
+        ASSERT_OK(sim.advance(SEC));
+        d = sample_at(src, &sim, &n);
+        for (size_t i = 0; i < d[0].n_finished; i++) {
+            assert_int_equal(d[0].finished[i].pid, 300);
+            assert_true(reported < 2);
+            starts[reported++] = d[0].finished[i].start_us;
+        }
+    }
+    assert_int_equal(reported, 2);
+    assert_int_equal(starts[0], JOULESTAT_SIM_EPOCH_US + 2200000);
+    assert_int_equal(starts[1], JOULESTAT_SIM_EPOCH_US + 4200000);
+    gpu_source_close(src);
+    dlclose(sim.dl);
+}
+
 /* A GPU lost from 3 s to 5 s: its handle is closed and reopened, and the first reading
  * after it only learns again what runs and what finished (a reset GPU's buffer is not the
  * one read before). Job 300 ran only while the GPU was lost: not reported. Job 600 starts
@@ -323,6 +360,7 @@ int main(void) {
         cmocka_unit_test(test_scenario_through_source),
         cmocka_unit_test(test_unsampled_through_source),
         cmocka_unit_test(test_lost_gpu_primes_again),
+        cmocka_unit_test(test_reused_pid_reported_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

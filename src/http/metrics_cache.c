@@ -208,6 +208,24 @@ static bool queue_kept(struct metrics_cache *c, struct MHD_Connection *conn, str
     return true;
 }
 
+static void drop_stale(struct metrics_cache *c, const struct snapshot *s) {
+    struct kept stale[ARRAY_SIZE(c->kept)] = {0};
+
+    (void)pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < ARRAY_SIZE(c->kept); i++)
+        if (c->kept[i].resp && c->kept[i].snap != s) {
+            stale[i] = c->kept[i];
+            c->kept[i] = (struct kept){0};
+        }
+    (void)pthread_mutex_unlock(&c->lock);
+    /* Outside the lock: the last reference frees a body. */
+    for (size_t i = 0; i < ARRAY_SIZE(stale); i++) {
+        if (stale[i].resp)
+            MHD_destroy_response(stale[i].resp);
+        (void)snapshot_unref(stale[i].snap);
+    }
+}
+
 int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, struct snapshot *s,
                         bool gz, const struct exposition_http *http, const struct web_config *wc,
                         enum MHD_Result *ret_result) {
@@ -224,6 +242,10 @@ int metrics_cache_queue(struct metrics_cache *c, struct MHD_Connection *conn, st
     hit = queue_kept(c, conn, s, gz, &result);
     (void)pthread_mutex_unlock(&c->lock);
     if (!hit) {
+        /* The kept bodies of older snapshots are never served again: let them go before
+         * this render is weighed against the budget (held, they refused every render of a
+         * body over half of it, for good). Those still being sent stay until they are. */
+        drop_stale(c, s);
         r = render(c, s, gz, http, wc, &fresh);
         if (r < 0)
             return r;

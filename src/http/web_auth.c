@@ -38,7 +38,7 @@ static bool equal_const_time(const char *a, const char *b) {
 /* The token of user:password into out (CRYPT_OUTPUT_SIZE). 0 or -ENOMEM/-EINVAL. */
 static int make_token(const struct web_config *c, const char *user, const char *password,
                       struct crypt_data *cd, char *out) {
-    size_t lu = strlen(user), lp = strlen(password);
+    size_t lu = strlen(user), lp = strnlen(password, BCRYPT_PASSWORD_MAX);
     char *pair = malloc(lu + lp + 2);
     const char *t;
 
@@ -46,7 +46,8 @@ static int make_token(const struct web_config *c, const char *user, const char *
         return -ENOMEM;
     memcpy(pair, user, lu);
     pair[lu] = ':';
-    memcpy(pair + lu + 1, password, lp + 1);
+    memcpy(pair + lu + 1, password, lp);
+    pair[lu + 1 + lp] = '\0';
     t = c->crypt->rn(pair, c->token_salt, cd, sizeof(*cd));
     explicit_bzero(pair, lu + lp + 2);
     free(pair);
@@ -120,7 +121,7 @@ int web_config_check_remembered(struct web_config *c, const char *user, const ch
     struct web_user *u;
     int r;
 
-    if (!c || c->n_users == 0 || !user || !password)
+    if (!c || c->n_users == 0 || !user || !password || strlen(user) > WEB_USER_NAME_MAX)
         return 0;
     cd = calloc(1, sizeof(*cd));
     if (!cd)
@@ -133,14 +134,14 @@ int web_config_check_remembered(struct web_config *c, const char *user, const ch
 
 int web_config_check_password(struct web_config *c, const char *user, const char *password) {
     _cleanup_(freep) struct crypt_data *cd = NULL;
-    char token[CRYPT_OUTPUT_SIZE];
+    char token[CRYPT_OUTPUT_SIZE], head[BCRYPT_PASSWORD_MAX + 1];
     struct web_user *u;
     const char *out;
     bool ok;
     int r;
 
-    if (!c || c->n_users == 0 || !user || !password)
-        return 0;
+    if (!c || c->n_users == 0 || !user || !password || strlen(user) > WEB_USER_NAME_MAX)
+        return 0; /* (no user has such a name: said at load) */
     cd = calloc(1, sizeof(*cd));
     if (!cd)
         return -ENOMEM;
@@ -148,9 +149,11 @@ int web_config_check_password(struct web_config *c, const char *user, const char
     if (r != -ENOENT)
         goto done;
 
-    /* An unknown user is checked against another user's hash (same cost), then refused,
-     * so timing does not tell which user names exist. */
-    out = c->crypt->rn(password, u ? u->hash : c->users[0].hash, cd, sizeof(*cd));
+    /* An unknown user is checked against the costliest user's hash, then refused, so
+     * timing does not tell which user names exist. */
+    memcpy(head, password, strnlen(password, BCRYPT_PASSWORD_MAX));
+    head[strnlen(password, BCRYPT_PASSWORD_MAX)] = '\0';
+    out = c->crypt->rn(head, u ? u->hash : c->users[c->slowest_user].hash, cd, sizeof(*cd));
     ok = u && out && out[0] != '*' && equal_const_time(out, u->hash);
     (void)pthread_mutex_lock(&c->lock);
     c->checks--;
@@ -162,6 +165,7 @@ int web_config_check_password(struct web_config *c, const char *user, const char
     r = ok;
 done:
     explicit_bzero(token, sizeof(token));
+    explicit_bzero(head, sizeof(head));
     explicit_bzero(cd, sizeof(*cd));
     return r;
 }

@@ -58,6 +58,18 @@ static const char *bcrypt_problem(const char *h) {
     return NULL;
 }
 
+/* The salt's last character (the 22nd, at 28) holds 4 bits of salt and 2 of padding;
+ * libxcrypt writes the padding as 0 in what it returns, and Go's bcrypt ignores it. A hash
+ * written with other padding bits (some older libraries) is the same hash: made canonical,
+ * so that the right password matches it. */
+static void canonical_salt(char *h) {
+    static const char alphabet[] =
+        "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    size_t v = (size_t)(strchr(alphabet, h[28]) - alphabet);
+
+    h[28] = alphabet[v & 0x30];
+}
+
 static int add_user(struct loader *l, const yaml_node_t *k, const yaml_node_t *v) {
     struct web_config *c = l->c;
     const char *name = scalar(k), *hash = scalar(v), *problem;
@@ -67,6 +79,9 @@ static int add_user(struct loader *l, const yaml_node_t *k, const yaml_node_t *v
         return web_config_fail(l, k, "basic_auth_users: user names must be non-empty strings");
     if (strchr(name, ':'))
         return web_config_fail(l, k, "basic_auth_users: user name '%s' contains ':'", name);
+    if (strlen(name) > WEB_USER_NAME_MAX)
+        return web_config_fail(l, k, "basic_auth_users: a user name longer than %d bytes",
+                               WEB_USER_NAME_MAX);
     for (size_t i = 0; i < c->n_users; i++)
         if (strcmp(c->users[i].name, name) == 0)
             return web_config_fail(l, k, "basic_auth_users: user '%s' given twice", name);
@@ -82,6 +97,10 @@ static int add_user(struct loader *l, const yaml_node_t *k, const yaml_node_t *v
         free(u->hash);
         return -ENOMEM;
     }
+    canonical_salt(u->hash);
+    /* An unknown user is checked against the costliest hash: its time is the longest. */
+    if (c->n_users == 0 || strncmp(hash + 4, c->users[c->slowest_user].hash + 4, 2) > 0)
+        c->slowest_user = c->n_users;
     c->n_users++;
     return 0;
 }
@@ -254,8 +273,10 @@ static int parse_root(struct loader *l, const yaml_node_t *root) {
             return r;
     }
     /* Go's HTTP/2 server refuses to start with a cipher list that lacks the suite HTTP/2
-     * requires, and exporter-toolkit serves HTTP/2 unless told not to. */
-    if (l->c->cert_pem && l->c->ciphers && l->c->http2 && !tls_ciphers_allow_http2(l->c->ciphers))
+     * requires where TLS 1.2 may be spoken (TLS 1.3's suites are not configured), and
+     * exporter-toolkit serves HTTP/2 unless told not to. */
+    if (l->c->cert_pem && l->c->ciphers && l->c->http2 && !l->c->tls13_only &&
+        !tls_ciphers_allow_http2(l->c->ciphers))
         return web_config_fail(l, l->ciphers_at,
                                "tls_server_config.cipher_suites lacks the suite HTTP/2 requires "
                                "(TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 or "

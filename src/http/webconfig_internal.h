@@ -19,6 +19,12 @@
 /* Wrong "user:password" pairs remembered per configuration (least recently used out). */
 #define WEB_AUTH_FAILURES 64
 
+/* Longer user names are refused at load, and never looked up. */
+#define WEB_USER_NAME_MAX 256
+/* bcrypt reads this much of a password; the rest changes nothing, in Go as in libxcrypt
+ * (which refuses a passphrase of 512 bytes or more outright). */
+#define BCRYPT_PASSWORD_MAX 72
+
 struct web_user {
     char *name;
     char *hash;
@@ -43,12 +49,14 @@ struct web_config {
     size_t n_sans;
     uint32_t ciphers;           /* cipher_suites, bits of enum tls_cipher */
     bool http2;                 /* http_server_config.http2 (default true) */
+    bool tls13_only;            /* min_version TLS13: cipher_suites do not apply */
     uint64_t rate_interval_ns;  /* rate_limit.interval; 0: no limit */
     unsigned rate_burst;        /* rate_limit.burst */
     char *priorities;           /* GnuTLS priority string for the TLS versions asked for */
     char *headers[WEB_HEADERS]; /* http_server_config.headers, NULL when unset */
     struct web_user *users;
     size_t n_users;
+    size_t slowest_user;           /* the user whose hash has the highest cost */
     const struct crypt_api *crypt; /* loaded when there are users */
     size_t cap_users;
     /* Tokens are SHA-256-crypt of "user:password" with this salt, made at load: one

@@ -238,5 +238,6 @@ int web_config_parse_tls(struct loader *l, const yaml_node_t *map) {
     r = check_tls(l, map, min_at ? min_at : max_at, &t);
     if (r < 0)
         return r;
+    l->c->tls13_only = t.min_version >= TLS_VERSION_1_3;
     return web_config_check_client(l, map);
 }

@@ -379,6 +379,66 @@ static void test_costly_hash_loads_fast(void **state) {
     }
 }
 
+/* What Go's bcrypt accepts, accepted here: a hash whose salt carries padding bits other
+ * than 0 (some older libraries wrote them), and a password of any length, of which bcrypt
+ * reads 72 bytes (libxcrypt refuses 512 or more outright: that was a 500). An unknown user
+ * costs the costliest hash's time, whichever user comes first. */
+static void test_bcrypt_as_go_reads_it(void **state) {
+    static const char alphabet[] =
+        "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    char hash[64], cheap[64], text[512], long_pw[700], long_name[300];
+    struct web_config *c = NULL;
+    struct timespec t0;
+    double unknown_ms;
+    size_t v;
+
+    (void)state;
+    make_hash("$2y$", "pw", hash, sizeof(hash));
+    v = (size_t)(strchr(alphabet, hash[28]) - alphabet);
+    hash[28] = alphabet[(v & 0x30) | 0x0f]; /* the same salt, other padding */
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  u: %s\n", hash);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+    assert_int_equal(web_config_check_password(c, "u", "pw"), 1);
+    assert_int_equal(web_config_check_password(c, "u", "pW"), 0);
+    c = web_config_free(c);
+
+    memset(long_pw, 'k', sizeof(long_pw) - 1);
+    long_pw[sizeof(long_pw) - 1] = '\0';
+    make_hash("$2y$", long_pw + sizeof(long_pw) - 1 - 72, hash, sizeof(hash)); /* 72 k's */
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  u: %s\n", hash);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+    assert_int_equal(web_config_check_password(c, "u", long_pw), 1);
+    long_pw[10] = 'x';
+    assert_int_equal(web_config_check_password(c, "u", long_pw), 0);
+    assert_int_equal(web_config_check_password(c, "nobody", long_pw), 0);
+    memset(long_name, 'n', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    assert_int_equal(web_config_check_password(c, long_name, "pw"), 0);
+    c = web_config_free(c);
+
+    /* The cheap user first, the costly (12) second: an unknown name takes the costly time. */
+    make_hash("$2y$", "pw", cheap, sizeof(cheap));
+    {
+        char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+        struct crypt_data *cd = calloc(1, sizeof(*cd));
+
+        assert_non_null(cd);
+        assert_non_null(crypt_lib()->gensalt_rn("$2y$", 12, NULL, 0, salt, sizeof(salt)));
+        (void)snprintf(hash, sizeof(hash), "%s", crypt_lib()->rn("pw", salt, cd, sizeof(*cd)));
+        free(cd);
+    }
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  cheap: %s\n  costly: %s\n", cheap,
+                   hash);
+    ASSERT_OK(load_text(text, NULL, 0, &c));
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(web_config_check_password(c, "nobody", "wrong"), 0);
+    unknown_ms = elapsed_ms(&t0);
+    print_message("an unknown user: %.1f ms (bcrypt cost 12)\n", unknown_ms);
+    if (unknown_ms < 20)
+        fail_msg("an unknown user took %.1f ms: the cheap hash's time", unknown_ms);
+    c = web_config_free(c);
+}
+
 /* Wrong passwords are remembered: the second identical attempt runs no bcrypt. */
 static void test_failures_remembered(void **state) {
     char hash[64], salt[CRYPT_GENSALT_OUTPUT_SIZE], text[256];
@@ -435,6 +495,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_config_file_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_costly_hash_loads_fast, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures_remembered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bcrypt_as_go_reads_it, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,8 +138,9 @@ static int add_dir(struct slurm_watch *w, const char *path, enum slurm_level lev
         return r;
     w->dirs[w->n_dirs] = (struct watch_dir){.wd = wd, .level = level, .fresh = fresh};
     (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
-    /* A v1 job directory made while watched: all its steps' time is known from 0. */
-    if (level == LEVEL_JOB && !w->v2 && fresh)
+    /* A job directory made while watched: all its steps' time is known from 0 (a parent
+     * keeps the time of its removed children, in v1 and v2). */
+    if (level == LEVEL_JOB && fresh)
         w->dirs[w->n_dirs].exact = cgroup_cpu_open(w->sys_fd, path, &w->dirs[w->n_dirs].cg) >= 0;
     w->n_dirs++;
     if (level == LEVEL_ROOT)

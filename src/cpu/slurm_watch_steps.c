@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The SLURM watch's steps: reading a step's CPU time and the rate between reads, and once a
- * step ends, its weight for the caller's tails and (cgroup v1) its exact final usage. */
+ * step ends, its weight for the caller's tails and its exact final usage. */
 #include <errno.h>
 #include <string.h>
 
@@ -60,16 +60,18 @@ static struct watch_dir *job_of(struct slurm_watch *w, const char *step_path) {
     return NULL;
 }
 
-/* v1: the final usage of a step whose directory is gone, exactly: the kernel keeps a
- * removed child's time in its parent, so it is the job directory's usage now less its live
- * siblings' (read now) and its removed siblings' finals. Else the step's last poll stays,
- * and the caller's tails estimate the rest. */
+/* The final usage of a step whose directory is gone, exactly: the kernel keeps a removed
+ * child's time in its parent, so it is the job directory's usage now less its live
+ * siblings' (read now) and its removed siblings' finals. Else the step's last read stays,
+ * and the caller's tails estimate the rest. On v2 this is what mends a step whose
+ * "populated 0" could not be read: slurmstepd removes the step's directories right after
+ * it leaves them, and the event may come after the directory is gone. */
 static void step_final(struct slurm_watch *w, struct step *s) {
     struct watch_dir *job = job_of(w, s->pub.path);
     uint64_t u, sum;
 
     s->finalized = true;
-    if (w->v2 || !job || !job->exact)
+    if (!job || !job->exact)
         return;
     job->exact = false; /* unless all is known below */
     if (cgroup_cpu_read(job->cg, &u) < 0)

@@ -347,6 +347,43 @@ static void write_environ(struct env *e, const char *pid, const char *env, size_
  * before it execs the job's program, with slurmstepd's environment (no SLURM_JOB_ID; seen
  * on slurm-wlm 22.05 for about 10 ms under load): that says nothing of the array, and a
  * later try reads the program's. */
+/* v2: slurmstepd removes a step's directory right after it leaves it, so the step's
+ * "populated 0" may never be read. The job directory, made while watched, keeps the removed
+ * step's time: the step's final is exact from it, not its last read. */
+static void test_v2_step_gone_before_its_event(void **state) {
+    static const char *scope = "sys/fs/cgroup/system.slice/slurmstepd.scope";
+    static const char *job = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_43";
+    static const char *step = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_43/step_0";
+    static const char *batch = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_43/step_batch";
+    struct env e;
+    struct slurm_watch *w = NULL;
+    char path[700];
+
+    (void)state;
+    env_open(&e, true);
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
+    make_cgroup(&e, scope, "cpu.stat", "usage_usec 100\n");
+    make_cgroup(&e, job, "cpu.stat", "usage_usec 0\n");
+    ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
+    make_cgroup(&e, batch, "cpu.stat", "usage_usec 200\n");
+    ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
+    make_cgroup(&e, step, "cpu.stat", "usage_usec 1000\n");
+    wait_for(w, "/system.slice/slurmstepd.scope/job_43/step_0", 1000, false);
+    wait_for(w, "/system.slice/slurmstepd.scope/job_43/step_batch", 200, false);
+
+    /* The step runs to 9000 us and its directory is gone before anything is read; the job
+     * directory holds both steps' time: 9000 + 200. */
+    (void)snprintf(path, sizeof(path), "%s/cpu.stat", job);
+    ASSERT_OK(test_write_file(e.root, path, "usage_usec 9200\n"));
+    (void)snprintf(path, sizeof(path), "%s/%s/cgroup.events", e.root, step);
+    assert_int_equal(unlink(path), 0);
+    remove_cgroup(&e, step, "cpu.stat");
+    wait_for(w, "/system.slice/slurmstepd.scope/job_43/step_0", 9000, true);
+
+    assert_null(slurm_watch_free(w));
+    env_done(&e);
+}
+
 static void test_v1_array_after_exec(void **state) {
     static const char stepd[] = "SLURM_CONF=/tmp/slurm.conf";
     static const char job[] = "SLURM_JOB_ID=505492\0SLURM_ARRAY_JOB_ID=505491\0"
@@ -418,6 +455,7 @@ int main(void) {
         cmocka_unit_test(test_v1_two_steps_end_together),
         cmocka_unit_test(test_v1_array_after_exec),
         cmocka_unit_test(test_v2_populated_0),
+        cmocka_unit_test(test_v2_step_gone_before_its_event),
         cmocka_unit_test(test_nothing_to_watch),
     };
 

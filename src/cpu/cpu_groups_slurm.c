@@ -42,6 +42,10 @@ static void adopt(struct cpu_groups *g, size_t index) {
     w.slurm.array_valid = j->array_valid;
     w.slurm.array_job_id = j->array_job_id;
     w.slurm.array_task_id = j->array_task_id;
+    if (j->job_id_valid && w.slurm.sluid[0]) {
+        w.slurm.job_id_valid = true;
+        w.slurm.job_id = j->job_id;
+    }
     key = workload_group_key(&w);
     if (!key)
         return;
@@ -62,6 +66,9 @@ static void adopt(struct cpu_groups *g, size_t index) {
     grp = &g->v[i];
     grp->watched = true;
     grp->watch_step = index;
+    /* Named by its SLUID until now: the number the watch read names it from here on. */
+    if (w.slurm.job_id_valid && w.slurm.sluid[0] && strcmp(grp->id.slurm_job, w.slurm.sluid) == 0)
+        identity_to_labels(&w, NULL, &grp->id);
     if (j->array_valid && !grp->id.array_job_id[0]) {
         struct snap_identity labels;
 

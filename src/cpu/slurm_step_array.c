@@ -41,6 +41,12 @@ int slurm_step_array(int sys_fd, int proc_fd, const char *mount, struct slurm_wa
         return -EAGAIN; /* no task yet, or gone */
     if (id.slurm.needs_environ)
         (void)workload_identity_apply_environ(&id, env, len);
+    if (id.slurm.sluid[0]) {
+        if (!id.slurm.job_id_valid)
+            return -EAGAIN; /* slurmstepd's child before its exec, or not the job's task */
+        s->job_id_valid = true;
+        s->job_id = id.slurm.job_id;
+    }
     r = workload_identity_apply_array_environ(&id, env, len);
     if (r == -ENOENT || r == -EALREADY)
         return 0; /* a task of the job, in no array */

@@ -50,6 +50,10 @@ struct slurm_watch_step {
      * step is young (SLURM_WATCH_ARRAY_TRIES polls), so that a job no scan sees has it. */
     bool array_valid;
     uint32_t array_job_id, array_task_id;
+    /* A job directory named by its SLUID (Slurm 26.05): the job's number, from the same
+     * environment, so that a job no scan sees is still named as sacct and the epilog do. */
+    bool job_id_valid;
+    uint32_t job_id;
 };
 
 struct slurm_watch;

@@ -384,6 +384,68 @@ static void test_v2_step_gone_before_its_event(void **state) {
     env_done(&e);
 }
 
+/* Slurm 26.05 names a job's directory by its SLUID. A job no scan sees (its processes
+ * shorter than the scan) is still named by its number, from its task's environment once
+ * the task has exec'd (slurmstepd's child first has none): sacct and the epilog know it by
+ * that number. */
+static void test_v2_sluid_job_named_by_its_number(void **state) {
+    static const char stepd[] = "SLURM_CONF=/tmp/slurm.conf";
+    static const char job[] = "SLURM_JOB_ID=1234\0SLURM_JOBID=1234";
+    static const char *scope = "sys/fs/cgroup/system.slice/slurmstepd.scope";
+    static const char *dir = "sys/fs/cgroup/system.slice/slurmstepd.scope/s5K1KKYAYG5D00";
+    static const char *step = "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0";
+    uint64_t deadline = clock_monotonic_ns() + 5 * NSEC_PER_SEC;
+    struct slurm_watch_step *steps = NULL;
+    struct slurm_watch *w = NULL;
+    struct cpu_groups g;
+    char path[600];
+    size_t cap = 0;
+    struct env e;
+    bool named = false;
+    int proc_fd;
+
+    (void)state;
+    env_open(&e, true);
+    write_environ(&e, "4343", stepd, sizeof(stepd) - 1);
+    (void)snprintf(path, sizeof(path), "%s/proc", e.root);
+    proc_fd = open_root(path);
+    assert_true(proc_fd >= 0);
+    ASSERT_OK(slurm_watch_start(e.sys_fd, proc_fd, &w));
+    make_cgroup(&e, scope, "cpu.stat", "usage_usec 100\n");
+    make_cgroup(&e, dir, "cpu.stat", "usage_usec 0\n");
+    ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
+    ASSERT_OK(test_write_file(e.root, "staging/user/task_0/cgroup.procs", "4343\n"));
+    (void)snprintf(path, sizeof(path), "%s/step_0", dir);
+    make_cgroup(&e, path, "cpu.stat", "usage_usec 50\n");
+    wait_for(w, step, 50, false);
+    write_environ(&e, "4343", job, sizeof(job) - 1); /* the task exec'd */
+
+    while (!named) {
+        bool root_valid;
+        uint64_t root;
+        int n = slurm_watch_take(w, &steps, &cap, &root_valid, &root);
+
+        assert_true(n >= 0);
+        for (int i = 0; i < n; i++)
+            if (strcmp(steps[i].path, step) == 0 && steps[i].job_id_valid) {
+                assert_int_equal(steps[i].job_id, 1234);
+                named = true;
+            }
+        assert_true(clock_monotonic_ns() < deadline);
+        (void)nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    }
+    cpu_groups_init(&g, -1, e.sys_fd);
+    cpu_groups_set_watch(&g, w);
+    cpu_groups_prepare(&g);
+    assert_non_null(step_of(&g, 1234, "0"));
+    cpu_groups_finish(&g);
+    cpu_groups_done(&g);
+    free(steps);
+    assert_null(slurm_watch_free(w));
+    (void)close(proc_fd);
+    env_done(&e);
+}
+
 static void test_v1_array_after_exec(void **state) {
     static const char stepd[] = "SLURM_CONF=/tmp/slurm.conf";
     static const char job[] = "SLURM_JOB_ID=505492\0SLURM_ARRAY_JOB_ID=505491\0"
@@ -456,6 +518,7 @@ int main(void) {
         cmocka_unit_test(test_v1_array_after_exec),
         cmocka_unit_test(test_v2_populated_0),
         cmocka_unit_test(test_v2_step_gone_before_its_event),
+        cmocka_unit_test(test_v2_sluid_job_named_by_its_number),
         cmocka_unit_test(test_nothing_to_watch),
     };
 

@@ -42,7 +42,8 @@ static const struct {
     {"fs/cgroup/cpu,cpuacct", "cpuacct.usage", CGROUP_CPU_V1},
 };
 
-/* Rejects ".." components: the path comes from /proc and must stay inside the mount. */
+/* Rejects ".." components: the path comes from /proc and must stay inside the mount (a
+ * leading climb out of joulestat's cgroup namespace is resolved apart, open_climbed()). */
 static bool path_is_safe(const char *path) {
     for (const char *p = path; (p = strstr(p, "..")); p += 2) {
         bool starts = p == path || p[-1] == '/', ends = p[2] == '\0' || p[2] == '/';
@@ -53,12 +54,26 @@ static bool path_is_safe(const char *path) {
     return true;
 }
 
-int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret) {
+/* The path below the leading ".." a reader in another cgroup namespace sees
+ * ("/../../kubepods-burstable.slice/..."), or NULL when it does not climb. */
+static const char *below_climb(const char *path) {
+    const char *p = path;
+    bool climbed = false;
+
+    for (;;) {
+        while (*p == '/')
+            p++;
+        if (p[0] != '.' || p[1] != '.' || (p[2] != '/' && p[2] != '\0'))
+            return climbed ? p : NULL;
+        climbed = true;
+        p += 2;
+    }
+}
+
+static int open_in(int sys_fd, const char *path, struct cgroup_cpu **ret) {
     char full[CGROUP_PATH_MAX];
     int last = -ENOENT;
 
-    if (!path_is_safe(path))
-        return -EINVAL;
     while (*path == '/')
         path++;
     for (size_t i = 0; i < ARRAY_SIZE(layouts); i++) {
@@ -94,6 +109,46 @@ int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret) {
         return 0;
     }
     return last;
+}
+
+/* Read in joulestat's own cgroup namespace (a container's), a workload's path climbs out of
+ * it to an ancestor joulestat cannot name, then down: rest. A systemd slice names its
+ * ancestors ("a-b-c.slice" lies in a.slice/a-b.slice/), so a rest that begins with one is
+ * found from the root; else rest is tried from the root and below cgroupfs' "kubepods". */
+static int open_climbed(int sys_fd, const char *rest, struct cgroup_cpu **ret) {
+    size_t first = strcspn(rest, "/"), n = 0;
+    char path[CGROUP_PATH_MAX];
+    int r = -ENOENT;
+
+    if (first > 6 && memcmp(rest + first - 6, ".slice", 6) == 0 && rest[0] != '-') {
+        for (size_t i = 0; i < first - 6 && n < sizeof(path); i++)
+            if (rest[i] == '-') {
+                int k = snprintf(path + n, sizeof(path) - n, "%.*s.slice/", (int)i, rest);
+
+                if (k < 0 || (size_t)k >= sizeof(path) - n)
+                    return -ENAMETOOLONG;
+                n += (size_t)k;
+            }
+        if (snprintf(path + n, sizeof(path) - n, "%s", rest) >= (int)(sizeof(path) - n))
+            return -ENAMETOOLONG;
+        r = open_in(sys_fd, path, ret);
+        if (r != -ENOENT)
+            return r;
+    }
+    r = open_in(sys_fd, rest, ret);
+    if (r != -ENOENT)
+        return r;
+    if (snprintf(path, sizeof(path), "kubepods/%s", rest) >= (int)sizeof(path))
+        return -ENAMETOOLONG;
+    return open_in(sys_fd, path, ret);
+}
+
+int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret) {
+    const char *rest = below_climb(path);
+
+    if (!path_is_safe(rest ? rest : path) || (rest && !*rest))
+        return -EINVAL;
+    return rest ? open_climbed(sys_fd, rest, ret) : open_in(sys_fd, path, ret);
 }
 
 struct cgroup_cpu *cgroup_cpu_free(struct cgroup_cpu *c) {

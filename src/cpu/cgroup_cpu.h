@@ -20,9 +20,11 @@ struct cgroup_cpu;
 
 /*
  * Opens the cgroup `path` (as in /proc/<pid>/cgroup, e.g. "/kubepods.slice/..."), relative
- * to the sysfs root. Tries v2, the hybrid unified mount, then v1 cpuacct. Returns 0,
- * -ENOENT when no hierarchy has that cgroup, -EINVAL for a path with "..", or -errno.
- * *ret is written only on success.
+ * to the sysfs root. Tries v2, the hybrid unified mount, then v1 cpuacct. A path read in
+ * another cgroup namespace, which climbs out of it first ("/../../kubepods-burstable.slice/
+ * ..."), is found below the mount's root as its names allow (a systemd slice names its
+ * ancestors). Returns 0, -ENOENT when no hierarchy has that cgroup, -EINVAL for a path with
+ * ".." elsewhere (or nothing below the climb), or -errno. *ret is written only on success.
  */
 int cgroup_cpu_open(int sys_fd, const char *path, struct cgroup_cpu **ret);
 struct cgroup_cpu *cgroup_cpu_free(struct cgroup_cpu *c);

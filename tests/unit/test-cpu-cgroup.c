@@ -51,6 +51,17 @@ static void test_v2(void **state) {
     assert_int_equal(usage_of(&e, "/system.slice", CGROUP_CPU_V2), 1200000);
     assert_int_equal(usage_of(&e, "system.slice/", CGROUP_CPU_V2), 1200000);
     assert_int_equal(usage_of(&e, "/", CGROUP_CPU_V2), 987654321);
+    /* Read in the DaemonSet's own cgroup namespace, a pod's path climbs out of it to an
+     * ancestor (kubepods.slice, from a best-effort pod's container), then down: the slice
+     * names where it is. */
+    assert_int_equal(usage_of(&e,
+                              "/../../../kubepods-burstable.slice/"
+                              "kubepods-burstable-pod3f2a9c1e_6d1b_4f0a_9e2c_1b2c3d4e5f60.slice/"
+                              "cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef"
+                              "0123456789abcdef.scope",
+                              CGROUP_CPU_V2),
+                     5250000);
+    assert_int_equal(usage_of(&e, "/../../system.slice", CGROUP_CPU_V2), 1200000);
 
     /* The directory stays open: a renamed cgroup is still read, with fresh values. */
     ASSERT_OK(cgroup_cpu_open(e.fds.sys, "/system.slice", &c));
@@ -108,7 +119,9 @@ static void test_errors(void **state) {
     c = sentinel;
     ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "/nope.slice", &c), ENOENT);
     ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "/no-cpu-stat.slice", &c), ENOENT);
-    ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "/../../etc", &c), EINVAL);
+    /* a climb out of a cgroup namespace is resolved below the mount, never above it */
+    ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "/../../etc", &c), ENOENT);
+    ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "/../..", &c), EINVAL);
     ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "system.slice/..", &c), EINVAL);
     ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "..", &c), EINVAL);
     ASSERT_ERRNO(cgroup_cpu_open(e.fds.sys, "/a..b/..c", &c), ENOENT); /* not ".." parts */

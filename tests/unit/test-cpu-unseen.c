@@ -70,6 +70,13 @@ static void test_workload_dir(void **state) {
     assert_string_equal(buf, "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-"
                              "pod2fc932ce_fdcc_454b_97bd_aadfdeb4c340.slice/cri-containerd-" CID
                              ".scope");
+    /* Read in another cgroup namespace: the climb stays, for cgroup_cpu_open() to resolve. */
+    dir_of("0::/../../kubepods-burstable.slice/kubepods-burstable-pod2fc932ce_fdcc_454b_"
+           "97bd_aadfdeb4c340.slice/cri-containerd-" CID ".scope\n",
+           buf, sizeof(buf), 0);
+    assert_string_equal(buf, "/../../kubepods-burstable.slice/kubepods-burstable-"
+                             "pod2fc932ce_fdcc_454b_97bd_aadfdeb4c340.slice/cri-containerd-" CID
+                             ".scope");
     /* kubelet inside a docker container: the deepest id wins (not the docker scope). */
     dir_of("0::/system.slice/docker-" DOCKER ".scope/kubelet.slice/kubelet-kubepods.slice/"
            "kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-podeab5a334_93fe_48a8_"

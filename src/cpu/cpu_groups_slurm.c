@@ -51,13 +51,21 @@ static void adopt(struct cpu_groups *g, size_t index) {
         return;
     i = cpu_groups_find(g, key);
     if (i == SIZE_MAX) {
+        struct cgroup_cpu *cg = NULL;
+
         if (!j->fresh && (j->gone || !j->have_usage))
             return; /* nothing known of its time before it went */
-        if (cpu_groups_add(g, key, &w, &i) < 0)
+        /* A live step whose cgroup cannot be opened now (out of descriptors, or gone since
+         * the watch's report) waits for the next take: made without it, the group would
+         * end at once with the step's whole time, and be made again from 0. */
+        if (!j->gone && cgroup_cpu_open(g->sys_fd, j->path, &cg) < 0)
             return;
+        if (cpu_groups_add(g, key, &w, &i) < 0) {
+            (void)cgroup_cpu_free(cg);
+            return;
+        }
         grp = &g->v[i];
-        if (!j->gone && cgroup_cpu_open(g->sys_fd, j->path, &grp->cgroup) < 0)
-            grp->cgroup = NULL;
+        grp->cgroup = cg;
         /* Fresh: everything since 0. Else from the watch's first read. */
         grp->have_usage = j->fresh || j->have_usage;
         grp->last_usage_us = j->fresh ? 0 : j->usage_us;

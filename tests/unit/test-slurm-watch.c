@@ -446,6 +446,55 @@ static void test_v2_sluid_job_named_by_its_number(void **state) {
     env_done(&e);
 }
 
+/* A live step whose cgroup cannot be opened at a take (out of descriptors; here a sysfs
+ * without it) waits for the next one: its time is counted once, not ended at once with all
+ * of it and counted again from 0 when the group is made anew. */
+static void test_group_waits_for_its_cgroup(void **state) {
+    static const char *scope = "sys/fs/cgroup/system.slice/slurmstepd.scope";
+    static const char *job = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_44";
+    static const char *step = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_44/step_0";
+    struct slurm_watch *w = NULL;
+    struct cpu_groups g;
+    uint64_t counted = 0;
+    char path[600];
+    struct env e;
+    int empty_fd;
+
+    (void)state;
+    env_open(&e, true);
+    ASSERT_OK(test_write_file(e.root, "empty/.keep", ""));
+    (void)snprintf(path, sizeof(path), "%s/empty", e.root);
+    empty_fd = open_root(path);
+    assert_true(empty_fd >= 0);
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
+    make_cgroup(&e, scope, "cpu.stat", "usage_usec 100\n");
+    make_cgroup(&e, job, "cpu.stat", "usage_usec 0\n");
+    ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
+    make_cgroup(&e, step, "cpu.stat", "usage_usec 5000\n");
+    wait_for(w, "/system.slice/slurmstepd.scope/job_44/step_0", 5000, false);
+
+    cpu_groups_init(&g, -1, e.sys_fd);
+    cpu_groups_set_watch(&g, w);
+    for (int take = 0; take < 3; take++) {
+        struct cpu_group *grp;
+
+        g.sys_fd = take == 0 ? empty_fd : e.sys_fd; /* the first take cannot open it */
+        cpu_groups_prepare(&g);
+        grp = step_of(&g, 44, "0");
+        if (take == 0)
+            assert_null(grp);
+        if (grp && grp->cgroup_valid)
+            counted += grp->cgroup_delta_us;
+        cpu_groups_finish(&g);
+    }
+    assert_int_equal(counted, 5000);
+    g.sys_fd = e.sys_fd;
+    cpu_groups_done(&g);
+    assert_null(slurm_watch_free(w));
+    (void)close(empty_fd);
+    env_done(&e);
+}
+
 static void test_v1_array_after_exec(void **state) {
     static const char stepd[] = "SLURM_CONF=/tmp/slurm.conf";
     static const char job[] = "SLURM_JOB_ID=505492\0SLURM_ARRAY_JOB_ID=505491\0"
@@ -519,6 +568,7 @@ int main(void) {
         cmocka_unit_test(test_v2_populated_0),
         cmocka_unit_test(test_v2_step_gone_before_its_event),
         cmocka_unit_test(test_v2_sluid_job_named_by_its_number),
+        cmocka_unit_test(test_group_waits_for_its_cgroup),
         cmocka_unit_test(test_nothing_to_watch),
     };
 

@@ -182,6 +182,18 @@ static void step_events(struct slurm_watch *w, const struct watch_dir *d) {
     slurm_watch_step_ended(w, j);
 }
 
+/* A step's directory was removed: its last usage is what is known of it. */
+static void step_removed(struct slurm_watch *w, const char *path) {
+    struct step *j = slurm_watch_step_by_path(w, path);
+
+    if (j && !j->pub.gone) {
+        slurm_watch_step_read(j); /* fails: the directory is gone; keeps the last usage */
+        j->pub.gone = true;
+        j->cg = cgroup_cpu_free(j->cg);
+        slurm_watch_step_ended(w, j);
+    }
+}
+
 static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) {
     struct watch_dir *d;
     char child[SLURM_WATCH_PATH_MAX];
@@ -210,14 +222,38 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
         else
             (void)add_dir(w, child, lv, true);
     } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_STEP) {
-        struct step *j = slurm_watch_step_by_path(w, child);
+        step_removed(w, child);
+    }
+}
 
-        if (j && !j->pub.gone) {
-            slurm_watch_step_read(j); /* fails: the directory is gone; keeps the last usage */
-            j->pub.gone = true;
-            j->cg = cgroup_cpu_free(j->cg);
-            slurm_watch_step_ended(w, j);
+/* Events were lost (the queue overflowed): the directories removed meanwhile, whose
+ * IN_DELETE or IN_IGNORED may be among them, are let go (a step's as removed); each step's
+ * "populated" is read again; every other directory is listed again for what was made. */
+static void resync(struct slurm_watch *w) {
+    for (size_t i = 0; i < w->n_dirs;) {
+        struct watch_dir *d = &w->dirs[i];
+        char rel[SLURM_WATCH_PATH_MAX + 32], path[SLURM_WATCH_PATH_MAX];
+
+        (void)snprintf(rel, sizeof(rel), "%s%s", w->mount, d->path);
+        if (faccessat(w->sys_fd, rel, F_OK, 0) == 0 || errno != ENOENT) {
+            i++;
+            continue;
         }
+        memcpy(path, d->path, sizeof(path));
+        if (d->level == LEVEL_STEP)
+            step_removed(w, path);
+        (void)inotify_rm_watch(w->ino_fd, d->wd);
+        drop_dir(w, d->wd); /* the last one moves to i */
+    }
+    for (size_t i = 0; i < w->n_dirs; i++) {
+        char path[SLURM_WATCH_PATH_MAX];
+
+        if (w->dirs[i].level == LEVEL_STEP) {
+            step_events(w, &w->dirs[i]);
+            continue;
+        }
+        memcpy(path, w->dirs[i].path, sizeof(path));
+        list_dir(w, path, w->dirs[i].level, false);
     }
 }
 
@@ -232,16 +268,9 @@ static void drain_events(struct slurm_watch *w) {
         for (char *p = buf; p < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)p;
 
-            if (ev->mask & IN_Q_OVERFLOW) {
-                /* Events were lost: list every watched directory again. */
-                for (size_t i = 0; i < w->n_dirs; i++)
-                    if (w->dirs[i].level != LEVEL_STEP) {
-                        char path[SLURM_WATCH_PATH_MAX];
-
-                        memcpy(path, w->dirs[i].path, sizeof(path));
-                        list_dir(w, path, w->dirs[i].level, false);
-                    }
-            } else
+            if (ev->mask & IN_Q_OVERFLOW)
+                resync(w);
+            else
                 handle_event(w, ev);
             p += sizeof(*ev) + ev->len;
         }

@@ -476,7 +476,8 @@ static void update_device(struct ledger_gpu *g, const struct gpu_device_reading 
                           const struct gpu_track *t) {
     g->present = true;
     g->index = d->index;
-    copy_cut(g->uuid, sizeof(g->uuid), d->uuid);
+    if (d->uuid[0]) /* not read this time: the board keeps the one it had */
+        copy_cut(g->uuid, sizeof(g->uuid), d->uuid);
     copy_cut(g->model, sizeof(g->model), d->name);
     g->up = d->up;
     if (!d->up) {
@@ -538,6 +539,11 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
             (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
         }
         update_device(g, d, t);
+        /* Restored, and the board at this index not named yet: its counter is not bridged
+         * before it is known to be the board saved (another's would book the difference
+         * between two boards' counters as downtime). */
+        if (t->downtime && t->saved_uuid[0] && !d->uuid[0])
+            continue;
         if (!t->typical_idle_checked) {
             t->typical_idle_known = gpu_typical_idle_watts(d->name, &t->typical_idle_w);
             t->typical_idle_checked = true;

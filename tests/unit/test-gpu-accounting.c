@@ -554,6 +554,25 @@ static void test_restart_keeps_the_idle_of_the_same_gpu(void **state _unused_) {
                                   &h->ledger, &stats));
     assert_int_equal(stats.replaced_gpus, 1);
     assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
+
+    /* The same, the board up but its UUID not read at first: nothing is bridged before the
+     * UUID says which board it is, and the GPU's uuid label stays what it was. */
+    fixture_free(h);
+    h = restarted(f, IDLE_POLICY_UNATTRIBUTED);
+    h->dev.uuid[0] = '\0';
+    h->dev.energy_mj = 5000;
+    h->now_us += 10 * USEC_PER_SEC;
+    ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
+                                  &h->ledger, &stats));
+    assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
+    assert_string_not_equal(ledger_gpu(&h->ledger, 0)->uuid, "");
+    strcpy(h->dev.uuid, "GPU-99999999-1111-2222-3333-444444444444");
+    h->dev.energy_mj = 5100;
+    h->now_us += USEC_PER_SEC;
+    ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
+                                  &h->ledger, &stats));
+    assert_int_equal(stats.replaced_gpus, 1);
+    assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
     fixture_free(f);
     fixture_free(g);
     fixture_free(h);

@@ -491,6 +491,9 @@ static void update_device(struct ledger_gpu *g, const struct gpu_device_reading 
     g->idle_power_watts = idle_power_watts(&t->idle);
 }
 
+/* Ticks a restored board may go unnamed (its UUID unread) before it is taken as another. */
+#define GPU_UNNAMED_TICKS_MAX 30u
+
 /* The wall clock may be stepped (NTP, a VM resumed) while the monotonic one runs on. */
 #define WALL_CLOCK_STEP_US UINT64_C(100000)
 
@@ -541,9 +544,13 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
         update_device(g, d, t);
         /* Restored, and the board at this index not named yet: its counter is not bridged
          * before it is known to be the board saved (another's would book the difference
-         * between two boards' counters as downtime). */
-        if (t->downtime && t->saved_uuid[0] && !d->uuid[0])
-            continue;
+         * between two boards' counters as downtime). A board that stays unnamed is taken
+         * as another after a while, so that its energy is counted from there. */
+        if (t->downtime && t->saved_uuid[0] && !d->uuid[0]) {
+            if (++t->unnamed_ticks < GPU_UNNAMED_TICKS_MAX)
+                continue;
+            (void)gpu_restart_forget_another(a, t, "(unnamed)");
+        }
         if (!t->typical_idle_checked) {
             t->typical_idle_known = gpu_typical_idle_watts(d->name, &t->typical_idle_w);
             t->typical_idle_checked = true;

@@ -22,6 +22,7 @@ struct gpu_track {
     bool downtime;    /* the counter's baseline is from before a restart */
     /* The GPU whose state was restored here, until checked against the one read. */
     char saved_uuid[SNAP_LABEL_MAX];
+    unsigned unnamed_ticks;   /* ticks the restored board went without a UUID read */
     uint64_t window_start_us; /* in the sample clock (the wall clock NVML stamps with) */
     uint64_t window_start_ns; /* monotonic: the wall clock may step (NTP, a VM resumed) */
     struct energy_counter counter;

@@ -498,6 +498,7 @@ static struct fixture *restarted(struct fixture *f, enum idle_policy policy) {
  * idle nor a downtime delta between two boards' counters. */
 static void test_restart_keeps_the_idle_of_the_same_gpu(void **state _unused_) {
     struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, -1), *g, *h;
+    uint64_t restored_uj;
     struct gpu_tick_stats stats;
     struct ledger_gpu *lg;
 
@@ -573,6 +574,20 @@ static void test_restart_keeps_the_idle_of_the_same_gpu(void **state _unused_) {
                                   &h->ledger, &stats));
     assert_int_equal(stats.replaced_gpus, 1);
     assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
+
+    /* A board that stays unnamed is taken as another after a while: counted from there. */
+    fixture_free(h);
+    h = restarted(f, IDLE_POLICY_UNATTRIBUTED);
+    h->dev.uuid[0] = '\0';
+    restored_uj = ledger_gpu(&h->ledger, 0)->energy_uj;
+    for (int i = 0; i < 40; i++) {
+        h->dev.energy_mj += 100;
+        h->now_us += USEC_PER_SEC;
+        ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
+                                      &h->ledger, &stats));
+    }
+    assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
+    assert_true(ledger_gpu(&h->ledger, 0)->energy_uj > restored_uj);
     fixture_free(f);
     fixture_free(g);
     fixture_free(h);

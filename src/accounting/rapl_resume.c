@@ -15,8 +15,9 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
     since_us = (int64_t)now_ns > lr->raw_read_ns[die]
                    ? (uint64_t)((int64_t)now_ns - lr->raw_read_ns[die]) / 1000
                    : 0;
-    if (!still_counting || counter->modulus == 0 || lr->modulus != counter->modulus ||
-        lr->unit_num != counter->unit.num || lr->unit_den != counter->unit.den) {
+    if (!still_counting || (lr->raw_stale & bit) || counter->modulus == 0 ||
+        lr->modulus != counter->modulus || lr->unit_num != counter->unit.num ||
+        lr->unit_den != counter->unit.den) {
         lr->downtime_unknown_us += since_us;
         return false;
     }
@@ -36,6 +37,7 @@ void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd, uint64
     if (rd->die >= LEDGER_RAPL_MAX_DIES)
         return;
     lr->raw_valid |= 1u << rd->die;
+    lr->raw_stale &= ~(1u << rd->die);
     lr->raw[rd->die] = rd->raw;
     lr->raw_read_ns[rd->die] = (int64_t)now_ns;
     lr->modulus = rd->modulus;

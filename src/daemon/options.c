@@ -24,7 +24,7 @@ const struct option_doc option_docs[] = {
     {OPT_STATE_DIR, "state-dir", NULL, required_argument, "DIR", S,
      "serve: keep every counter in DIR/joulestat.state (saved before each snapshot is "
      "published, every 5 s, and at exit) and restore it at start, so no counter goes back "
-     "across a restart, even a crash (default: none)."},
+     "across a restart, even a crash while saves work (default: none)."},
     {OPT_GPU_SPLIT, "gpu-split", NULL, required_argument, "M", S,
      "How a shared GPU's energy is split: learned (each process by its learned watts per "
      "unit of SM time, SM share until learned) or sm-share (default learned)."},

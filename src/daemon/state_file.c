@@ -51,6 +51,8 @@ int state_file_load(const char *dir, struct ledger *l, const struct state_clock 
     r = read_virtual_file_at(dfd, STATE_FILE_NAME, STATE_MAX_SIZE, &text, &size);
     if (r == -ENOENT)
         return 0; /* the first start */
+    if (r == -ENOMEM)
+        return r; /* the file may be good: kept for the next start */
     if (r < 0) {
         log_warning_errno(r, "state: cannot read %s/%s: %m; set aside as %s, counting from zero",
                           dir, STATE_FILE_NAME, STATE_BAD_NAME);

@@ -128,6 +128,9 @@ struct ledger_rapl {
      * was read before this run, and may lie before the clock's zero. The longer ago, the
      * more often the counter may have wrapped since. */
     int64_t raw_read_ns[LEDGER_RAPL_MAX_DIES];
+    /* Dies whose reading was saved before a reboot, or before a time unknown: it counts
+     * from nothing now, and is never bridged (kept so until the die is read again). */
+    uint32_t raw_stale;
     /* Time joulestat was down while the counter could have wrapped more than once: its
      * energy is unknown, and said so rather than guessed. */
     uint64_t downtime_unknown_us;

@@ -31,16 +31,17 @@ void ledger_restart_begin(struct ledger *l, const struct state_clock *saved, uin
         r.downtime_us = wall_known ? now->wall_us - saved_wall_us : 0;
     }
     l->downtime_us = r.downtime_us;
-    l->raw_still_counting = counting;
+    l->raw_still_counting = r.counting = counting;
     *ret = r;
 }
 
 int64_t ledger_restart_read_ns(const struct ledger_restart *r, uint64_t age_us) {
     uint64_t ago_us = age_us > UINT64_MAX - r->downtime_us ? UINT64_MAX : r->downtime_us + age_us;
 
-    /* Before this run's monotonic zero where it was read long ago: kept signed. */
-    if (ago_us > (uint64_t)INT64_MAX / 1000)
-        ago_us = (uint64_t)INT64_MAX / 1000;
+    /* Before this run's monotonic zero where it was read long ago: kept signed, with room
+     * left for the differences taken from it. */
+    if (ago_us > (uint64_t)INT64_MAX / 4000)
+        ago_us = (uint64_t)INT64_MAX / 4000;
     return (int64_t)r->now_mono_ns - (int64_t)(ago_us * 1000);
 }
 

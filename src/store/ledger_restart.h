@@ -31,6 +31,7 @@ struct state_clock {
 struct ledger_restart {
     uint64_t downtime_us; /* from the save to now (0 when unknown) */
     bool rebooted;        /* the saved raw counters were reset since */
+    bool counting;        /* they count on from their readings (l->raw_still_counting) */
     bool have_saved;      /* saved_wall_us holds the save's wall clock (version 2) */
     uint64_t saved_wall_us;
     uint64_t now_wall_us;

@@ -15,6 +15,8 @@
 /* Written before the boot clock and the end line: still read, as it was written. */
 #define STATE_MAGIC_1 "joulestat-state 1"
 #define MAX_FIELDS 40
+/* A reading older than a century is not one (and keeps the clock arithmetic in range). */
+#define RAPL_AGE_MAX_US (UINT64_C(100) * 366 * 86400 * 1000000)
 #define CPU_DOMAIN_KEYS "d0", "d1", "d2", "d3", "d4"
 
 static const char *const cpu_domain_keys[SNAP_CPU_DOMAINS] = {CPU_DOMAIN_KEYS};
@@ -102,6 +104,8 @@ static void put_rapl_raw(struct strbuf *out, const struct ledger_rapl *r, uint64
     put_u64(out, "modulus", r->modulus);
     put_u64(out, "unit_num", r->unit_num);
     put_u64(out, "unit_den", r->unit_den);
+    if (r->raw_stale & r->raw_valid)
+        put_u64(out, "raw_stale", r->raw_stale & r->raw_valid);
 }
 
 void ledger_state_format(const struct ledger *l, const struct gpu_baseline *baselines,
@@ -357,7 +361,7 @@ static int restore_gpu(struct ledger *l, const struct fields *f, const struct le
 static int restore_rapl(struct ledger *l, const struct fields *f, const struct ledger_restart *rs) {
     const char *domain = get(f, "domain");
     struct ledger_rapl *r;
-    uint64_t package;
+    uint64_t package, stale;
     bool any_raw = false;
     int ret;
 
@@ -381,7 +385,7 @@ static int restore_rapl(struct ledger *l, const struct fields *f, const struct l
         if (get_u64(f, name, true, &r->raw[die]) < 0)
             return -EBADMSG;
         rapl_age_field(die, name, sizeof(name));
-        if (get_u64(f, name, false, &age_us) < 0)
+        if (get_u64(f, name, false, &age_us) < 0 || age_us > RAPL_AGE_MAX_US)
             return -EBADMSG;
         r->raw_read_ns[die] = ledger_restart_read_ns(rs, age_us);
         r->raw_valid |= 1u << die;
@@ -391,8 +395,12 @@ static int restore_rapl(struct ledger *l, const struct fields *f, const struct l
         return 0;
     if (get_u64(f, "modulus", true, &r->modulus) < 0 ||
         get_u64(f, "unit_num", true, &r->unit_num) < 0 ||
-        get_u64(f, "unit_den", true, &r->unit_den) < 0 || r->unit_num == 0 || r->unit_den == 0)
+        get_u64(f, "unit_den", true, &r->unit_den) < 0 || r->unit_num == 0 || r->unit_den == 0 ||
+        get_u64(f, "raw_stale", false, &stale) < 0)
         return -EBADMSG;
+    /* Saved before a reboot (or a time unknown) and not read since: never bridged, even
+     * by a later restart in this boot. */
+    r->raw_stale = ((uint32_t)stale | (rs->counting ? 0u : UINT32_MAX)) & r->raw_valid;
     for (unsigned die = 0; r->modulus && die < LEDGER_RAPL_MAX_DIES; die++)
         if ((r->raw_valid & (1u << die)) && r->raw[die] >= r->modulus)
             return -EBADMSG;
@@ -498,12 +506,12 @@ static int restore_allocation(struct ledger *l, const struct fields *f, uint64_t
 /* The save's clocks (the line after the first, from version 2 on). */
 static int restore_host(const struct fields *f, struct state_clock *ret) {
     const char *boot_id = get(f, "boot_id");
+    struct state_clock c = {0};
 
-    *ret = (struct state_clock){0};
-    if (get_u64(f, "boot_us", true, &ret->boot_us) < 0 ||
-        get_u64(f, "wall_us", true, &ret->wall_us) < 0)
+    if (get_u64(f, "boot_us", true, &c.boot_us) < 0 || get_u64(f, "wall_us", true, &c.wall_us) < 0)
         return -EBADMSG;
-    copy_cut(ret->boot_id, sizeof(ret->boot_id), boot_id ? boot_id : "");
+    copy_cut(c.boot_id, sizeof(c.boot_id), boot_id ? boot_id : "");
+    *ret = c;
     return 0;
 }
 

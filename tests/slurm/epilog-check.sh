@@ -44,6 +44,11 @@ EOM
 }
 
 metrics 0
+for timeout in 08 99999999999999999999; do # octal to the shell; too large for it
+    run "$timeout"
+    grep -q 'energy_j=112.750 .*steps=batch:112.750$' "$E2E_TMP/sacctmgr.log" ||
+        e2e_fail "timeout '$timeout': $(cat "$E2E_TMP/sacctmgr.log")"
+done
 run 30s # not a number: the default, not a shell error
 grep -qx -- '-i modify job where jobid=42 set AdminComment=joulestat energy_j=112.750 cpu_j=12.500 gpu_j=100.250 steps=batch:112.750' \
     "$E2E_TMP/sacctmgr.log" || e2e_fail "final figure: $(cat "$E2E_TMP/sacctmgr.log")"

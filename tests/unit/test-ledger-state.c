@@ -251,6 +251,10 @@ static void test_bad_text(void **state _unused_) {
          "modulus=8\tunit_num=1\tunit_den=1\n",
          2},
         {"joulestat-state 1\nrapl\tpackage=0\tdomain=package\tenergy_uj=1\traw_die1=1\n", 2},
+        /* a reading older than a century */
+        {"joulestat-state 1\nrapl\tpackage=0\tdomain=package\tenergy_uj=1\traw=1\t"
+         "raw_age_us=18446744073709551615\tmodulus=8\tunit_num=1\tunit_den=1\n",
+         2},
     };
 
     /* More idle observations than a state ever holds. */
@@ -448,6 +452,43 @@ static void test_unknown_time_is_not_bridged(void **state _unused_) {
     ledger_done(&l);
 }
 
+/* A reading saved before a reboot, not read in the boot after (RAPL unreadable for that
+ * run), is saved again by it: a restart later in the same boot must not bridge it, for it
+ * counts from nothing since the reboot. */
+static void test_stale_reading_stays_stale(void **state _unused_) {
+    struct state_clock rebooted = now_clock, later = now_clock;
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger a, l1, l2;
+    struct ledger_rapl *r;
+    unsigned bad = 0;
+    char *text, *again;
+
+    strcpy(rebooted.boot_id, "9a77-another-boot");
+    rebooted.boot_us = 40 * SECOND_US;
+    later = rebooted;
+    later.boot_us += 10 * SECOND_US;
+    later.wall_us += 10 * SECOND_US;
+    later.mono_ns += 10 * UINT64_C(1000000000);
+    ledger_init(&a);
+    fill(&a);
+    text = format(&a, b);
+    ledger_init(&l1);
+    assert_true(restore_at(&l1, text, &rebooted, b, &bad) > 0);
+    assert_false(l1.raw_still_counting);
+    again = format_at(&l1, b, &rebooted); /* saved in the new boot, RAPL never read */
+    ledger_init(&l2);
+    assert_true(restore_at(&l2, again, &later, b, &bad) > 0);
+    assert_true(l2.raw_still_counting); /* the same boot as the save */
+    ASSERT_OK(ledger_rapl_get(&l2, 0, "package", &r));
+    assert_int_equal(r->raw_valid, 3);
+    assert_int_equal(r->raw_stale, 3);
+    free(text);
+    free(again);
+    ledger_done(&a);
+    ledger_done(&l1);
+    ledger_done(&l2);
+}
+
 /* A state cut short (a full disk, a copy interrupted) or with anything after its end is
  * not a whole state: refused, never half-trusted. */
 static void test_cut_short(void **state _unused_) {
@@ -508,6 +549,7 @@ int main(void) {
         cmocka_unit_test(test_downtime_by_the_boot_clock),
         cmocka_unit_test(test_after_a_reboot),
         cmocka_unit_test(test_unknown_time_is_not_bridged),
+        cmocka_unit_test(test_stale_reading_stays_stale),
         cmocka_unit_test(test_cut_short),
         cmocka_unit_test(test_cpu_series_goes_on_without_names),
         cmocka_unit_test(test_long_pod_name_allocation_goes_on),

@@ -129,6 +129,17 @@ static void test_not_after_a_reboot(void **state _unused_) {
     /* a new baseline: not 62 kJ of a wrap that never was */
     assert_int_equal(energy_counter_update(&c, 1000, &delta), COUNTER_FIRST);
     assert_int_equal(delta, 0);
+    /* the same reading saved again after the reboot, restored later in that boot: stale */
+    lr = restored(MODULUS - 5);
+    lr.raw_stale = 1;
+    ASSERT_OK(energy_counter_init(&c, MODULUS, UNIT, 0));
+    assert_false(resume(&c, &lr, 0, 10 * UINT64_C(1000000)));
+    assert_int_equal(lr.downtime_unknown_us, 10 * UINT64_C(1000000));
+    /* read again: fresh */
+    rapl_keep_raw(&lr,
+                  &(struct rapl_reading){.die = 0, .raw = 1000, .modulus = MODULUS, .unit = UNIT},
+                  (uint64_t)NOW_NS);
+    assert_int_equal(lr.raw_stale, 0);
 }
 
 int main(void) {

@@ -395,9 +395,16 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
         if (r < 0 && ret == 0)
             ret = r;
     }
-    publish_now = always_publish || scanned || s->generation == 0 ||
+    publish_now = always_publish || scanned || s->publish_pending || s->generation == 0 ||
                   t->mono_ns - s->published_mono_ns >=
                       (s->state_dir ? STATE_SAVE_INTERVAL_NS : PUBLISH_INTERVAL_NS);
+    /* Each publish is saved first: scans asked for by many short SLURM jobs ending would
+     * rewrite the file at every tick. A second apart at most; what a scan found waits. */
+    if (publish_now && s->state_dir && !always_publish && s->generation > 0 &&
+        t->mono_ns - s->published_mono_ns < STATE_SAVE_MIN_NS) {
+        s->publish_pending = true;
+        publish_now = false;
+    }
     /* Activity flags and retention are only seen through a snapshot: sweeping every entry
      * at every 10 Hz tick would recompute them nine times for nobody. */
     if (publish_now)
@@ -412,6 +419,7 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
     if (s->state_dir)
         sampler_save_state(s, t->mono_ns);
     s->published_mono_ns = t->mono_ns;
+    s->publish_pending = false;
     r = publish(s, t, duration);
     if (r < 0 && ret == 0)
         ret = r;

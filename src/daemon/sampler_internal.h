@@ -28,6 +28,8 @@ extern const char *const sampler_source_names[_SOURCE_MAX];
 /* --state-dir: the counters are saved, then published, this often (and at each process
  * scan and at exit). */
 #define STATE_SAVE_INTERVAL_NS (5 * NSEC_PER_SEC)
+/* ... and at most this often, however often scans are asked for. */
+#define STATE_SAVE_MIN_NS NSEC_PER_SEC
 
 struct source_health {
     bool up;
@@ -73,6 +75,7 @@ struct sampler {
     struct source_health health[_SOURCE_MAX];
     uint64_t generation;
     uint64_t published_mono_ns;      /* tick time of the last published snapshot */
+    bool publish_pending;            /* a scan's results wait for the next save */
     const char *state_dir;           /* --state-dir, for serve only (NULL: no state kept) */
     char boot_id[STATE_BOOT_ID_MAX]; /* this boot's, for the state file; "" unknown */
     uint64_t ticks;

@@ -13,7 +13,6 @@
 #include "cpu.h"
 #include "gpu.h"
 #include "kube.h"
-#include "ledger_restart.h"
 #include "log.h"
 #include "pod_allocations.h"
 #include "proc.h"

@@ -3,7 +3,6 @@
 
 #include <stdint.h>
 
-#include "ledger_restart.h"
 #include "store.h"
 
 /*

@@ -98,9 +98,6 @@ static int add_user(struct loader *l, const yaml_node_t *k, const yaml_node_t *v
         return -ENOMEM;
     }
     canonical_salt(u->hash);
-    /* An unknown user is checked against the costliest hash: its time is the longest. */
-    if (c->n_users == 0 || strncmp(hash + 4, c->users[c->slowest_user].hash + 4, 2) > 0)
-        c->slowest_user = c->n_users;
     c->n_users++;
     return 0;
 }

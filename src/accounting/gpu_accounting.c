@@ -273,8 +273,9 @@ static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
         known = (uintptr_t)hashmap_get(&t->pids_prev, (uint64_t)a->pids[i] + 1);
         if (known)
             info = (struct process_info){.start_ticks = known - 1};
-        else if (!resolve || resolve(userdata, a->pids[i], &info) < 0)
-            info = (struct process_info){0};
+        else if (!resolve || resolve(userdata, a->pids[i], &info) < 0 ||
+                 finished_pid_taken_again(d, a->pids[i], info.start_time_seconds))
+            info = (struct process_info){0}; /* what the driver says of it, alone */
         r = hashmap_put(&t->pids_now, (uint64_t)a->pids[i] + 1,
                         (void *)(uintptr_t)(info.start_ticks + 1));
         if (r < 0)

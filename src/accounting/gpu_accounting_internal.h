@@ -165,6 +165,10 @@ void unsampled_activity(struct gpu_accounting *a, const struct gpu_device_readin
                         uint64_t t1_us);
 void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
                        const struct gpu_device_reading *d, bool credited, uint64_t t1_us);
+/* Whether the process /proc has at pid now (started then) is not the one the reading says
+ * finished at that pid: the pid was taken again since, and its identity is another's. */
+bool finished_pid_taken_again(const struct gpu_device_reading *d, uint32_t pid,
+                              double start_time_seconds);
 
 /* The process's MIG instance and profile, the first window it is seen on a MIG GPU. */
 void mig_label(struct ledger_process *p, const struct gpu_device_reading *d);

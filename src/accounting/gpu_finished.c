@@ -46,6 +46,26 @@ int finished_collect(struct gpu_accounting *a, const struct gpu_device_reading *
     return 0;
 }
 
+/* Start times of one process from the driver and from /proc differ by the clocks' rounding
+ * (/proc's boot time is whole seconds). */
+#define SAME_START_SLACK_S 2.0
+
+bool finished_pid_taken_again(const struct gpu_device_reading *d, uint32_t pid,
+                              double start_time_seconds) {
+    if (start_time_seconds <= 0)
+        return false;
+    for (size_t k = 0; k < d->n_finished; k++) {
+        const struct gpu_finished_process *f = &d->finished[k];
+
+        /* A pid is taken again only once its holder is gone: a process that started after
+         * the one the driver reports is another. */
+        if (f->pid == pid && f->start_us > 0 &&
+            start_time_seconds > (double)f->start_us / 1e6 + SAME_START_SLACK_S)
+            return true;
+    }
+    return false;
+}
+
 /*
  * A job that started shortly before the reading and has not been sampled yet drew its
  * energy in this window, while its first sample comes in the next. With per-process

@@ -5,6 +5,7 @@
  * their samples, never counted twice, and every window's energy is conserved exactly.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "macro.h"
 
@@ -89,6 +90,52 @@ static void second_tick_finished(struct fixture *f, uint64_t t0,
     f->dev.n_finished = 1;
     f->dev.finished = fin;
     f->now_us += USEC_PER_SEC;
+}
+
+/* /proc's process at a pid, named "bash" in another pod, started 10 s after the reading's
+ * time: for a pid the driver reports finished, a process that took the pid since. */
+static int resolve_taken_again(void *userdata, uint32_t pid _unused_, struct process_info *ret) {
+    const struct fixture *f = userdata;
+
+    *ret = (struct process_info){.start_ticks = 999,
+                                 .start_time_seconds = (double)f->now_us / 1e6 + 10};
+    strcpy(ret->id.process_name, "bash");
+    strcpy(ret->id.pod_uid, "someone-else");
+    return 0;
+}
+
+/* A job that finished between two readings, whose pid another process took before the
+ * reading: the job's energy keeps the job's own record (what the driver says of it), not
+ * the newcomer's name and pod. A process the driver does not report finished keeps what
+ * /proc says. */
+static void test_finished_pid_taken_again(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    struct ledger_process *p;
+    size_t n = 0;
+
+    tick(f, 0);
+    f->procs[0] = (struct gpu_process){.pid = 100, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    add_samples(f, &n, 100, 40, f->now_us, 1, 10);
+    f->dev.n_utils = n;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = f->now_us + 300000, .active_us = 200000, .gpu_util = 50};
+    f->dev.accounting = true;
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    f->now_us += USEC_PER_SEC;
+    f->dev.energy_mj += 60000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
+                                  resolve_taken_again, f, &f->ledger, NULL));
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 0, &(struct snap_identity){0}, &p));
+    assert_string_equal(p->id->pod_uid, "");
+    assert_string_equal(p->id->process_name, "");
+    assert_true(p->estimated_uj + p->measured_uj > 0);
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, 100, 999, &(struct snap_identity){0}, &p));
+    assert_string_equal(p->id->pod_uid, "someone-else");
+    assert_conserved(f);
+    fixture_free(f);
 }
 
 /* Accounting mode: a job that ended within the last sample period (pid 300: 50 % for
@@ -257,6 +304,7 @@ static void test_unsampled_credit_is_taken_by_samples(void **state _unused_) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_finished_without_samples),
+        cmocka_unit_test(test_finished_pid_taken_again),
         cmocka_unit_test(test_finished_just_now_is_credited_ahead),
         cmocka_unit_test(test_finished_tail_is_credited_ahead),
         cmocka_unit_test(test_unsampled_running_is_credited_so_far),

@@ -41,6 +41,27 @@ int read_file_into_at(int dirfd, const char *path, char *buf, size_t cap) {
     return read_fd_into(fd, buf, cap);
 }
 
+/* As read_fd_into(), reading on to the end: a file the kernel makes a record at a time
+ * (/proc/cpuinfo, maps) gives about a page a read, whatever the buffer. */
+static int read_fd_to_end(int fd, char *buf, size_t cap) {
+    size_t len = 0;
+
+    while (len < cap) {
+        ssize_t n = pread(fd, buf + len, cap - len, (off_t)len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0) {
+            buf[len] = '\0';
+            return (int)len;
+        }
+        len += (size_t)n;
+    }
+    return -EFBIG;
+}
+
 int read_virtual_file_at(int dirfd, const char *path, size_t max_size, char **ret_content,
                          size_t *ret_size) {
     _cleanup_(closep) int fd = -1;
@@ -65,7 +86,7 @@ int read_virtual_file_at(int dirfd, const char *path, size_t max_size, char **re
         if (!p)
             return -ENOMEM;
         buf = p;
-        n = read_fd_into(fd, buf, size + 1);
+        n = read_fd_to_end(fd, buf, size + 1);
         if (n >= 0) {
             if (ret_size)
                 *ret_size = (size_t)n;

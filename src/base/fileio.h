@@ -8,8 +8,11 @@
 
 /*
  * The one way to read /proc, sysfs and other virtual files: openat(dirfd, path) with
- * O_CLOEXEC, one read() of a buffer larger than the content, and re-reads from offset 0
- * with a four times bigger buffer (up to max_size) when the file did not fit. Never stdio.
+ * O_CLOEXEC, reads from offset 0 into a buffer larger than the content, and re-reads with a
+ * four times bigger buffer (up to max_size) when the file did not fit. Never stdio.
+ * read_virtual_file_at() reads on to the end (a file made a record at a time gives about a
+ * page a read); the *_into() helpers, for the tick's files made in one piece (stat,
+ * cgroup), read once.
  *
  * read_virtual_file_at(): reads at most max_size bytes; the result is NUL-terminated and
  * owned by the caller. Returns 0, -ENOENT/-EACCES/... from openat/read, -EFBIG when the

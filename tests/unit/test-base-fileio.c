@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -109,6 +110,33 @@ static void test_read_proc(void **state) {
     assert_memory_equal(stat, prefix, strlen(prefix));
 }
 
+/* A virtual file the kernel makes a record at a time gives about a page a read: it is read
+ * to its end. This process's maps, with a few hundred mappings made here, runs to many
+ * pages; its last line is the vsyscall page (x86-64) or the stack, never cut short. */
+static void test_read_proc_records(void **state) {
+    _cleanup_(closep) int proc_fd = open_root("/proc");
+    _cleanup_(freep) char *maps = NULL;
+    void *areas[300];
+    size_t size = 0, lines = 0;
+
+    (void)state;
+    assert_true(proc_fd >= 0);
+    for (size_t i = 0; i < ARRAY_SIZE(areas); i++) { /* apart: none merges with the next */
+        areas[i] = mmap(NULL, 4096, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(areas[i] != MAP_FAILED);
+    }
+    ASSERT_OK(read_virtual_file_at(proc_fd, "self/maps", 8u << 20, &maps, &size));
+    for (size_t i = 0; i < size; i++)
+        lines += maps[i] == '\n';
+    print_message("self/maps: %zu bytes, %zu lines\n", size, lines);
+    assert_true(size > 3 * 4096);
+    assert_true(lines >= ARRAY_SIZE(areas) / 2);
+    assert_int_equal(maps[size - 1], '\n');
+    for (size_t i = 0; i < ARRAY_SIZE(areas); i++)
+        assert_int_equal(munmap(areas[i], 4096), 0);
+}
+
 static void test_read_into(void **state) {
     struct fixture *f = *state;
     char buf[16];
@@ -194,6 +222,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_read_virtual_sizes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_virtual_limits, setup, teardown),
         cmocka_unit_test(test_read_proc),
+        cmocka_unit_test(test_read_proc_records),
         cmocka_unit_test_setup_teardown(test_read_into, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_u64, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dirs_and_write, setup, teardown),

@@ -109,7 +109,9 @@ static int reserve_consumers(struct cpu_accounting *c, size_t n) {
     if (r < 0)
         return r;
     c->consumers_cap = cap;
-    return split_scratch_reserve(&c->split, n + 1);
+    /* Beyond what a split takes, the window is booked as no_data (cpu_split() refuses it),
+     * not the whole scan lost. */
+    return split_scratch_reserve(&c->split, MIN(n + 1, (size_t)SPLIT_MAX_CONSUMERS));
 }
 
 static int add_consumer(struct cpu_accounting *c, uint32_t row, uint32_t group, uint64_t key,

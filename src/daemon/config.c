@@ -49,6 +49,10 @@ static int parse_positive_duration(const char *flag, const char *value, uint64_t
     return 0;
 }
 
+/* The longest process scan interval with RAPL on: the smallest counter range (AMD's 2^32
+ * units of 2^-16 J, 65 kJ) at the 1000 W bound joulestat assumes for any domain. */
+#define RAPL_SCAN_INTERVAL_MAX_NS (60 * NSEC_PER_SEC)
+
 /* A sampling or scan interval: the clocks involved count in microseconds and the driver
  * updates its readings every 100 ms, so below a millisecond is a mistake (and a replay
  * would never move on). */
@@ -359,6 +363,16 @@ int config_parse(int argc, char **argv, struct config *cfg) {
     }
     if (c.command == COMMAND_REPLAY && !c.scenario) {
         fprintf(stderr, "joulestat: replay needs --scenario FILE\n");
+        return -EINVAL;
+    }
+    /* RAPL is read at each scan: a counter may not wrap twice in between. */
+    if ((c.command == COMMAND_SERVE || c.command == COMMAND_TOP) &&
+        strcmp(c.rapl_source, "off") != 0 &&
+        c.process_scan_interval_ns > RAPL_SCAN_INTERVAL_MAX_NS) {
+        fprintf(stderr,
+                "joulestat: --process-scan-interval above 60s with RAPL: its counters are read "
+                "at each scan and may wrap more than once in between (an AMD package's range is "
+                "65 kJ, 65 s at 1000 W); scan more often, or --rapl-source=off\n");
         return -EINVAL;
     }
     *cfg = c;

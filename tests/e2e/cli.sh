@@ -46,6 +46,9 @@ for path in / /healthz '/m?x' '/a#b' '/<b>'; do
 done
 expect_exit 2 "$js" frobnicate
 expect_exit 2 "$js" replay
+# A scan interval over a RAPL counter's range (60 s) is refused while RAPL is read.
+expect_exit 2 "$js" serve --process-scan-interval 5m
+grep -q "may wrap more than once" "$E2E_TMP/err" || e2e_fail "no reason for a 5m scan interval"
 # Below a millisecond an interval is a mistake (a replay would never move on).
 expect_exit 2 "$js" replay --scenario "$src/scenarios/two-process-80-20.scn" --sample-interval 500ns
 grep -q "must be at least 1ms" "$E2E_TMP/err" || e2e_fail "no reason for a sub-millisecond interval"

@@ -635,6 +635,47 @@ static void test_unseen_summed_over_packages(void **state) {
     assert_int_equal(booked, measured);
 }
 
+/* More consumers than a split takes (a pod of 70 000 busy processes): the window is
+ * booked as no_data, every joule accounted, and the scan goes on (it failed at 65 537). */
+static void test_more_consumers_than_a_split(void **state) {
+    struct fx *f = *state;
+    const size_t n = 70000;
+    struct procfs_process *rows = calloc(n, sizeof(*rows));
+    const char *stat1 = "cpu  1000 0 0 1000 0 0 0 0 0 0\nbtime 1\n";
+    const char *stat2 = "cpu  100000 0 0 1100 0 0 0 0 0 0\nbtime 1\n";
+    uint64_t booked = 0;
+
+    assert_non_null(rows);
+    for (unsigned scan_no = 1; scan_no <= 2; scan_no++) {
+        const char *stat = scan_no == 1 ? stat1 : stat2;
+
+        for (size_t i = 0; i < n; i++)
+            rows[i] = (struct procfs_process){.pid = (uint32_t)(1000 + i),
+                                              .starttime = 1,
+                                              .comm = "busy",
+                                              .cpu_ticks_delta = scan_no == 1 ? 0 : 1,
+                                              .identity = &f->id_a,
+                                              .flags = scan_no == 1 ? PROCFS_PROCESS_NEW : 0};
+        f->rapl[0].raw = scan_no == 1 ? 1000000 : 3000000;
+        f->rapl[1].raw = scan_no == 1 ? 1000 : 2000;
+        ASSERT_OK(cpu_groups_track(&f->groups, rows, n));
+        ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, rows, n, stat, strlen(stat), f->rapl, 2,
+                                      NOW(scan_no), &f->ledger));
+        cpu_groups_finish(&f->groups);
+    }
+    for (size_t i = 0; i < f->ledger.n_rapl; i++) {
+        const struct ledger_rapl *r = &f->ledger.rapl[i];
+
+        booked = 0;
+        for (unsigned k = 0; k < _UNATTR_MAX; k++)
+            booked += r->unattributed_uj[k];
+        assert_true(r->energy_uj > 0);
+        assert_int_equal(r->unattributed_uj[UNATTR_NO_DATA], r->energy_uj);
+        assert_int_equal(booked, r->energy_uj);
+    }
+    free(rows);
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -658,6 +699,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reads_left_out_until_an_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exits_placed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unseen_summed_over_packages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_more_consumers_than_a_split, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,6 +145,7 @@ struct procfs_scanner *procfs_scanner_free(struct procfs_scanner *s) {
     identity_pool_done(&s->identities); /* after the last entry_free() */
     task_iter_free(s->iter);
     free(s->graveyard);
+    free(s->unread);
     free(s->rows);
     if (s->dir)
         (void)closedir(s->dir);
@@ -327,6 +328,22 @@ static bool scan_sched_only(struct procfs_scanner *s, uint32_t pid, ino_t dir_in
     return true;
 }
 
+/* A pid whose stat could not be read (r) though it did not vanish: a known process of that
+ * pid is not taken for exited by the sweep (it would be new again at the next scan, with
+ * its whole lifetime's CPU time in one window). Returns 0 or -ENOMEM. */
+static int unread(struct procfs_scanner *s, uint32_t pid, int r) {
+    if (r == -ENOMEM)
+        return r;
+    /* Gone, or no pid directory any more (a symlink in its place shows another's stat). */
+    if (r == -ESRCH || r == -ELOOP || r == -ENOTDIR)
+        return 0;
+    r = grow_array(&s->unread, &s->cap_unread, s->n_unread + 1, sizeof(*s->unread));
+    if (r < 0)
+        return r;
+    s->unread[s->n_unread++] = pid;
+    return 0;
+}
+
 static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     _cleanup_(closep) int pid_fd = -1, stat_fd = -1;
     struct proc_pid_stat st;
@@ -351,15 +368,15 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     if (!e) {
         e = procfs_known_read_direct(s, pid, &st, &stat_fd);
         if (!e && stat_fd < -1)
-            return stat_fd == -ENOMEM ? stat_fd : 0; /* gone or refused */
+            return unread(s, pid, stat_fd); /* gone or refused */
     }
     if (!e) {
         pid_fd = procfs_open_pid_dir(s, pid);
-        if (pid_fd < 0)
-            return 0; /* gone, or not a real pid directory (e.g. a symlink) */
+        if (pid_fd < 0) /* gone, or not a real pid directory (e.g. a symlink) */
+            return unread(s, pid, pid_fd);
         stat_fd = procfs_open_read_stat(s, pid_fd, pid, &st);
         if (stat_fd < 0)
-            return 0;
+            return unread(s, pid, stat_fd);
         r = procfs_get_entry(s, pid_fd, &st, &e);
         if (r == -ENOMEM)
             return r;
@@ -402,6 +419,12 @@ static bool parse_pid_name(const char *name, uint32_t *ret) {
     return true;
 }
 
+static int compare_pid(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
 /* Mark and sweep: entries not seen by this scan are gone. Rows exist only for processes
  * a scan has reported before; lookup-only entries just go. */
 static int sweep(struct procfs_scanner *s) {
@@ -410,9 +433,20 @@ static int sweep(struct procfs_scanner *s) {
     void *value;
     int r;
 
-    for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);)
-        if (((struct cache_entry *)value)->seen_scan != s->scan_no)
-            gone++;
+    qsort(s->unread, s->n_unread, sizeof(*s->unread), compare_pid);
+    for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);) {
+        struct cache_entry *e = value;
+
+        if (e->seen_scan == s->scan_no)
+            continue;
+        /* Listed but not read: there still, its CPU time counted at its next read. */
+        if (s->n_unread > 0 && e->seen_scan != 0 &&
+            bsearch(&e->pid, s->unread, s->n_unread, sizeof(*s->unread), compare_pid)) {
+            e->seen_scan = s->scan_no;
+            continue;
+        }
+        gone++;
+    }
     if (gone == 0)
         return 0;
     r = grow_array(&s->graveyard, &s->cap_graveyard, gone, sizeof(*s->graveyard));
@@ -447,6 +481,7 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
         entry_free(s, s->graveyard[i]);
     s->n_graveyard = 0;
     s->n_rows = s->n_sorted_rows = 0;
+    s->n_unread = 0;
     s->scan_no++;
     s->stats.scans++;
 

@@ -84,6 +84,10 @@ struct procfs_scanner {
      * the identity pointers in those rows stay valid until then. */
     struct cache_entry **graveyard;
     size_t n_graveyard, cap_graveyard;
+    /* Pids whose stat this scan could not read, though they were there (out of
+     * descriptors, a read cut short): not taken for exited. Sorted before the sweep. */
+    uint32_t *unread;
+    size_t n_unread, cap_unread;
 
     char stat_buf[STAT_BUF_SIZE];
     struct procfs_stats stats;

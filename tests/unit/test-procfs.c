@@ -201,6 +201,29 @@ static void test_basic_tree(void **state) {
     fixture_teardown(&f);
 }
 
+/* A known process whose stat cannot be read in one scan (cut short here; out of
+ * descriptors on a real node) is still there: not reported exited, and not new with its
+ * whole lifetime's CPU time at the next scan, which counts what it used since its last
+ * read. */
+static void test_unread_is_not_an_exit(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    int n;
+
+    (void)state;
+    fixture_setup(&f, "procfs-basic");
+    (void)scan(&f, &rows);
+    put(&f, "100/stat", "100 (bash) S 1 100 100 0 -1 4194304 1000");
+    n = scan(&f, &rows);
+    assert_null(find(rows, n, 100, PROCFS_PROCESS_EXITED));
+    put_stat(&f, 100, "bash", 'S', 153, 77, 12345); /* +5 since its last read */
+    n = scan(&f, &rows);
+    p = must_find(rows, n, 100, 0);
+    assert_int_equal(p->flags, 0);
+    assert_int_equal(p->cpu_ticks_delta, 5);
+    fixture_teardown(&f);
+}
+
 static void test_deltas_exits_and_zombies(void **state) {
     struct fixture f;
     const struct procfs_process *rows, *p;
@@ -842,6 +865,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_tree),
         cmocka_unit_test(test_deltas_exits_and_zombies),
+        cmocka_unit_test(test_unread_is_not_an_exit),
         cmocka_unit_test(test_pid_reuse),
         cmocka_unit_test(test_identity_read_once),
         cmocka_unit_test(test_kubepods),

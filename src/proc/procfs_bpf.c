@@ -43,6 +43,9 @@ static void take(struct procfs_scanner *s, struct cache_entry *e,
      * its leader's exited-threads sum shows once too little. */
     if (e->seen_scan == 0 || p->cpu_ns > e->cpu_ns)
         e->cpu_ns = p->cpu_ns;
+    /* Exact nanoseconds, ahead of stat's whole ticks: kept should a later scan read stat
+     * (the iterator failed), as schedstat's are. */
+    e->interpolated = true;
     e->cpu_ticks = e->cpu_ns / s->tick_ns;
 }
 

@@ -70,11 +70,14 @@ static void cpu_from_stat(const struct procfs_scanner *s, struct cache_entry *e,
     uint64_t ticks = st->utime + st->stime, stat_ns;
 
     stat_ns = ticks > UINT64_MAX / s->tick_ns ? UINT64_MAX : ticks * s->tick_ns;
-    /* Only schedstat's own overshoot is kept; a stat that went back by itself is taken
-     * as it is (the row's delta is 0 then, as for any counter that went back). */
-    if (is_new || !e->interpolated || stat_ns > e->cpu_ns)
+    /* Only schedstat's own overshoot is kept, until stat passes it (stat counts whole
+     * ticks, and lowered at a later read the gap would be counted again); a stat that went
+     * back by itself is taken as it is (the row's delta is 0 then, as for any counter that
+     * went back). */
+    if (is_new || !e->interpolated || stat_ns > e->cpu_ns) {
         e->cpu_ns = stat_ns;
-    e->interpolated = false;
+        e->interpolated = false;
+    }
     e->sched_valid = false;
     e->threads = st->num_threads;
     set_ticks(s, e);

@@ -190,6 +190,38 @@ static void test_periodic_stat_read(void **state) {
     teardown(&f);
 }
 
+/* Schedstat's overshoot over stat's whole ticks, kept at one stat read, stays kept at the
+ * next while stat has not passed it: the counter never goes back, and no tick is counted
+ * twice (it went 56 -> 55 at scan 15, and tick 56 came again). */
+static void test_overshoot_kept_until_passed(void **state) {
+    const struct procfs_process *rows;
+    uint64_t counted = 0;
+    struct fx f;
+    int n;
+
+    (void)state;
+    setup(&f, true, 100);
+    (void)scan(&f, &rows);                      /* scan 1: 50 ticks */
+    put_sched(&f, 105, 56 * TICK_NS + 2000000); /* 56.2 ticks */
+    for (int i = 2; i <= 14; i++) {
+        if (i == 5)
+            put_stat(&f, 105, 1, 55); /* stat's whole ticks: 55 */
+        n = scan(&f, &rows);          /* scan 5 and 15 read stat */
+        counted += row_of(rows, n, 105)->cpu_ticks_delta;
+        assert_int_equal(row_of(rows, n, 105)->cpu_ticks, 56);
+    }
+    n = scan(&f, &rows); /* scan 15: stat still 55, the process idle */
+    counted += row_of(rows, n, 105)->cpu_ticks_delta;
+    assert_int_equal(row_of(rows, n, 105)->cpu_ticks, 56);
+    put_stat(&f, 105, 1, 57);
+    put_sched(&f, 105, 57 * TICK_NS + 5000000);
+    n = scan(&f, &rows); /* scan 16 */
+    counted += row_of(rows, n, 105)->cpu_ticks_delta;
+    assert_int_equal(row_of(rows, n, 105)->cpu_ticks, 57);
+    assert_int_equal(counted, 57 - 50);
+    teardown(&f);
+}
+
 /* No schedstat in the tree (a kernel without CONFIG_SCHED_INFO): stat every scan. */
 static void test_no_schedstat(void **state) {
     const struct procfs_process *rows;
@@ -344,6 +376,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schedstat_between_stat_reads),
         cmocka_unit_test(test_periodic_stat_read),
+        cmocka_unit_test(test_overshoot_kept_until_passed),
         cmocka_unit_test(test_no_schedstat),
         cmocka_unit_test(test_schedstat_zero),
         cmocka_unit_test(test_no_kept_fds),

@@ -6,8 +6,15 @@
 # never stands in for the real libnvidia-ml.so.1.
 option(JOULESTAT_INSTALL_SIM "Install the simulated GPU node and its scenarios" OFF)
 
-set(JOULESTAT_UNIT_DIR "${CMAKE_INSTALL_PREFIX}/lib/systemd/system" CACHE PATH
-    "Where the systemd unit goes (systemd also reads /usr/local/lib/systemd/system)")
+# Empty: below the prefix of this configuration (a cached path would keep the first
+# prefix: `make install PREFIX=...` after `make demo` put the unit in /usr/local).
+set(JOULESTAT_SYSTEMD_UNIT_DIR "" CACHE PATH
+    "Where the systemd unit goes (default <prefix>/lib/systemd/system; systemd also reads /usr/local/lib/systemd/system)")
+if(JOULESTAT_SYSTEMD_UNIT_DIR)
+  set(_unit_dir "${JOULESTAT_SYSTEMD_UNIT_DIR}")
+else()
+  set(_unit_dir "${CMAKE_INSTALL_PREFIX}/lib/systemd/system")
+endif()
 set(_defaults_file "${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/joulestat")
 set(_sim_dir "${CMAKE_INSTALL_FULL_LIBDIR}/joulestat")
 # The man page names the options file; replay finds an installed simulator.
@@ -32,7 +39,7 @@ file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/joulestat.service CONTENT "${_unit}" @
 
 install(TARGETS joulestat RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${_man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
-install(FILES ${CMAKE_BINARY_DIR}/joulestat.service DESTINATION ${JOULESTAT_UNIT_DIR})
+install(FILES ${CMAKE_BINARY_DIR}/joulestat.service DESTINATION ${_unit_dir})
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/joulestat.default
         DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME joulestat)
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/slurm/joulestat-slurm-epilog

@@ -132,7 +132,8 @@ int nvml_read_finished(struct nvml_state *s, struct nvml_device *d, struct gpu_d
                    sizeof(*d->accounted_next)) < 0)
         return -ENOMEM;
     kept = d->accounted_next;
-    qsort(s->raw_pids, n, sizeof(*s->raw_pids), compare_u32);
+    if (n > 1)
+        qsort(s->raw_pids, n, sizeof(*s->raw_pids), compare_u32);
     for (size_t i = 0, group; i < n; i += group) {
         uint32_t pid = s->raw_pids[i];
         size_t known, keep;

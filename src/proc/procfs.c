@@ -433,7 +433,8 @@ static int sweep(struct procfs_scanner *s) {
     void *value;
     int r;
 
-    qsort(s->unread, s->n_unread, sizeof(*s->unread), compare_pid);
+    if (s->n_unread > 1)
+        qsort(s->unread, s->n_unread, sizeof(*s->unread), compare_pid);
     for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);) {
         struct cache_entry *e = value;
 

@@ -397,7 +397,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         }
         if (counter->unit.den == 0) {
             (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
-            downtime = rapl_resume(counter, lr, rd->die, now_ns, ledger->raw_still_counting);
+            downtime = rapl_resume(counter, lr, rd->die, now_ns);
         }
         if (energy_counter_update(counter, rd->raw, &delta) < 0)
             continue;

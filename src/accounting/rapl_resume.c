@@ -2,7 +2,7 @@
 #include "rapl_resume.h"
 
 bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
-                 uint64_t now_ns, bool still_counting) {
+                 uint64_t now_ns) {
     unsigned __int128 bound_raw;
     uint32_t bit = die < LEDGER_RAPL_MAX_DIES ? 1u << die : 0;
     uint64_t since_us;
@@ -15,9 +15,8 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
     since_us = (int64_t)now_ns > lr->raw_read_ns[die]
                    ? (uint64_t)((int64_t)now_ns - lr->raw_read_ns[die]) / 1000
                    : 0;
-    if (!still_counting || (lr->raw_stale & bit) || counter->modulus == 0 ||
-        lr->modulus != counter->modulus || lr->unit_num != counter->unit.num ||
-        lr->unit_den != counter->unit.den) {
+    if ((lr->raw_stale & bit) || counter->modulus == 0 || lr->modulus != counter->modulus ||
+        lr->unit_num != counter->unit.num || lr->unit_den != counter->unit.den) {
         lr->downtime_unknown_us += since_us;
         return false;
     }

@@ -22,11 +22,11 @@
 #define RAPL_DOWNTIME_MAX_WATTS 1000u
 
 /* At a counter's first reading in this run (counter just initialised), at now_ns: whether
- * it continues from lr's restored reading of the same die, so that its first delta is the
- * energy drawn since that reading. still_counting: the restored readings count on (the
- * same boot; ledger.raw_still_counting). Consumes that die's restored reading either way. */
+ * it continues from lr's restored reading of the same die (not stale: raw_stale), so that
+ * its first delta is the energy drawn since that reading. Consumes that die's restored
+ * reading either way. */
 bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
-                 uint64_t now_ns, bool still_counting);
+                 uint64_t now_ns);
 
 /* Keeps the reading, taken at now_ns, in lr (by its die), for the state file. */
 void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd, uint64_t now_ns);

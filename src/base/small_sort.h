@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Arrays up to this size are sorted by SMALL_SORT(); larger ones by qsort(). */
 #define SMALL_SORT_MAX 128
@@ -23,3 +24,10 @@
             (array)[_j] = _v;                                                                      \
         }                                                                                          \
     } while (0)
+
+/* qsort() and bsearch() order of uint32_t values (pids). */
+static inline int compare_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}

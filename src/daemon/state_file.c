@@ -39,6 +39,7 @@ int state_file_load(const char *dir, struct ledger *l, const struct state_clock 
                     struct gpu_baseline *baselines) {
     _cleanup_(closep) int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     _cleanup_(freep) char *text = NULL;
+    struct ledger_restart rs;
     unsigned bad_line = 0;
     size_t size;
     int r;
@@ -59,7 +60,7 @@ int state_file_load(const char *dir, struct ledger *l, const struct state_clock 
         set_aside(dfd, dir);
         return 0;
     }
-    r = ledger_state_restore(l, text, size, now, written_wall_us(dfd), baselines, &bad_line);
+    r = ledger_state_restore(l, text, size, now, written_wall_us(dfd), baselines, &rs, &bad_line);
     if (r == -ENOMEM)
         return r;
     if (r < 0) {
@@ -74,10 +75,9 @@ int state_file_load(const char *dir, struct ledger *l, const struct state_clock 
         return 0;
     }
     log_info("state: %d counters restored from %s/%s, written %.1f s ago%s", r, dir,
-             STATE_FILE_NAME, (double)l->downtime_us / 1e6,
-             l->raw_still_counting
-                 ? ""
-                 : " (its raw counters are not continued: a reboot, or a time unknown)");
+             STATE_FILE_NAME, (double)rs.downtime_us / 1e6,
+             rs.counting ? ""
+                         : " (its raw counters are not continued: a reboot, or a time unknown)");
     return r;
 }
 

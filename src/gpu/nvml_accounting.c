@@ -14,12 +14,8 @@
 #include <sys/types.h>
 
 #include "macro.h"
+#include "small_sort.h"
 #include "nvml_internal.h"
-
-static int compare_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* How many times pid is in the sorted v[0..n). */
 static size_t count_of(const uint32_t *v, size_t n, uint32_t pid) {

@@ -35,10 +35,19 @@ static bool equal_const_time(const char *a, const char *b) {
     return diff == 0;
 }
 
-/* The token of user:password into out (CRYPT_OUTPUT_SIZE). 0 or -ENOMEM/-EINVAL. */
+/* What bcrypt reads of a password: its first BCRYPT_PASSWORD_MAX bytes. */
+static void bcrypt_head(const char *password, char out[BCRYPT_PASSWORD_MAX + 1]) {
+    size_t n = strnlen(password, BCRYPT_PASSWORD_MAX);
+
+    memcpy(out, password, n);
+    out[n] = '\0';
+}
+
+/* The token of user:password into out (CRYPT_OUTPUT_SIZE), password as bcrypt reads it.
+ * 0 or -ENOMEM/-EINVAL. */
 static int make_token(const struct web_config *c, const char *user, const char *password,
                       struct crypt_data *cd, char *out) {
-    size_t lu = strlen(user), lp = strnlen(password, BCRYPT_PASSWORD_MAX);
+    size_t lu = strlen(user), lp = strlen(password);
     char *pair = malloc(lu + lp + 2);
     const char *t;
 
@@ -46,8 +55,7 @@ static int make_token(const struct web_config *c, const char *user, const char *
         return -ENOMEM;
     memcpy(pair, user, lu);
     pair[lu] = ':';
-    memcpy(pair + lu + 1, password, lp);
-    pair[lu + 1 + lp] = '\0';
+    memcpy(pair + lu + 1, password, lp + 1);
     t = c->crypt->rn(pair, c->token_salt, cd, sizeof(*cd));
     explicit_bzero(pair, lu + lp + 2);
     free(pair);
@@ -117,7 +125,7 @@ static int lookup(struct web_config *c, const char *user, const char *password, 
 
 int web_config_check_remembered(struct web_config *c, const char *user, const char *password) {
     _cleanup_(freep) struct crypt_data *cd = NULL;
-    char token[CRYPT_OUTPUT_SIZE];
+    char token[CRYPT_OUTPUT_SIZE], head[BCRYPT_PASSWORD_MAX + 1];
     struct web_user *u;
     int r;
 
@@ -126,8 +134,10 @@ int web_config_check_remembered(struct web_config *c, const char *user, const ch
     cd = calloc(1, sizeof(*cd));
     if (!cd)
         return -ENOMEM;
-    r = lookup(c, user, password, false, cd, token, &u);
+    bcrypt_head(password, head);
+    r = lookup(c, user, head, false, cd, token, &u);
     explicit_bzero(token, sizeof(token));
+    explicit_bzero(head, sizeof(head));
     explicit_bzero(cd, sizeof(*cd));
     return r;
 }
@@ -145,7 +155,8 @@ int web_config_check_password(struct web_config *c, const char *user, const char
     cd = calloc(1, sizeof(*cd));
     if (!cd)
         return -ENOMEM;
-    r = lookup(c, user, password, true, cd, token, &u);
+    bcrypt_head(password, head);
+    r = lookup(c, user, head, true, cd, token, &u);
     if (r != -ENOENT)
         goto done;
 
@@ -153,8 +164,6 @@ int web_config_check_password(struct web_config *c, const char *user, const char
      * does not tell which user names exist where the users' hashes have one cost (with
      * several costs it can, as exporter-toolkit's fixed-cost check can: the costliest
      * would make every unknown name cost that much). */
-    memcpy(head, password, strnlen(password, BCRYPT_PASSWORD_MAX));
-    head[strnlen(password, BCRYPT_PASSWORD_MAX)] = '\0';
     out = c->crypt->rn(head, u ? u->hash : c->users[0].hash, cd, sizeof(*cd));
     ok = u && out && out[0] != '*' && equal_const_time(out, u->hash);
     (void)pthread_mutex_lock(&c->lock);

@@ -39,12 +39,14 @@ int web_config_fail(struct loader *l, const yaml_node_t *at, const char *fmt, ..
     return -EINVAL;
 }
 
+/* bcrypt's base64 alphabet, in its order. */
+static const char bcrypt_alphabet[] =
+    "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
 /* bcrypt: "$2a$", "$2b$" or "$2y$", a cost of two digits, '$', 22 characters of salt and 31
  * of hash in bcrypt's base64 alphabet. Only the shape is checked at load: computing a hash
  * at its cost to see that it works would take 12 s at cost 18 and days at cost 31. */
 static const char *bcrypt_problem(const char *h) {
-    static const char alphabet[] =
-        "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     int cost;
 
     if (strlen(h) != 60 || h[0] != '$' || h[1] != '2' || !strchr("aby", h[2]) || h[3] != '$' ||
@@ -53,7 +55,7 @@ static const char *bcrypt_problem(const char *h) {
     cost = (h[4] - '0') * 10 + (h[5] - '0');
     if (cost < 4 || cost > 31)
         return "bcrypt cost outside 04..31";
-    if (strspn(h + 7, alphabet) != 53)
+    if (strspn(h + 7, bcrypt_alphabet) != 53)
         return "bcrypt hash with characters outside its alphabet";
     return NULL;
 }
@@ -63,11 +65,9 @@ static const char *bcrypt_problem(const char *h) {
  * written with other padding bits (some older libraries) is the same hash: made canonical,
  * so that the right password matches it. */
 static void canonical_salt(char *h) {
-    static const char alphabet[] =
-        "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    size_t v = (size_t)(strchr(alphabet, h[28]) - alphabet);
+    size_t v = (size_t)(strchr(bcrypt_alphabet, h[28]) - bcrypt_alphabet);
 
-    h[28] = alphabet[v & 0x30];
+    h[28] = bcrypt_alphabet[v & 0x30];
 }
 
 static int add_user(struct loader *l, const yaml_node_t *k, const yaml_node_t *v) {

@@ -17,6 +17,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "parse_num.h"
+#include "small_sort.h"
 
 /* /proc/stat grows with CPUs and interrupts (the "intr" line); read once at start. */
 #define PROC_STAT_MAX_SIZE (8u * 1024u * 1024u)
@@ -419,12 +420,6 @@ static bool parse_pid_name(const char *name, uint32_t *ret) {
     return true;
 }
 
-static int compare_pid(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 /* Mark and sweep: entries not seen by this scan are gone. Rows exist only for processes
  * a scan has reported before; lookup-only entries just go. */
 static int sweep(struct procfs_scanner *s) {
@@ -434,7 +429,7 @@ static int sweep(struct procfs_scanner *s) {
     int r;
 
     if (s->n_unread > 1)
-        qsort(s->unread, s->n_unread, sizeof(*s->unread), compare_pid);
+        qsort(s->unread, s->n_unread, sizeof(*s->unread), compare_u32);
     for (size_t i = 0; hashmap_next(&s->cache, &i, &key, &value);) {
         struct cache_entry *e = value;
 
@@ -442,7 +437,7 @@ static int sweep(struct procfs_scanner *s) {
             continue;
         /* Listed but not read: there still, its CPU time counted at its next read. */
         if (s->n_unread > 0 && e->seen_scan != 0 &&
-            bsearch(&e->pid, s->unread, s->n_unread, sizeof(*s->unread), compare_pid)) {
+            bsearch(&e->pid, s->unread, s->n_unread, sizeof(*s->unread), compare_u32)) {
             e->seen_scan = s->scan_no;
             continue;
         }

@@ -170,9 +170,6 @@ struct ledger {
     struct hashmap allocations; /* key -> struct ledger_allocation (ledger_alloc.c) */
     uint64_t workload_gen;      /* >= 1; bumped whenever workload entries are freed */
     uint64_t process_gen;       /* >= 1; bumped whenever GPU process entries are freed */
-    uint64_t downtime_us;       /* how long joulestat was down before this run (restored) */
-    bool raw_still_counting;    /* the restored raw counters count on from their readings:
-                                 * the same boot (a reboot resets RAPL's and the GPUs') */
     ledger_labeler_fn labeler;  /* attaches names to new entries' labels; NULL: none */
     void *labeler_userdata;
 };

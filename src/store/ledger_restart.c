@@ -5,7 +5,7 @@
 
 #include "macro.h"
 
-void ledger_restart_begin(struct ledger *l, const struct state_clock *saved, uint64_t file_wall_us,
+void ledger_restart_begin(const struct state_clock *saved, uint64_t file_wall_us,
                           const struct state_clock *now, struct ledger_restart *ret) {
     uint64_t saved_wall_us = saved ? saved->wall_us : file_wall_us;
     bool wall_known = now->wall_us >= saved_wall_us;
@@ -30,8 +30,7 @@ void ledger_restart_begin(struct ledger *l, const struct state_clock *saved, uin
         counting = wall_known;
         r.downtime_us = wall_known ? now->wall_us - saved_wall_us : 0;
     }
-    l->downtime_us = r.downtime_us;
-    l->raw_still_counting = r.counting = counting;
+    r.counting = counting;
     *ret = r;
 }
 

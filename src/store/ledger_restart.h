@@ -31,16 +31,16 @@ struct state_clock {
 struct ledger_restart {
     uint64_t downtime_us; /* from the save to now (0 when unknown) */
     bool rebooted;        /* the saved raw counters were reset since */
-    bool counting;        /* they count on from their readings (l->raw_still_counting) */
+    bool counting;        /* they count on from their readings (the same boot) */
     bool have_saved;      /* saved_wall_us holds the save's wall clock (version 2) */
     uint64_t saved_wall_us;
     uint64_t now_wall_us;
     uint64_t now_mono_ns;
 };
 
-/* saved: the state's clocks (NULL for a state of version 1, written file_wall_us). Sets
- * l->downtime_us and l->raw_still_counting, and *ret for the readings restored after. */
-void ledger_restart_begin(struct ledger *l, const struct state_clock *saved, uint64_t file_wall_us,
+/* saved: the state's clocks (NULL for a state of version 1, written file_wall_us). Sets *ret
+ * for the readings restored after. */
+void ledger_restart_begin(const struct state_clock *saved, uint64_t file_wall_us,
                           const struct state_clock *now, struct ledger_restart *ret);
 
 /* A RAPL die's reading, saved age_us before its state was saved: when it was read, in

@@ -530,7 +530,8 @@ static int restore_entry(struct ledger *l, const char *kind, const struct fields
 
 int ledger_state_restore(struct ledger *l, const char *text, size_t size,
                          const struct state_clock *now, uint64_t file_wall_us,
-                         struct gpu_baseline *baselines, unsigned *ret_bad_line) {
+                         struct gpu_baseline *baselines, struct ledger_restart *ret_restart,
+                         unsigned *ret_bad_line) {
     _cleanup_(freep) char *copy = NULL;
     struct ledger_restart rs = {0};
     struct state_clock saved;
@@ -565,10 +566,10 @@ int ledger_state_restore(struct ledger *l, const char *text, size_t size,
             if (!version_1) { /* the save's clocks come first */
                 if (strcmp(kind, "host") != 0 || restore_host(&f, &saved) < 0)
                     goto bad;
-                ledger_restart_begin(l, &saved, file_wall_us, now, &rs);
+                ledger_restart_begin(&saved, file_wall_us, now, &rs);
                 continue;
             }
-            ledger_restart_begin(l, NULL, file_wall_us, now, &rs);
+            ledger_restart_begin(NULL, file_wall_us, now, &rs);
         }
         if (!version_1 && strcmp(kind, "end") == 0) {
             if (get_u64(&f, "entries", true, &entries) < 0 || entries != (uint64_t)n)
@@ -585,6 +586,8 @@ int ledger_state_restore(struct ledger *l, const char *text, size_t size,
     }
     if (line_no == 0 || (!version_1 && !ended))
         goto bad;
+    if (ret_restart)
+        *ret_restart = rs;
     return n;
 
 bad:

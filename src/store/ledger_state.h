@@ -45,14 +45,17 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
 /*
  * Restores the counters of text (size bytes, NUL-terminated) into l, whose entries are new:
  * each is restored inactive as of now->mono_ns, so it is kept for the retention time unless
- * its process or workload is seen again, when it continues from the saved values. Sets
- * l->downtime_us and l->raw_still_counting (ledger_restart.h; file_wall_us: when the file
- * was written, for a state of version 1). baselines (LEDGER_MAX_GPUS entries) receive the
- * saved raw counters (0 after a reboot), their windows' starts in today's wall clock, idle
- * observations and UUIDs. Returns the number of entries, -EBADMSG with *ret_bad_line
+ * its process or workload is seen again, when it continues from the saved values; a RAPL
+ * reading that does not count on (a reboot, a time unknown) is restored stale. file_wall_us:
+ * when the file was written, for a state of version 1. baselines (LEDGER_MAX_GPUS entries)
+ * receive the saved raw counters (0 after a reboot), their windows' starts in today's wall
+ * clock, idle observations and UUIDs; *ret_restart (may be NULL) how long joulestat was down
+ * and whether the raw counters count on. Returns the number of entries, -EBADMSG with
+ * *ret_bad_line
  * (1-based) for text that is not a whole state of this format (l may then hold a part of
  * it: the caller starts over with an empty ledger), or -ENOMEM.
  */
 int ledger_state_restore(struct ledger *l, const char *text, size_t size,
                          const struct state_clock *now, uint64_t file_wall_us,
-                         struct gpu_baseline *baselines, unsigned *ret_bad_line);
+                         struct gpu_baseline *baselines, struct ledger_restart *ret_restart,
+                         unsigned *ret_bad_line);

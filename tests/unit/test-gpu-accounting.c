@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -485,7 +486,8 @@ static struct fixture *restarted(struct fixture *f, enum idle_policy policy) {
     strbuf_init(&text);
     ledger_state_format(&f->ledger, saved, &clock, &text);
     ASSERT_OK(strbuf_error(&text));
-    assert_true(ledger_state_restore(&g->ledger, text.buf, text.len, &clock, 0, got, &bad) > 0);
+    assert_true(ledger_state_restore(&g->ledger, text.buf, text.len, &clock, 0, got, NULL, &bad) >
+                0);
     strbuf_done(&text);
     gpu_accounting_restore_baselines(g->acc, got);
     g->now_us = f->now_us;
@@ -498,7 +500,6 @@ static struct fixture *restarted(struct fixture *f, enum idle_policy policy) {
  * idle nor a downtime delta between two boards' counters. */
 static void test_restart_keeps_the_idle_of_the_same_gpu(void **state _unused_) {
     struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, -1), *g, *h;
-    uint64_t restored_uj;
     struct gpu_tick_stats stats;
     struct ledger_gpu *lg;
 
@@ -556,40 +557,51 @@ static void test_restart_keeps_the_idle_of_the_same_gpu(void **state _unused_) {
     assert_int_equal(stats.replaced_gpus, 1);
     assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
 
-    /* The same, the board up but its UUID not read at first: nothing is bridged before the
-     * UUID says which board it is, and the GPU's uuid label stays what it was. */
+    fixture_free(f);
+    fixture_free(g);
     fixture_free(h);
-    h = restarted(f, IDLE_POLICY_UNATTRIBUTED);
-    h->dev.uuid[0] = '\0';
-    h->dev.energy_mj = 5000;
-    h->now_us += 10 * USEC_PER_SEC;
+}
+
+/* One tick of a restarted fixture, seconds later, the board reading uuid ("" unread) and
+ * its counter at energy_mj. */
+static void tick_named(struct fixture *h, uint64_t seconds, const char *uuid, uint64_t energy_mj,
+                       struct gpu_tick_stats *stats) {
+    (void)snprintf(h->dev.uuid, sizeof(h->dev.uuid), "%s", uuid);
+    h->dev.energy_mj = energy_mj;
+    h->now_us += seconds * USEC_PER_SEC;
     ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
-                                  &h->ledger, &stats));
+                                  &h->ledger, stats));
+}
+
+/* A board up but not named yet after a restart (its UUID unread): nothing is bridged from
+ * the saved counter before the UUID says which board it is, and the GPU's uuid label stays
+ * what it was; a board that stays unnamed is taken as another after a while, and counted
+ * from there. */
+static void test_restart_waits_for_the_board_name(void **state _unused_) {
+    static const char *other = "GPU-99999999-1111-2222-3333-444444444444";
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, -1), *h;
+    struct gpu_tick_stats stats;
+    uint64_t restored_uj;
+
+    tick(f, 1000);
+    f->now_us += 4 * USEC_PER_SEC;
+    tick(f, 241000);
+    h = restarted(f, IDLE_POLICY_UNATTRIBUTED);
+    tick_named(h, 10, "", 5000, &stats);
     assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
     assert_string_not_equal(ledger_gpu(&h->ledger, 0)->uuid, "");
-    strcpy(h->dev.uuid, "GPU-99999999-1111-2222-3333-444444444444");
-    h->dev.energy_mj = 5100;
-    h->now_us += USEC_PER_SEC;
-    ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
-                                  &h->ledger, &stats));
+    tick_named(h, 1, other, 5100, &stats);
     assert_int_equal(stats.replaced_gpus, 1);
     assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
-
-    /* A board that stays unnamed is taken as another after a while: counted from there. */
     fixture_free(h);
+
     h = restarted(f, IDLE_POLICY_UNATTRIBUTED);
-    h->dev.uuid[0] = '\0';
     restored_uj = ledger_gpu(&h->ledger, 0)->energy_uj;
-    for (int i = 0; i < 40; i++) {
-        h->dev.energy_mj += 100;
-        h->now_us += USEC_PER_SEC;
-        ASSERT_OK(gpu_accounting_tick(h->acc, &h->dev, 1, h->now_us, h->now_us * 1000, NULL, NULL,
-                                      &h->ledger, &stats));
-    }
+    for (uint64_t i = 1; i <= 40; i++)
+        tick_named(h, 1, "", 5000 + i * 100, &stats);
     assert_int_equal(ledger_gpu(&h->ledger, 0)->unattributed_uj[UNATTR_DOWNTIME], 0);
     assert_true(ledger_gpu(&h->ledger, 0)->energy_uj > restored_uj);
     fixture_free(f);
-    fixture_free(g);
     fixture_free(h);
 }
 
@@ -612,6 +624,7 @@ int main(void) {
         cmocka_unit_test(test_process_order_does_not_matter),
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_restart_keeps_the_idle_of_the_same_gpu),
+        cmocka_unit_test(test_restart_waits_for_the_board_name),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

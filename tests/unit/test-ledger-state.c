@@ -28,10 +28,15 @@ static const struct state_clock now_clock = {.boot_id = "3f1e0c6a-boot",
                                              .wall_us = 1800000003 * SECOND_US,
                                              .mono_ns = NOW_NS};
 
+/* What the last restore said of the time down. */
+static struct ledger_restart last_restart;
+
 static int restore_at(struct ledger *l, const char *text, const struct state_clock *now,
                       struct gpu_baseline *b, unsigned *bad) {
+    last_restart = (struct ledger_restart){0};
     /* A state of version 1 was written (its file's time) a second before now. */
-    return ledger_state_restore(l, text, strlen(text), now, now->wall_us - SECOND_US, b, bad);
+    return ledger_state_restore(l, text, strlen(text), now, now->wall_us - SECOND_US, b,
+                                &last_restart, bad);
 }
 
 static int restore(struct ledger *l, const char *text, struct gpu_baseline *b, unsigned *bad) {
@@ -148,8 +153,8 @@ static void test_round_trip(void **state _unused_) {
     assert_int_equal(got[3].raw_mj, saved[3].raw_mj);
     /* the same instant: 3 s down by the boot clock */
     assert_int_equal(got[3].at_us, now_clock.wall_us - 3 * SECOND_US - 400000);
-    assert_int_equal(b.downtime_us, 3 * SECOND_US);
-    assert_true(b.raw_still_counting);
+    assert_int_equal(last_restart.downtime_us, 3 * SECOND_US);
+    assert_true(last_restart.counting);
     assert_int_equal(got[3].n_idle, 3);
     assert_int_equal(got[3].idle_mw[0], 41000);
     assert_int_equal(got[3].idle_mw[1], 39500);
@@ -378,8 +383,8 @@ static void test_raw_of_older_states_is_die_0(void **state _unused_) {
     assert_int_equal(r->restored, 1);
     assert_int_equal(r->raw[0], 44);
     /* no boot id: the file's time says 1 s down, and its counters go on */
-    assert_int_equal(l.downtime_us, SECOND_US);
-    assert_true(l.raw_still_counting);
+    assert_int_equal(last_restart.downtime_us, SECOND_US);
+    assert_true(last_restart.counting);
     assert_int_equal(r->raw_read_ns[0], (int64_t)NOW_NS - 1000000000);
     ledger_done(&l);
 }
@@ -412,8 +417,8 @@ static void test_downtime_by_the_boot_clock(void **state _unused_) {
 
     now.wall_us = saved_clock.wall_us - 3600 * SECOND_US;
     restore_gpu_saved_at(&saved_clock, &now, &l, got);
-    assert_int_equal(l.downtime_us, 3 * SECOND_US);
-    assert_true(l.raw_still_counting);
+    assert_int_equal(last_restart.downtime_us, 3 * SECOND_US);
+    assert_true(last_restart.counting);
     assert_int_equal(got[0].raw_mj, 5000000);
     assert_int_equal(got[0].at_us, now.wall_us - 3 * SECOND_US);
     ledger_done(&l);
@@ -429,8 +434,8 @@ static void test_after_a_reboot(void **state _unused_) {
     strcpy(now.boot_id, "9a77-another-boot");
     now.boot_us = 40 * SECOND_US; /* booted 40 s ago; the wall clock says 3 s since */
     restore_gpu_saved_at(&saved_clock, &now, &l, got);
-    assert_false(l.raw_still_counting);
-    assert_int_equal(l.downtime_us, 40 * SECOND_US);
+    assert_false(last_restart.counting);
+    assert_int_equal(last_restart.downtime_us, 40 * SECOND_US);
     assert_true(got[0].valid);
     assert_int_equal(got[0].raw_mj, 0);
     assert_int_equal(got[0].at_us, now.wall_us - 40 * SECOND_US);
@@ -447,8 +452,8 @@ static void test_unknown_time_is_not_bridged(void **state _unused_) {
     saved.boot_id[0] = now.boot_id[0] = '\0';
     now.wall_us = saved.wall_us - 60 * SECOND_US;
     restore_gpu_saved_at(&saved, &now, &l, got);
-    assert_false(l.raw_still_counting);
-    assert_int_equal(l.downtime_us, 0);
+    assert_false(last_restart.counting);
+    assert_int_equal(last_restart.downtime_us, 0);
     ledger_done(&l);
 }
 
@@ -474,11 +479,11 @@ static void test_stale_reading_stays_stale(void **state _unused_) {
     text = format(&a, b);
     ledger_init(&l1);
     assert_true(restore_at(&l1, text, &rebooted, b, &bad) > 0);
-    assert_false(l1.raw_still_counting);
+    assert_false(last_restart.counting);
     again = format_at(&l1, b, &rebooted); /* saved in the new boot, RAPL never read */
     ledger_init(&l2);
     assert_true(restore_at(&l2, again, &later, b, &bad) > 0);
-    assert_true(l2.raw_still_counting); /* the same boot as the save */
+    assert_true(last_restart.counting); /* the same boot as the save */
     ASSERT_OK(ledger_rapl_get(&l2, 0, "package", &r));
     assert_int_equal(r->raw_valid, 3);
     assert_int_equal(r->raw_stale, 3);
@@ -533,7 +538,8 @@ static void test_cut_short(void **state _unused_) {
     ledger_done(&l);
     /* a NUL inside: the size read is larger than the text */
     ledger_init(&l);
-    assert_int_equal(ledger_state_restore(&l, text, len + 1, &now_clock, 0, b, &bad), -EBADMSG);
+    assert_int_equal(ledger_state_restore(&l, text, len + 1, &now_clock, 0, b, NULL, &bad),
+                     -EBADMSG);
     ledger_done(&l);
     free(cut);
     free(text);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "counter.h"
 #include "cpu_groups.h"
 #include "cpu_split.h"
@@ -33,6 +34,7 @@ struct cpu_accounting {
     struct energy_counter counters[CPU_MAX_COUNTERS];
     bool have_times;
     struct cpu_times last_times;
+    uint64_t last_stat_ns;     /* when last_times was read */
     struct cpu_groups *groups; /* borrowed for the length of one tick */
 
     /* Scratch reused every window: no allocation per tick once warm. */
@@ -82,6 +84,24 @@ struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c) {
 
 static uint64_t ticks_to_us(const struct cpu_accounting *c, uint64_t ticks) {
     return (uint64_t)((unsigned __int128)ticks * USEC_PER_SEC_U64 / c->clk_tck);
+}
+
+/*
+ * The node's busy CPU time in the window, in the unit of the consumers' (schedstat, cgroup
+ * usage: the clock's microseconds). /proc/stat's ticks are sampled: a virtual machine whose
+ * host takes its CPUs away without reporting steal time loses ticks, and under load their
+ * sum fell 4-6 % short of CPUs x the window here, which gave every consumer that much more
+ * energy per CPU-second. So the ticks give the busy fraction only, and the time is the
+ * clock's: busy / (busy + idle) x CPUs x window. Without per-CPU lines, a CPU count that
+ * changed, or no window, the ticks themselves.
+ */
+static uint64_t node_active_us(const struct cpu_accounting *c, const struct cpu_times *cur,
+                               uint64_t active, uint64_t total, uint64_t window_ns) {
+    uint64_t capacity_us = window_ns / NSEC_PER_USEC * cur->n_cpus;
+
+    if (total == 0 || cur->n_cpus == 0 || cur->n_cpus != c->last_times.n_cpus || window_ns == 0)
+        return ticks_to_us(c, active);
+    return (uint64_t)((unsigned __int128)capacity_us * active / total);
 }
 
 /* Makes room for n consumers (and the split's extra slot). */
@@ -352,23 +372,28 @@ static void mark_ended(const struct cpu_groups *groups, struct ledger *ledger) {
 
 int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
                         const struct procfs_process *processes, size_t n_processes,
-                        const char *stat_text, size_t stat_len, const struct rapl_reading *readings,
-                        size_t n_readings, uint64_t now_ns, struct ledger *ledger) {
+                        const struct cpu_node_reading *node, uint64_t now_ns,
+                        struct ledger *ledger) {
+    const struct rapl_reading *readings = node->rapl;
+    size_t n_readings = node->n_rapl;
     struct cpu_times times;
-    uint64_t active = 0, total = 0, all_seen_us = 0, node_active_us;
+    uint64_t active = 0, total = 0, all_seen_us = 0, node_active = 0;
     bool have_window = false;
     int r, ret = 0;
 
-    if (stat_text && proc_cpu_stat_parse(stat_text, stat_len, &times) >= 0) {
+    if (node->stat_text && proc_cpu_stat_parse(node->stat_text, node->stat_len, &times) >= 0) {
         if (c->have_times) {
             cpu_times_window(&c->last_times, &times, &active, &total);
+            node_active = node_active_us(
+                c, &times, active, total,
+                node->stat_ns > c->last_stat_ns ? node->stat_ns - c->last_stat_ns : 0);
             have_window = true;
         }
         c->last_times = times;
+        c->last_stat_ns = node->stat_ns;
         c->have_times = true;
     } else
         c->have_times = false;
-    node_active_us = ticks_to_us(c, active);
 
     ledger_cpu_scan(ledger, now_ns);
     c->n_consumers = 0;
@@ -376,7 +401,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     r = collect_processes(c, processes, n_processes, now_ns, ledger, &all_seen_us);
     if (r < 0)
         return r;
-    r = collect_unseen(c, node_active_us, all_seen_us);
+    r = collect_unseen(c, node_active, all_seen_us);
     if (r < 0)
         return r;
     clear_groups(c);
@@ -417,8 +442,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         }
         /* A domain that failed is booked as no data; the others and the workloads' parts
          * go on, so nothing split is lost. */
-        r = account_domain(c, processes, rd, lr, delta, active, total, node_active_us, now_ns,
-                           ledger);
+        r = account_domain(c, processes, rd, lr, delta, active, total, node_active, now_ns, ledger);
         if (r < 0 && ret == 0)
             ret = r;
     }

@@ -38,14 +38,24 @@ struct cpu_accounting;
 int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accounting **ret);
 struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c);
 
+/* What the node said at one instant: /proc/stat and the RAPL counters, read back to back
+ * right after the workloads' cgroups, so that they all close the same window. */
+struct cpu_node_reading {
+    const char *stat_text; /* <procfs>/stat; NULL when it could not be read */
+    size_t stat_len;
+    uint64_t stat_ns; /* CLOCK_MONOTONIC when it was read */
+    const struct rapl_reading *rapl;
+    size_t n_rapl;
+};
+
 /*
  * One window. groups: the workloads' CPU groups, tracked for this scan
  * (cpu_groups_track(); their seen time is written here); processes: this scan's rows
- * (procfs_scan); stat_text: <procfs>/stat read now; readings: RAPL read now. Pure: no I/O.
+ * (procfs_scan); node: /proc/stat and RAPL read now. Pure: no I/O.
  * Returns 0 or -ENOMEM; a domain whose delta cannot be split is kept as unattributed
  * no_data.
  */
 int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
                         const struct procfs_process *processes, size_t n_processes,
-                        const char *stat_text, size_t stat_len, const struct rapl_reading *readings,
-                        size_t n_readings, uint64_t now_ns, struct ledger *ledger);
+                        const struct cpu_node_reading *node, uint64_t now_ns,
+                        struct ledger *ledger);

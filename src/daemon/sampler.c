@@ -256,19 +256,45 @@ static int read_proc_stat(struct sampler *s, size_t *ret_len) {
     }
 }
 
+/* The node's CPU time (/proc/stat) and the RAPL counters, read back to back. Returns
+ * whether the counters were read. */
+static bool read_node_energy(struct sampler *s, const struct tick_time *t,
+                             struct cpu_node_reading *node) {
+    size_t stat_len = 0;
+    int r;
+
+    node->stat_ns = clock_monotonic_ns();
+    if (s->proc_fd >= 0 && read_proc_stat(s, &stat_len) >= 0) {
+        node->stat_text = s->stat_buf;
+        node->stat_len = stat_len;
+    }
+    r = rapl_sample(s->rapl, &node->rapl, &node->n_rapl);
+    if (r < 0) {
+        sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
+        return false;
+    }
+    sampler_source_ok(s, SOURCE_RAPL);
+    return true;
+}
+
 /* The process scan: CPU time per process, RAPL, and the CPU energy split. */
 static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     const struct procfs_process *rows = NULL;
-    const struct rapl_reading *readings = NULL;
-    size_t n_readings = 0, stat_len = 0;
-    bool have_stat = false, have_readings = false;
+    struct cpu_node_reading node = {0};
+    bool have_readings = false;
     int n_rows = 0, r;
 
+    if (s->procfs && s->exec_watch &&
+        cpu_groups_select_by_exits(&s->cpu_groups, s->procfs, s->exec_watch) == -ENOMEM)
+        return -ENOMEM;
+    /* The workloads' cgroups, then at once the node's CPU time and energy: a cgroup's CPU
+     * time and the energy it is weighed against cover the same window, however long the
+     * process scan between takes on a loaded node (a short job's whole life may be one
+     * window). */
+    cpu_groups_prepare(&s->cpu_groups);
+    if (s->rapl)
+        have_readings = read_node_energy(s, t, &node);
     if (s->procfs) {
-        if (s->exec_watch &&
-            cpu_groups_select_by_exits(&s->cpu_groups, s->procfs, s->exec_watch) == -ENOMEM)
-            return -ENOMEM;
-        cpu_groups_prepare(&s->cpu_groups);
         n_rows = procfs_scan(s->procfs, &rows);
         if (n_rows == -ENOMEM)
             return n_rows;
@@ -282,23 +308,11 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
         } else if (complain_release(&s->procfs_complaint))
             log_info("procfs: scanning works again");
     }
-    if (s->rapl) {
-        if (s->proc_fd >= 0)
-            have_stat = read_proc_stat(s, &stat_len) >= 0;
-        r = rapl_sample(s->rapl, &readings, &n_readings);
-        if (r < 0) {
-            sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
-        } else {
-            sampler_source_ok(s, SOURCE_RAPL);
-            have_readings = true;
-        }
-    }
     /* The groups follow their processes and SLURM steps with or without energy to split,
      * so that those which ended are let go (without RAPL, every job step's stayed). */
     r = cpu_groups_track(&s->cpu_groups, rows, (size_t)n_rows);
     if (r >= 0 && have_readings)
-        r = cpu_accounting_tick(s->cpu_accounting, &s->cpu_groups, rows, (size_t)n_rows,
-                                have_stat ? s->stat_buf : NULL, stat_len, readings, n_readings,
+        r = cpu_accounting_tick(s->cpu_accounting, &s->cpu_groups, rows, (size_t)n_rows, &node,
                                 t->mono_ns, &s->ledger);
     cpu_groups_finish(&s->cpu_groups);
     return r;

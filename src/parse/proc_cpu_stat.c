@@ -26,6 +26,22 @@ static const char *find_cpu_line(const char *buf, size_t size, const char **ret_
     return NULL;
 }
 
+/* The "cpu<N>" lines: the CPUs online when the file was read. */
+static unsigned count_cpu_lines(const char *buf, size_t size) {
+    const char *p = buf, *end = buf + size;
+    unsigned n = 0;
+
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *line_end = eol ? eol : end;
+
+        if (line_end - p >= 4 && memcmp(p, "cpu", 3) == 0 && p[3] >= '0' && p[3] <= '9')
+            n++;
+        p = eol ? eol + 1 : end;
+    }
+    return n;
+}
+
 int proc_cpu_stat_parse(const char *buf, size_t size, struct cpu_times *ret_times) {
     uint64_t v[CPU_FIELDS] = {0};
     const char *line_end = NULL, *p = find_cpu_line(buf, size, &line_end);
@@ -71,6 +87,7 @@ int proc_cpu_stat_parse(const char *buf, size_t size, struct cpu_times *ret_time
         .steal = v[7],
         .guest = v[8],
         .guest_nice = v[9],
+        .n_cpus = count_cpu_lines(buf, size),
     };
     return 0;
 }

@@ -11,6 +11,7 @@
 struct cpu_times {
     uint64_t user, nice, system, idle, iowait, irq, softirq, steal;
     uint64_t guest, guest_nice; /* already included in user and nice: never added again */
+    unsigned n_cpus;            /* "cpu<N>" lines (CPUs online); 0 when the text has none */
 };
 
 /*

@@ -110,6 +110,18 @@ static void row(struct fx *f, uint32_t pid, uint64_t start, const char *comm,
                                  .flags = flags};
 }
 
+/* One window closed at `now`: /proc/stat's text and RAPL readings as read then. */
+static int tick(struct fx *f, const struct procfs_process *rows, size_t n, const char *stat,
+                const struct rapl_reading *rapl, size_t n_rapl, uint64_t now) {
+    struct cpu_node_reading node = {.stat_text = stat,
+                                    .stat_len = strlen(stat),
+                                    .stat_ns = now,
+                                    .rapl = rapl,
+                                    .n_rapl = n_rapl};
+
+    return cpu_accounting_tick(f->acc, &f->groups, rows, n, &node, now, &f->ledger);
+}
+
 /* One scan: node cpu line with `active` and `idle` ticks in total, RAPL raw values. */
 static void scan(struct fx *f, unsigned n, uint64_t active, uint64_t idle, uint64_t pkg,
                  uint64_t dram) {
@@ -120,8 +132,8 @@ static void scan(struct fx *f, unsigned n, uint64_t active, uint64_t idle, uint6
     f->rapl[0].raw = pkg;
     f->rapl[1].raw = dram;
     ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
-    ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, f->rows, f->n_rows, stat, (size_t)len,
-                                  f->rapl, 2, NOW(n), &f->ledger));
+    assert_true(len > 0 && (size_t)len < sizeof(stat));
+    ASSERT_OK(tick(f, f->rows, f->n_rows, stat, f->rapl, 2, NOW(n)));
     cpu_groups_finish(&f->groups);
     ledger_sweep(&f->ledger, NOW(n), NOW(n), 300 * 1000000000ULL);
     f->n_rows = 0;
@@ -612,8 +624,7 @@ static void test_unseen_summed_over_packages(void **state) {
         two[0].raw = scan_no == 1 ? 1000000 : 3000000;
         two[1].raw = scan_no == 1 ? 7000000 : 9000000;
         ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
-        ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, f->rows, f->n_rows, stat, strlen(stat),
-                                      two, 2, NOW(scan_no), &f->ledger));
+        ASSERT_OK(tick(f, f->rows, f->n_rows, stat, two, 2, NOW(scan_no)));
         cpu_groups_finish(&f->groups);
         f->n_rows = 0;
     }
@@ -659,8 +670,7 @@ static void test_more_consumers_than_a_split(void **state) {
         f->rapl[0].raw = scan_no == 1 ? 1000000 : 3000000;
         f->rapl[1].raw = scan_no == 1 ? 1000 : 2000;
         ASSERT_OK(cpu_groups_track(&f->groups, rows, n));
-        ASSERT_OK(cpu_accounting_tick(f->acc, &f->groups, rows, n, stat, strlen(stat), f->rapl, 2,
-                                      NOW(scan_no), &f->ledger));
+        ASSERT_OK(tick(f, rows, n, stat, f->rapl, 2, NOW(scan_no)));
         cpu_groups_finish(&f->groups);
     }
     for (size_t i = 0; i < f->ledger.n_rapl; i++) {
@@ -674,6 +684,48 @@ static void test_more_consumers_than_a_split(void **state) {
         assert_int_equal(booked, r->energy_uj);
     }
     free(rows);
+}
+
+/* The busy fraction comes from /proc/stat's ticks, the busy time from the clock: a virtual
+ * machine that loses ticks (its host took the CPUs without reporting steal) must not give
+ * its consumers more energy per CPU-second. */
+static void test_busy_time_from_the_clock(void **state) {
+    struct fx *f = *state;
+    /* 2 CPUs; 1 s later all busy, but only 180 of the 200 ticks were counted. */
+    const char *stat1 = "cpu  1000 0 0 1000 0 0 0 0 0 0\ncpu0 500 0 0 500 0 0 0 0 0 0\n"
+                        "cpu1 500 0 0 500 0 0 0 0 0 0\nbtime 1\n";
+    const char *stat2 = "cpu  1180 0 0 1000 0 0 0 0 0 0\ncpu0 590 0 0 500 0 0 0 0 0 0\n"
+                        "cpu1 590 0 0 500 0 0 0 0 0 0\nbtime 1\n";
+    /* Then one CPU is left: the count changed, the ticks are the time (90 = 900 000 us). */
+    const char *stat3 = "cpu  1270 0 0 1000 0 0 0 0 0 0\ncpu0 680 0 0 500 0 0 0 0 0 0\nbtime 1\n";
+    const char *stats[] = {stat1, stat2, stat3};
+
+    for (unsigned scan_no = 1; scan_no <= 3; scan_no++) {
+        if (scan_no == 2)
+            write_usage(f, SCOPE_A, 3000000); /* = what the scan saw: nothing unseen */
+        if (scan_no == 3)
+            write_usage(f, SCOPE_A, 3500000);
+        row(f, 101, 5000, "python3", &f->id_a,
+            scan_no == 1   ? 0
+            : scan_no == 2 ? 100
+                           : 50,
+            scan_no == 1 ? PROCFS_PROCESS_NEW : 0);
+        f->rapl[0].raw = scan_no == 1 ? 1000000 : scan_no == 2 ? 3000000 : 3900000;
+        f->rapl[1].raw = 1000;
+        ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
+        ASSERT_OK(tick(f, f->rows, f->n_rows, stats[scan_no - 1], f->rapl, 2, NOW(scan_no)));
+        cpu_groups_finish(&f->groups);
+        f->n_rows = 0;
+        if (scan_no == 2) {
+            /* One CPU of two for the whole second: half of 2 000 000 uJ (the ticks alone
+             * said 1 000 000 of 1 800 000 us busy: 1 111 111 uJ). */
+            assert_int_equal(process(f, 101)->energy_uj[PKG], 1000000);
+            assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_SYSTEM], 1000000);
+        }
+    }
+    /* 500 000 of 900 000 us busy by the ticks: 500 000 of the 900 000 uJ. */
+    assert_int_equal(process(f, 101)->energy_uj[PKG], 1500000);
+    assert_conserved(f, "package", PKG);
 }
 
 static void test_errors(void **state) {
@@ -700,6 +752,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_exits_placed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unseen_summed_over_packages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_more_consumers_than_a_split, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_busy_time_from_the_clock, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

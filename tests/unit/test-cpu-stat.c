@@ -40,6 +40,7 @@ static void test_tree_window(void **state) {
     assert_int_equal(a.guest_nice, 0);
     assert_int_equal(cpu_times_active(&a), 10132153 + 290696 + 3084719 + 25195);
     assert_int_equal(cpu_times_idle(&a), 46828483 + 16683);
+    assert_int_equal(a.n_cpus, 2);
 
     /* user +1000, system +500, softirq +100, steal +300 (active 1900); idle +2000 and
      * iowait -200, which counts as 0 (tickless kernels let it go back); guest +200 is
@@ -68,6 +69,11 @@ static void test_parse_variants(void **state) {
     ASSERT_OK(proc_cpu_stat_parse("cpu  4 3 2 1 99999", 12, &t));
     assert_int_equal(t.idle, 1);
     assert_int_equal(t.iowait, 0);
+    assert_int_equal(t.n_cpus, 0); /* no per-CPU lines */
+    /* CPUs are counted by their "cpu<N>" lines, wherever they are; "cpu " and others not. */
+    ASSERT_OK(proc_cpu_stat_parse("cpu0 1 1 1 1\ncpu  2 2 2 2\ncpux 1\ncpu12 1 1 1 1\ncpu", 50, &t));
+    assert_int_equal(t.n_cpus, 2);
+    assert_int_equal(t.user, 2);
 }
 
 static void test_parse_errors(void **state) {
@@ -103,6 +109,7 @@ static void test_this_machine(void **state) {
     ASSERT_OK(read_virtual_file_at(AT_FDCWD, "/proc/stat", 1 << 22, &buf, &size));
     ASSERT_OK(proc_cpu_stat_parse(buf, size, &t));
     assert_true(cpu_times_active(&t) + cpu_times_idle(&t) > 0);
+    assert_true(t.n_cpus >= 1);
     free(buf);
 }
 

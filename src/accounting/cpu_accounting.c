@@ -16,7 +16,6 @@
 #include "proc_cpu_stat.h"
 #include "rapl_resume.h"
 
-#define CPU_MAX_COUNTERS 64
 #define USEC_PER_SEC_U64 1000000ULL
 
 _Static_assert(_RAPL_DOMAIN_MAX == SNAP_CPU_DOMAINS, "one ledger slot per RAPL domain");
@@ -31,7 +30,10 @@ struct cpu_accounting {
     enum idle_policy policy;
     bool process_metrics;
     unsigned long clk_tck;
-    struct energy_counter counters[CPU_MAX_COUNTERS];
+    /* One per RAPL reading, in the readings' order (rapl_sample keeps it); powercap may
+     * list up to 1024 zones, and a zone left out would be energy nobody sees. */
+    struct energy_counter *counters;
+    size_t counters_cap;
     bool have_times;
     struct cpu_times last_times;
     uint64_t last_stat_ns;     /* when last_times was read */
@@ -70,6 +72,7 @@ int cpu_accounting_new(const struct cpu_accounting_options *o, struct cpu_accoun
 struct cpu_accounting *cpu_accounting_free(struct cpu_accounting *c) {
     if (!c)
         return NULL;
+    free(c->counters);
     free(c->consumers);
     free(c->keys);
     free(c->weights);
@@ -102,6 +105,22 @@ static uint64_t node_active_us(const struct cpu_accounting *c, const struct cpu_
     if (total == 0 || cur->n_cpus == 0 || cur->n_cpus != c->last_times.n_cpus || window_ns == 0)
         return ticks_to_us(c, active);
     return (uint64_t)((unsigned __int128)capacity_us * active / total);
+}
+
+/* Makes room for n RAPL counters; new ones start unset (unit.den 0: set at their first
+ * reading). */
+static int reserve_counters(struct cpu_accounting *c, size_t n) {
+    size_t cap = c->counters_cap;
+    int r;
+
+    if (n <= cap)
+        return 0;
+    r = grow_array(&c->counters, &cap, n, sizeof(*c->counters));
+    if (r < 0)
+        return r;
+    memset(c->counters + c->counters_cap, 0, (cap - c->counters_cap) * sizeof(*c->counters));
+    c->counters_cap = cap;
+    return 0;
 }
 
 /* Makes room for n consumers (and the split's extra slot). */
@@ -381,6 +400,11 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     bool have_window = false;
     int r, ret = 0;
 
+    /* Before anything moves: out of memory here, every counter keeps its energy for the
+     * next scan. */
+    r = reserve_counters(c, n_readings);
+    if (r < 0)
+        return r;
     if (node->stat_text && proc_cpu_stat_parse(node->stat_text, node->stat_len, &times) >= 0) {
         if (c->have_times) {
             cpu_times_window(&c->last_times, &times, &active, &total);
@@ -406,7 +430,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         return r;
     clear_groups(c);
 
-    for (size_t i = 0; i < n_readings && i < CPU_MAX_COUNTERS; i++) {
+    for (size_t i = 0; i < n_readings; i++) {
         const struct rapl_reading *rd = &readings[i];
         struct energy_counter *counter = &c->counters[i];
         struct ledger_rapl *lr;

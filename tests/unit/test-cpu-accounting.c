@@ -728,6 +728,40 @@ static void test_busy_time_from_the_clock(void **state) {
     assert_conserved(f, "package", PKG);
 }
 
+/* Every RAPL reading is counted, however many (a 48-socket node: 96 package and DRAM
+ * zones; the readings past the 64th were left out). */
+static void test_many_packages(void **state) {
+    struct fx *f = *state;
+    struct rapl_reading many[96];
+    const char *stat1 = "cpu  1000 0 0 1000 0 0 0 0 0 0\nbtime 1\n";
+    const char *stat2 = "cpu  1100 0 0 1100 0 0 0 0 0 0\nbtime 1\n";
+
+    for (unsigned scan_no = 1; scan_no <= 2; scan_no++) {
+        for (size_t i = 0; i < ARRAY_SIZE(many); i++) {
+            many[i] = f->rapl[i % 2];
+            many[i].package = (uint32_t)(i / 2);
+            many[i].raw = scan_no == 1 ? 5000 : 6000 + i;
+        }
+        row(f, 101, 5000, "python3", &f->id_a, scan_no == 1 ? 0 : 50,
+            scan_no == 1 ? PROCFS_PROCESS_NEW : 0);
+        ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
+        ASSERT_OK(tick(f, f->rows, f->n_rows, scan_no == 1 ? stat1 : stat2, many, ARRAY_SIZE(many),
+                       NOW(scan_no)));
+        cpu_groups_finish(&f->groups);
+        f->n_rows = 0;
+    }
+    assert_int_equal(f->ledger.n_rapl, ARRAY_SIZE(many));
+    for (size_t i = 0; i < f->ledger.n_rapl; i++) {
+        const struct ledger_rapl *r = &f->ledger.rapl[i];
+        uint64_t unattributed = 0;
+
+        assert_int_equal(r->energy_uj, 1000 + 2 * r->package + (strcmp(r->domain, "dram") == 0));
+        for (unsigned k = 0; k < _UNATTR_MAX; k++)
+            unattributed += r->unattributed_uj[k];
+        assert_true(unattributed < r->energy_uj); /* the process had its part of each */
+    }
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -753,6 +787,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_unseen_summed_over_packages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_more_consumers_than_a_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_busy_time_from_the_clock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_packages, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,7 +71,8 @@ static void test_parse_variants(void **state) {
     assert_int_equal(t.iowait, 0);
     assert_int_equal(t.n_cpus, 0); /* no per-CPU lines */
     /* CPUs are counted by their "cpu<N>" lines, wherever they are; "cpu " and others not. */
-    ASSERT_OK(proc_cpu_stat_parse("cpu0 1 1 1 1\ncpu  2 2 2 2\ncpux 1\ncpu12 1 1 1 1\ncpu", 50, &t));
+    ASSERT_OK(
+        proc_cpu_stat_parse("cpu0 1 1 1 1\ncpu  2 2 2 2\ncpux 1\ncpu12 1 1 1 1\ncpu", 50, &t));
     assert_int_equal(t.n_cpus, 2);
     assert_int_equal(t.user, 2);
 }

@@ -46,6 +46,7 @@ struct kube_api {
     uint64_t generation;
     char rv[KUBE_RV_MAX];
     uint64_t rng;
+    bool failing; /* the last report was a failure */
 };
 
 static void publish(struct kube_api *a) {
@@ -110,10 +111,23 @@ static int handle_event(struct kube_request *req, const char *line, size_t len) 
     return 0;
 }
 
+/* A watch the server answered with 200 after a failure: the API is back. A LIST says so
+ * itself; a watch resumed from the version kept through the outage has no LIST before it,
+ * and without this the source stayed down (and its complaints unreleased) for good. */
+static void watch_answered(struct kube_api *a, long code) {
+    if (!a->failing || code != 200)
+        return;
+    a->failing = false;
+    if (a->o.report)
+        a->o.report(&(struct kube_report){.ok = true, .http_status = 200, .n_pods = a->model.n_pods},
+                    a->o.userdata);
+}
+
 /* The events of one piece of the stream are in: one table for all of them. */
 static void events_done(struct kube_request *req) {
     struct watch *w = req->userdata;
 
+    watch_answered(w->api, req->status);
     if (w->changed) {
         publish(w->api);
         w->changed = false;
@@ -127,6 +141,13 @@ static bool on_progress(struct kube_request *req) {
 
     if (stopper_stopping(&a->stopper))
         return true;
+    if (req->watch && a->failing) {
+        long code = req->status;
+
+        if (code == 0)
+            (void)req->cu->easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &code);
+        watch_answered(a, code);
+    }
     if (clock_monotonic_ns() >= kube_model_next_expiry(&a->model) &&
         kube_model_expire(&a->model, clock_monotonic_ns()) > 0)
         publish(a);
@@ -236,6 +257,8 @@ static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_eve
     strbuf_done(&req.body);
     if (r == -ESTALE)
         a->rv[0] = '\0'; /* 410 Gone: LIST again */
+    else if (r >= 0)
+        watch_answered(a, 200); /* the server ended it, after a 200 */
     *ret_events = w.events;
     return r;
 }
@@ -282,8 +305,11 @@ static void *watcher(void *userdata) {
         r = listing ? do_list(a, &rep) : do_watch(a, &rep, &events);
         if (stopper_stopping(&a->stopper) || r == -ECANCELED)
             break;
-        if (r >= 0 && listing && a->o.report)
-            a->o.report(&rep, a->o.userdata);
+        if (r >= 0 && listing) {
+            a->failing = false;
+            if (a->o.report)
+                a->o.report(&rep, a->o.userdata);
+        }
         if (r >= 0 || r == -ESTALE) {
             backoff = 0;
             /* A server that ends every watch at once must not make us spin. */
@@ -293,6 +319,7 @@ static void *watcher(void *userdata) {
         }
         if (r == -ENOMEM)
             kube_fail(&rep, KUBE_FAIL_PARSE, 0, "out of memory");
+        a->failing = true;
         if (a->o.report)
             a->o.report(&rep, a->o.userdata);
         backoff = backoff ? MIN(backoff * 2, a->o.backoff_max_ns) : a->o.backoff_min_ns;

@@ -43,6 +43,7 @@ struct call {
     uint8_t *body;
     size_t body_len, body_cap;
     size_t request_sent;
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC: the whole call ends by then */
 };
 
 static void set_error(struct call *c, int err) {
@@ -66,8 +67,16 @@ static ssize_t on_send(nghttp2_session *session, const uint8_t *data, size_t len
 static ssize_t on_recv(nghttp2_session *session, uint8_t *buf, size_t len, int flags,
                        void *userdata) {
     struct call *c = userdata;
-    ssize_t n = recv(c->fd, buf, len, 0);
+    ssize_t n;
 
+    /* nghttp2_session_recv() reads until the socket would block: a peer that never stops
+     * sending (frames of unknown types are skipped and count against no limit) would keep
+     * it here for good, past the deadline the loop around it checks. */
+    if (clock_monotonic_ns() >= c->deadline_ns) {
+        set_error(c, -ETIMEDOUT);
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    n = recv(c->fd, buf, len, 0);
     if (n > 0) {
         c->received += (size_t)n;
         return n;
@@ -277,6 +286,7 @@ static int start_session(struct call *c, nghttp2_session **ret) {
 
 /* Drives the session until our stream closes, the peer goes away or the deadline. */
 static int run_session(struct call *c, nghttp2_session *session, uint64_t deadline_ns) {
+    c->deadline_ns = deadline_ns;
     while (!c->closed) {
         struct pollfd p = {.fd = c->fd};
         uint64_t now = clock_monotonic_ns();

@@ -66,9 +66,11 @@ bad_url="http://127.0.0.1:$bad_port/metrics"
 e2e_wait 20 curl -sf "$url" || e2e_fail "joulestat did not start serving"
 e2e_wait 20 curl -sf "$bad_url" || e2e_fail "joulestat (wrong token) did not start serving"
 mkdir -p "$d/mon-good" "$d/mon-bad"
-check monitor "$url" "$d/mon-good" &
+# Not through check(): killing that function's subshell on a failure would leave its python
+# running, and the test would hang on it until its timeout.
+python3 "$kube/kube_e2e_check.py" monitor "$url" "$d/mon-good" &
 E2E_PIDS+=($!)
-check monitor "$bad_url" "$d/mon-bad" &
+python3 "$kube/kube_e2e_check.py" monitor "$bad_url" "$d/mon-bad" &
 E2E_PIDS+=($!)
 at() { while ((SECONDS - t0 < $1)); do sleep 0.2; done; }
 
@@ -138,12 +140,29 @@ e2e_wait 10 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 
 echo "step 4: names back at t=$((SECONDS - t0)) s"
 grep -q "WATCH .* gone=1" "$d/api-requests.log" || e2e_fail "the 410 re-list path was not taken"
 
+# 4b. It goes away again and comes back knowing our resourceVersion: the watch resumes
+#     without a LIST, and that alone must bring the source back up (it stayed 0 for good).
+kill "$api_pid"
+wait "$api_pid" 2>/dev/null || true
+e2e_wait 10 source_up "$url" 0 || e2e_fail "source_up{kubernetes_api} should be 0 in the 2nd outage"
+lists=$(grep -c "LIST" "$d/api-requests.log")
+reconnects=$(grep -c "reconnected to API server" "$d/joulestat-good.log" || true)
+start_api --pods "$d/state.json" --rv-start 100000
+e2e_wait 15 source_up "$url" 1 ||
+    e2e_fail "source_up{kubernetes_api} should be 1 once a watch resumed without a LIST"
+(($(grep -c "reconnected to API server" "$d/joulestat-good.log") == reconnects + 1)) ||
+    e2e_fail "a watch resumed without a LIST: no reconnect line"
+# The good instance did not LIST again (the probe of start_api is the one new LIST).
+(($(grep -c "LIST" "$d/api-requests.log") == lists + 1)) ||
+    e2e_fail "the watch should have resumed without a LIST: $(tail -5 "$d/api-requests.log")"
+echo "step 4b: a resumed watch is up again at t=$((SECONDS - t0)) s"
+
 # 5. The wrong token: names empty, one clear log line, energy intact (monitor below).
 check none "$bad_url" $metric pod || e2e_fail "wrong token: names must stay empty"
 n=$(grep -c "refused our token (HTTP 401" "$d/joulestat-bad.log" || true)
 ((n >= 1 && n <= 2)) || e2e_fail "wrong token: expected one log line, got $n"
 n=$(grep -c "cannot reach the API server" "$d/joulestat-good.log" || true)
-((n >= 1 && n <= 2)) || e2e_fail "outage: expected one 'cannot reach' line, got $n"
+((n >= 2 && n <= 4)) || e2e_fail "two outages: expected a 'cannot reach' line each, got $n"
 grep -q "reconnected to API server" "$d/joulestat-good.log" || e2e_fail "no reconnect line"
 grep -q "connected to API server .*: 5 pods on node node-a" "$d/joulestat-good.log" ||
     e2e_fail "no first-connect line with 5 pods"

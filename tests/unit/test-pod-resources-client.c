@@ -222,8 +222,21 @@ static void test_backlog_full(void **state) {
 struct fake_server {
     int fd;
     const char *reply; /* NULL: accept and stay silent */
+    bool flood;        /* HTTP/2 SETTINGS, then frames of an unknown type without end */
     pthread_t thread;
 };
+
+/* A peer that never stops talking: its SETTINGS, then 1 KiB frames of an unknown type
+ * (0xfa, which a client must skip), as fast as they are read, until the client leaves. */
+static void flood(int c) {
+    static const uint8_t settings[9] = {0, 0, 0, 4, 0, 0, 0, 0, 0};
+    uint8_t frame[9 + 1024] = {0x00, 0x04, 0x00, 0xfa};
+
+    if (send(c, settings, sizeof(settings), MSG_NOSIGNAL) < 0)
+        return;
+    while (send(c, frame, sizeof(frame), MSG_NOSIGNAL) > 0)
+        ;
+}
 
 static void *fake_serve(void *userdata) {
     struct fake_server *s = userdata;
@@ -232,7 +245,9 @@ static void *fake_serve(void *userdata) {
 
     if (c < 0)
         return NULL;
-    if (s->reply) {
+    if (s->flood)
+        flood(c);
+    else if (s->reply) {
         (void)read(c, buf, sizeof(buf));
         (void)write(c, s->reply, strlen(s->reply));
         /* Closing with the client's later bytes unread would reset its connection, which
@@ -246,7 +261,7 @@ static void *fake_serve(void *userdata) {
     return NULL;
 }
 
-static void fake_start(struct fake_server *s, const char *path, const char *reply) {
+static void fake_start(struct fake_server *s, const char *path, const char *reply, bool flood) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -255,6 +270,7 @@ static void fake_start(struct fake_server *s, const char *path, const char *repl
     assert_int_equal(bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     assert_int_equal(listen(s->fd, 4), 0);
     s->reply = reply;
+    s->flood = flood;
     assert_int_equal(pthread_create(&s->thread, NULL, fake_serve, s), 0);
 }
 
@@ -275,20 +291,29 @@ static void test_timeout_and_not_http2(void **state) {
 
     ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
     (void)snprintf(path, sizeof(path), "%s/silent.sock", dir);
-    fake_start(&s, path, NULL);
+    fake_start(&s, path, NULL, false);
     t0 = (uint64_t)time(NULL);
     ASSERT_ERRNO(podres_call_list(path, 300 * MS, 1024, &msg, &len, err, sizeof(err)), ETIMEDOUT);
     assert_true((uint64_t)time(NULL) - t0 <= 2);
     fake_stop(&s);
 
     (void)snprintf(path, sizeof(path), "%s/http1.sock", dir);
-    fake_start(&s, path, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    fake_start(&s, path, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", false);
     ASSERT_ERRNO(podres_call_list(path, 2000 * MS, 1024, &msg, &len, err, sizeof(err)), EPROTO);
+    fake_stop(&s);
+
+    /* A peer that floods the connection: the deadline holds all the same (the thread that
+     * polls would otherwise be kept reading, and the daemon's stop would wait on it). */
+    (void)snprintf(path, sizeof(path), "%s/flood.sock", dir);
+    fake_start(&s, path, NULL, true);
+    t0 = clock_monotonic_ns();
+    ASSERT_ERRNO(podres_call_list(path, 300 * MS, 1024, &msg, &len, err, sizeof(err)), ETIMEDOUT);
+    assert_true(clock_monotonic_ns() - t0 < 1500 * MS);
     fake_stop(&s);
 
     /* a peer that closes without a word */
     (void)snprintf(path, sizeof(path), "%s/closer.sock", dir);
-    fake_start(&s, path, "");
+    fake_start(&s, path, "", false);
     ASSERT_ERRNO(podres_call_list(path, 2000 * MS, 1024, &msg, &len, err, sizeof(err)), ECONNRESET);
     fake_stop(&s);
     assert_null(msg);

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "exposition.h"
+#include "kube_labels.h"
 #include "macro.h"
 #include "options.h"
 #include "server.h"
@@ -93,7 +94,7 @@ static void config_defaults(struct config *cfg) {
         .kubernetes_enabled = true,
         .pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
         .kubernetes_token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token",
-        .kubernetes_ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
+        .kubernetes_ca_file = KUBE_DEFAULT_CA_FILE,
         .procfs = "/proc",
         .sysfs = "/sys",
         .devfs = "/dev",

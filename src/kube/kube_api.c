@@ -119,8 +119,9 @@ static void watch_answered(struct kube_api *a, long code) {
         return;
     a->failing = false;
     if (a->o.report)
-        a->o.report(&(struct kube_report){.ok = true, .http_status = 200, .n_pods = a->model.n_pods},
-                    a->o.userdata);
+        a->o.report(
+            &(struct kube_report){.ok = true, .http_status = 200, .n_pods = a->model.n_pods},
+            a->o.userdata);
 }
 
 /* The events of one piece of the stream are in: one table for all of them. */

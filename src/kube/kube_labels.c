@@ -68,6 +68,17 @@ static int resolve(const struct kube_labels_options *opts, struct kube_api_optio
     return 0;
 }
 
+/* A CA file named on purpose pins the server to it: unreadable, the system's CAs in its
+ * place would let any server with a public certificate answer. Only the default one may be
+ * absent (outside a pod). -errno when it was named and cannot be read. */
+static int pinned_ca_unreadable(const struct kube_labels_options *opts,
+                                const struct kube_api_options *o) {
+    if (!opts->ca_file || !opts->ca_file[0] || o->ca_file ||
+        strcmp(opts->ca_file, KUBE_DEFAULT_CA_FILE) == 0)
+        return 0;
+    return access(opts->ca_file, R_OK) < 0 ? -errno : -EACCES;
+}
+
 static void log_failure(struct kube_labels *k, const struct kube_report *rep) {
     switch (rep->failure) {
     case KUBE_FAIL_TOKEN:
@@ -138,6 +149,15 @@ int kube_labels_new(const struct kube_labels_options *opts, struct kube_labels *
     r = resolve(opts, &o, k->url, sizeof(k->url), k->node, sizeof(k->node), &why);
     if (r < 0) {
         log_info("Kubernetes API not configured (%s); pod names stay empty", why);
+        free(k);
+        return 0;
+    }
+    r = pinned_ca_unreadable(opts, &o);
+    if (r < 0) {
+        log_warning_errno(r,
+                          "kubernetes: cannot read --kubernetes-ca-file %s: %m; the API server "
+                          "is not asked without it, pod names stay empty",
+                          opts->ca_file);
         free(k);
         return 0;
     }
@@ -265,6 +285,12 @@ void kube_labels_check(const struct kube_labels_options *opts) {
                "        fix: in a pod, mount the service-account token; elsewhere set "
                "--kubernetes-api-url and --kubernetes-token-file\n",
                why);
+        return;
+    }
+    r = pinned_ca_unreadable(opts, &o);
+    if (r < 0) {
+        printf("kubeapi down      cannot read --kubernetes-ca-file %s: %s\n", opts->ca_file,
+               strerror(-r));
         return;
     }
     r = kube_api_probe(&o, &rep);

@@ -18,6 +18,10 @@
  */
 struct kube_labels;
 
+/* The service account's CA, mounted in every pod: where it is missing (joulestat outside a
+ * pod, --kubernetes-api-url given) the system's CAs verify the server. */
+#define KUBE_DEFAULT_CA_FILE "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+
 /* Where the API server is and who we are (the --kubernetes-* flags; NULL or "": the
  * in-cluster defaults, $NODE_NAME, the hostname). */
 struct kube_labels_options {

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "kube_api.h"
+#include "kube_labels.h"
 #include "testutil.h"
 
 static void test_in_cluster_url(void **state) {
@@ -130,12 +131,31 @@ static void test_watcher_backoff_and_stop(void **state) {
     ASSERT_ERRNO(kube_api_start(&o, &a), EINVAL);
 }
 
+/* A CA file named on purpose that cannot be read: the API is not asked (the system's CAs in
+ * its place would let any server with a public certificate answer). The default one absent
+ * (outside a pod): the system's CAs verify, and the watcher starts. */
+static void test_ca_file_pinned(void **state) {
+    struct kube_labels_options o = {.enabled = true,
+                                    .api_url = "https://127.0.0.1:1",
+                                    .token_file = "",
+                                    .ca_file = "/nonexistent/ca.crt",
+                                    .node_name = "node-a",
+                                    .retention_ns = NSEC_PER_SEC};
+    struct kube_labels *k = NULL;
+
+    ASSERT_OK(kube_labels_new(&o, &k));
+    assert_null(k);
+    o.ca_file = KUBE_DEFAULT_CA_FILE;
+    ASSERT_OK(kube_labels_new(&o, &k));
+    assert_non_null(k);
+    assert_null(kube_labels_free(k));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_cluster_url),
-        cmocka_unit_test(test_probe_token_errors),
-        cmocka_unit_test(test_probe_unreachable),
-        cmocka_unit_test(test_watcher_backoff_and_stop),
+        cmocka_unit_test(test_in_cluster_url),    cmocka_unit_test(test_probe_token_errors),
+        cmocka_unit_test(test_probe_unreachable), cmocka_unit_test(test_watcher_backoff_and_stop),
+        cmocka_unit_test(test_ca_file_pinned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,8 +163,12 @@ static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
     struct body *b;
     int r;
 
-    /* Over the budget with what this body will likely add: refused before any work. */
-    if (atomic_load(&c->live_bytes) + expected > c->budget)
+    /* Over the budget with what this body will likely add: refused before any work. With no
+     * body alive one is always rendered: an exposition that once outgrew the whole budget
+     * (the estimate is the last body's size) was refused for good, even once it shrank. */
+    size_t live = atomic_load(&c->live_bytes);
+
+    if (live > 0 && live + expected > c->budget)
         return -EBUSY;
     b = calloc(1, sizeof(*b));
     if (!b)

@@ -291,6 +291,18 @@ static void test_shared_render(void **state) {
     assert_int_equal(st.renders, 3);
     assert_true(st.live_body_bytes <= o.render_budget);
     stop(&f);
+
+    /* A budget under one body: with none alive, each new snapshot is still rendered (the
+     * last body's size, over the budget, refused every render after the first for good). */
+    o.render_budget = plain_len / 2;
+    start(&f, &o);
+    for (int i = 0; i < 3; i++) {
+        publish_large(&f);
+        ASSERT_OK(http_simple(f.port, "GET", "/metrics", NULL, &a));
+        assert_int_equal(a.status, 200);
+        http_reply_done(&a);
+    }
+    stop(&f);
 }
 
 /* A client that asked for /metrics and reads nothing: its socket's window kept small, so

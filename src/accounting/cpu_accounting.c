@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "counter.h"
 #include "cpu_groups.h"
 #include "cpu_split.h"
@@ -100,7 +99,7 @@ static uint64_t ticks_to_us(const struct cpu_accounting *c, uint64_t ticks) {
  */
 static uint64_t node_active_us(const struct cpu_accounting *c, const struct cpu_times *cur,
                                uint64_t active, uint64_t total, uint64_t window_ns) {
-    uint64_t capacity_us = window_ns / NSEC_PER_USEC * cur->n_cpus;
+    uint64_t capacity_us = window_ns / 1000 * cur->n_cpus;
 
     if (total == 0 || cur->n_cpus == 0 || cur->n_cpus != c->last_times.n_cpus || window_ns == 0)
         return ticks_to_us(c, active);

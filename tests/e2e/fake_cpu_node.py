@@ -42,10 +42,14 @@ def stat_line(pid, comm, flags, start, utime, stime):
 
 
 def write_node(proc, sys_, cpu, package, dram):
-    """/proc/stat, /proc/uptime and the package-0 + dram powercap zones."""
+    """/proc/stat, /proc/uptime and the package-0 + dram powercap zones.
+
+    /proc/stat has no per-CPU lines: the fixture's ticks do not follow the clock, and without
+    them joulestat takes a window's busy time from the ticks (with them, from the ticks' busy
+    fraction of CPUs x the window by the clock, which a real node's ticks follow)."""
     line = " ".join(str(cpu[k]) for k in CPU_KEYS)
-    write_atomic(proc / "stat", "cpu  %s 0 0\ncpu0 %s 0 0\nintr 1 0\nctxt 2\nbtime 1700000000\n"
-                 "processes 3000\nprocs_running 1\nprocs_blocked 0\n" % (line, line))
+    write_atomic(proc / "stat", "cpu  %s 0 0\nintr 1 0\nctxt 2\nbtime 1700000000\n"
+                 "processes 3000\nprocs_running 1\nprocs_blocked 0\n" % line)
     write_atomic(proc / "uptime", "12345.67 23456.78\n")
     zones = {"intel-rapl:0": ("package-0", package), "intel-rapl:0:0": ("dram", dram)}
     for z, (name, energy) in zones.items():

@@ -23,6 +23,19 @@ uint64_t energy_convert(struct energy_unit unit, uint64_t delta_raw, uint64_t *r
     return (uint64_t)(acc / unit.den);
 }
 
+/* to - from in raw units, across one wrap where the counter has a modulus; false when a
+ * counter without one went down. */
+static bool forward_delta(const struct energy_counter *c, uint64_t from, uint64_t to,
+                          uint64_t *ret) {
+    if (to >= from)
+        *ret = to - from;
+    else if (c->modulus != 0)
+        *ret = c->modulus - from + to;
+    else
+        return false;
+    return true;
+}
+
 int energy_counter_update(struct energy_counter *c, uint64_t raw, uint64_t *ret_delta_uj) {
     enum counter_event event = COUNTER_ADVANCED;
     uint64_t delta_raw, delta_uj;
@@ -49,11 +62,23 @@ int energy_counter_update(struct energy_counter *c, uint64_t raw, uint64_t *ret_
     }
 
     if (c->max_delta_raw != 0 && delta_raw > c->max_delta_raw) {
-        c->last_raw = raw;
-        *ret_delta_uj = 0;
-        return COUNTER_GLITCH;
+        /* The baseline stays: a reading that was garbage once (a spike) leaves the next
+         * one plausible against it, and nothing is lost. Two in a row that agree are a new
+         * level: from the first of them on (what came before it is not known). */
+        uint64_t from_suspect;
+
+        if (!c->have_suspect || !forward_delta(c, c->suspect_raw, raw, &from_suspect) ||
+            from_suspect > c->max_delta_raw) {
+            c->suspect_raw = raw;
+            c->have_suspect = true;
+            *ret_delta_uj = 0;
+            return COUNTER_GLITCH;
+        }
+        delta_raw = from_suspect;
+        event = raw >= c->suspect_raw ? COUNTER_ADVANCED : COUNTER_WRAPPED;
     }
 
+    c->have_suspect = false;
     c->last_raw = raw;
     delta_uj = energy_convert(c->unit, delta_raw, &c->remainder);
     c->total_uj += delta_uj;

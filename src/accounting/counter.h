@@ -21,7 +21,7 @@ enum counter_event {
     COUNTER_FIRST = 1,    /* first reading: baseline only, delta 0 */
     COUNTER_WRAPPED = 2,  /* passed its modulus once; delta is exact */
     COUNTER_RESET = 3,    /* a non-wrapping counter went down: delta is the new value */
-    COUNTER_GLITCH = 4,   /* implausibly large delta: rebaselined, delta 0 */
+    COUNTER_GLITCH = 4,   /* implausibly large delta: not energy, delta 0, baseline kept */
 };
 
 struct energy_counter {
@@ -32,6 +32,10 @@ struct energy_counter {
     uint64_t last_raw;
     uint64_t remainder; /* carried fraction, in 1/den uJ; always < den */
     uint64_t total_uj;  /* sum of all deltas returned */
+    /* The last implausible reading: confirmed by a next one plausible against it (and not
+     * against the baseline), it is the counter's new level. */
+    bool have_suspect;
+    uint64_t suspect_raw;
 };
 
 /* Returns 0, or -EINVAL for a zero denominator or numerator. */

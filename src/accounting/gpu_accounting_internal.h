@@ -26,6 +26,9 @@ struct gpu_track {
     uint64_t window_start_us; /* in the sample clock (the wall clock NVML stamps with) */
     uint64_t window_start_ns; /* monotonic: the wall clock may step (NTP, a VM resumed) */
     struct energy_counter counter;
+    /* Monotonic: the counter's last reading taken, and the one before the reading at which
+     * it last moved (what it moved by was drawn since; 0: unknown, the window's start). */
+    uint64_t energy_read_ns, energy_since_ns;
     bool power_primed; /* power integration (no energy counter), in monotonic time */
     uint32_t last_power_mw;
     uint64_t last_power_ns;

@@ -7,6 +7,9 @@
 #include "gpu_accounting.h"
 #include "gpu_accounting_internal.h"
 
+/* The least time a counter delta is bounded by (max power x this): a step or two. */
+#define GLITCH_BOUND_MIN_US 1000000
+
 /* Trapezoid from the last power reading to this one: (P0 + P1) / 2 * dt; mW * us = nJ, so
  * the unit is 1/2000 uJ. Monotonic time: a step of the wall clock is no energy. */
 static uint64_t integrate_power(struct gpu_track *t, uint32_t power_mw, uint64_t now_ns) {
@@ -23,20 +26,32 @@ static uint64_t integrate_power(struct gpu_track *t, uint32_t power_mw, uint64_t
 bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
                    const struct gpu_device_reading *d, uint64_t now_ns, uint64_t *ret_uj,
                    struct gpu_tick_stats *stats) {
-    uint64_t dt_us =
-        t->window_open && now_ns > t->window_start_ns ? (now_ns - t->window_start_ns) / 1000 : 0;
     uint64_t delta;
     int event;
 
     if (d->energy_valid) {
-        /* No GPU draws more than max_power: a bigger jump is a glitch, not energy. */
-        t->counter.max_delta_raw = (uint64_t)(a->opts.max_power_watts * (double)dt_us / 1000.0) + 1;
+        /* No GPU draws more than max_power: a bigger jump is a glitch, not energy. The
+         * counter moves in steps (about 100 ms), and a step holds what was drawn since the
+         * step before, which came after the reading before the one that showed it: that is
+         * how far back a delta may reach, and at least a second. (Bounded by the window
+         * alone, a 100 ms step in a 10 ms window after a late tick was a "glitch", lost.) */
+        uint64_t since = t->energy_since_ns ? t->energy_since_ns : t->window_start_ns;
+        uint64_t bound_us = MAX(now_ns > since ? (now_ns - since) / 1000 : 0, GLITCH_BOUND_MIN_US);
+
+        t->counter.max_delta_raw =
+            (uint64_t)(a->opts.max_power_watts * (double)bound_us / 1000.0) + 1;
         event = energy_counter_update(&t->counter, d->energy_mj, &delta);
         if (event == COUNTER_RESET)
             stats->counter_resets++;
         if (event == COUNTER_GLITCH)
             stats->counter_glitches++;
-        if (event < 0 || event == COUNTER_FIRST || event == COUNTER_GLITCH)
+        if (event < 0 || event == COUNTER_GLITCH)
+            return false;
+        if (event == COUNTER_FIRST || delta > 0)
+            t->energy_since_ns =
+                event != COUNTER_FIRST && t->energy_read_ns ? t->energy_read_ns : now_ns;
+        t->energy_read_ns = now_ns;
+        if (event == COUNTER_FIRST)
             return false;
         *ret_uj = delta;
         return t->window_open;

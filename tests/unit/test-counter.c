@@ -154,7 +154,8 @@ static void test_nvml_reset(void **state) {
     assert_int_equal(update(&c, UINT64_MAX, COUNTER_ADVANCED), 10000);
 }
 
-/* A jump beyond max_delta_raw is not energy: rebaseline, give nothing. */
+/* A jump beyond max_delta_raw is not energy: nothing is given, and the baseline stays, so a
+ * spike costs nothing; two readings in a row that agree are the counter's new level. */
 static void test_glitch(void **state) {
     struct energy_counter c;
 
@@ -162,26 +163,34 @@ static void test_glitch(void **state) {
     update(&c, 100, COUNTER_FIRST);
     /* Exactly the bound is allowed: 16384 units = 1 J. */
     assert_int_equal(update(&c, 100 + 16384, COUNTER_ADVANCED), 1000000);
-    /* One unit more than the bound: a glitch, delta 0, baseline moved to the new value. */
+    /* One unit more than the bound: a glitch, delta 0, the baseline kept. */
     assert_int_equal(update(&c, 100 + 16384 + 16385, COUNTER_GLITCH), 0);
-    assert_int_equal(c.last_raw, 100 + 16384 + 16385);
+    assert_int_equal(c.last_raw, 100 + 16384);
     assert_int_equal(c.total_uj, 1000000);
-    /* The next delta is measured from the new baseline. */
-    assert_int_equal(update(&c, 100 + 16384 + 16385 + 16384, COUNTER_ADVANCED), 1000000);
-    /* A wrap whose size is implausible is a glitch too: from 0xC065 down to 0x10 means
+    /* The next reading is plausible against the baseline: the spike was garbage, and the
+     * energy of both windows is counted. */
+    assert_int_equal(update(&c, 100 + 16384 + 16384, COUNTER_ADVANCED), 1000000);
+    /* A new level, confirmed by the reading after it: counted from there. */
+    assert_int_equal(update(&c, 200000, COUNTER_GLITCH), 0);
+    assert_int_equal(update(&c, 200000 + 8192, COUNTER_ADVANCED), 500000);
+    assert_int_equal(c.last_raw, 200000 + 8192);
+    /* A wrap whose size is implausible is a glitch too: from 0x34000 down to 0x10 means
      * almost 2^32 units went by. */
     assert_int_equal(update(&c, 0x10, COUNTER_GLITCH), 0);
-    assert_int_equal(c.last_raw, 0x10);
-    /* A plausible wrap still works. */
     update(&c, 0xFFFFFFFF, COUNTER_GLITCH);
+    /* A plausible wrap from the new level confirms it. */
     assert_int_equal(update(&c, 0x3FFF, COUNTER_WRAPPED), 1000000);
-    assert_int_equal(c.total_uj, 3000000);
+    assert_int_equal(c.total_uj, 3500000);
 
-    /* NVML with a bound: a reset to a huge value is a glitch as well. */
+    /* NVML with a bound: a reset to a huge value is a glitch as well; the reading after it,
+     * one mJ on, confirms the new level. */
     ASSERT_OK(energy_counter_init(&c, 0, ENERGY_UNIT_MJ, 1000000));
     update(&c, 50000000, COUNTER_FIRST);
     assert_int_equal(update(&c, 40000000, COUNTER_GLITCH), 0);
     assert_int_equal(update(&c, 40000001, COUNTER_ADVANCED), 1000);
+    /* A spike between two good readings: the pair's energy is counted in full. */
+    assert_int_equal(update(&c, 90000000, COUNTER_GLITCH), 0);
+    assert_int_equal(update(&c, 40000500, COUNTER_ADVANCED), 499000);
 }
 
 /*

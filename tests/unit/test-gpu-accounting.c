@@ -148,6 +148,32 @@ static void test_counter_reset_and_glitch(void **state _unused_) {
     fixture_free(f);
 }
 
+/* A counter step in a short window (the tick after a late one) is energy, not a glitch: it
+ * holds what was drawn since the step before. A spike between two good readings costs
+ * nothing: the baseline stays, and the reading after it counts both windows. */
+static void test_short_window_and_spike(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    struct ledger_gpu *g;
+
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    tick(f, 1000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 1000000); /* the counter has not moved yet */
+    f->now_us += 10000;
+    tick(f, 1070000); /* 70 J in 10 ms: a step of 700 W over the last 100 ms, and more */
+    g = ledger_gpu(&f->ledger, 0);
+    assert_int_equal(g->energy_uj, 70000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 1070000 + (UINT64_C(1) << 40)); /* garbage */
+    f->now_us += USEC_PER_SEC;
+    tick(f, 1070000 + 1400000); /* 1400 J in 2 s from the last good reading */
+    assert_int_equal(g->energy_uj, 1470000000);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 1470000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 static void test_power_integration_is_estimated(void **state _unused_) {
     struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
     uint64_t measured, estimated;
@@ -613,6 +639,7 @@ int main(void) {
         cmocka_unit_test(test_no_consumers_and_learned_idle),
         cmocka_unit_test(test_lost_gpu_energy_is_no_data),
         cmocka_unit_test(test_counter_reset_and_glitch),
+        cmocka_unit_test(test_short_window_and_spike),
         cmocka_unit_test(test_power_integration_is_estimated),
         cmocka_unit_test(test_pid_reuse_is_a_new_process),
         cmocka_unit_test(test_known_pids_are_not_resolved_again),

@@ -119,8 +119,12 @@ static int ui_loop(const struct config *cfg, struct top_source *src, struct top_
 
         if (now >= next_refresh) {
             refresh_model(src, m, text, err, err_size);
+            /* From the time after the fetch, and a frame and keys after every one: a fetch
+             * as long as the interval (a remote host that does not answer, 5 s) fetched
+             * again at once, for ever, and the screen, its error line and 'q' were never
+             * reached. */
+            now = clock_monotonic_ns();
             next_refresh = MAX(next_refresh + interval, now + interval / 2);
-            continue;
         }
         if (now >= next_poll) {
             top_source_poll(src);
@@ -165,6 +169,7 @@ int top_run(const struct config *cfg) {
     }
     (void)sigaction(SIGINT, &sa, NULL);
     (void)sigaction(SIGTERM, &sa, NULL);
+    (void)sigaction(SIGQUIT, &sa, NULL); /* Ctrl-\ too: the terminal is given back */
     capture_stderr(&log);
     r = ui_loop(cfg, src, &m, &text, err, sizeof(err), &log);
     release_stderr(&log);

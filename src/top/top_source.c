@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "curl_loader.h"
 #include "exposition.h"
@@ -58,21 +59,23 @@ static int open_remote(struct top_source *s) {
     const char *reason = NULL;
     int r;
 
-    if (strncmp(s->cfg.top_url, "http://", 7) != 0 && strncmp(s->cfg.top_url, "https://", 8) != 0) {
-        log_error("top: '%s' is not an http:// or https:// URL", s->cfg.top_url);
+    /* Said without its password, whatever goes wrong. */
+    describe_url(s->cfg.top_url, s->describe, sizeof(s->describe));
+    if (strncasecmp(s->cfg.top_url, "http://", 7) != 0 &&
+        strncasecmp(s->cfg.top_url, "https://", 8) != 0) {
+        log_error("top: '%s' is not an http:// or https:// URL", s->describe);
         return -EINVAL;
     }
     r = curl_api_get(&s->cu, &reason);
     if (r < 0) {
         log_error("top: cannot read '%s': libcurl.so.4 did not load (%s); install libcurl4",
-                  s->cfg.top_url, reason ? reason : "unknown reason");
+                  s->describe, reason ? reason : "unknown reason");
         return r;
     }
     (void)s->cu->global_init(CURL_GLOBAL_DEFAULT);
     s->curl = s->cu->easy_init();
     if (!s->curl)
         return -ENOMEM;
-    describe_url(s->cfg.top_url, s->describe, sizeof(s->describe));
     return 0;
 }
 

@@ -290,6 +290,41 @@ window down -- "$js" top "http://127.0.0.1:$(e2e_free_port)/metrics"
 wait_pane down 'top exited 1'
 grep -qE "joulestat top: http://127.0.0.1:[0-9]+/metrics: .*(onnect|refused)" "$d/down.stderr" ||
     e2e_fail "a URL that does not answer: $(cat "$d/down.stderr")"
+# A host that answers once, then holds every later request: each fetch now takes the 5 s
+# timeout, ten intervals. The screen still says what is wrong, and 'q' still quits (both
+# were lost while the fetches ran back to back).
+stall_port=$(e2e_free_port)
+python3 - "$stall_port" <<'EOP' &
+import socket, sys, threading, time
+body = (b'joulestat_gpu_process_energy_joules_total{pid="42",gpu="0",process_name="stall"} 12.5\n')
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(16)
+held, answered = [], False
+while True:
+    c, _ = srv.accept()
+    if not c.recv(65536):  # the test's probe of the port
+        c.close()
+        continue
+    if answered:
+        held.append(c)  # read, never answered
+        continue
+    answered = True
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+              b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+    c.close()
+EOP
+E2E_PIDS+=($!)
+e2e_wait 10 python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $stall_port)).close()" ||
+    e2e_fail "the stalling server did not start"
+window stall -- "$js" top --sample-interval 500ms "http://127.0.0.1:$stall_port/metrics"
+wait_pane stall "joulestat top - http://127.0.0.1:$stall_port/metrics"
+sleep 1.5 # inside the first fetch that is not answered
+tmx send-keys -t top:stall q
+wait_pane stall 'top exited 0'
+echo "ok: a host that stops answering: 'q' quits"
+
 status=0
 "$js" top --no-gpu </dev/null >"$d/notty.out" 2>"$d/notty.err" || status=$?
 if [[ $status != 1 ]] || ! grep -q "top needs a terminal" "$d/notty.err"; then

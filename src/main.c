@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 
@@ -47,12 +48,26 @@ static void raise_fd_limit(void) {
     }
 }
 
+/* Ends the process by the signal that killed the command run: a shell tells a loop's
+ * Ctrl-C from a command that handled it by how the command ended, not by its status 130.
+ * No core file of ours for SIGQUIT and the like. Returns only if the signal did not end us. */
+static void die_by_signal(int signal_no) {
+    struct rlimit no_core = {0, 0};
+    sigset_t set;
+
+    (void)setrlimit(RLIMIT_CORE, &no_core);
+    (void)signal(signal_no, SIG_DFL);
+    sigemptyset(&set);
+    sigaddset(&set, signal_no);
+    (void)sigprocmask(SIG_UNBLOCK, &set, NULL);
+    (void)raise(signal_no);
+}
+
 int main(int argc, char **argv) {
     struct config cfg;
     int r;
 
     tune_malloc();
-    raise_fd_limit();
     log_open();
 
     r = config_parse(argc, argv, &cfg);
@@ -61,6 +76,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     log_set_max_level(cfg.log_level);
+    /* Not for run: the command it starts would inherit the raised limit, and a program
+     * that closes every fd up to it, or uses select(), is then not the one measured. */
+    if (cfg.command != COMMAND_RUN)
+        raise_fd_limit();
 
     switch (cfg.command) {
     case COMMAND_VERSION:
@@ -82,11 +101,15 @@ int main(int argc, char **argv) {
         r = replay_run(&cfg);
         break;
     case COMMAND_RUN: {
-        int status = 0;
+        int status = 0, signal_no = 0;
 
         /* The command's own status, as perf stat and time do; 127 when it did not start. */
-        r = run_command(&cfg, &status);
-        return r < 0 ? 127 : status;
+        r = run_command(&cfg, &status, &signal_no);
+        if (r < 0)
+            return 127;
+        if (signal_no > 0)
+            die_by_signal(signal_no);
+        return status;
     }
     case COMMAND_TOP:
         r = top_run(&cfg);

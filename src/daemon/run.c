@@ -4,12 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -385,11 +387,21 @@ static void sleep_ns(uint64_t ns) {
     (void)nanosleep(&ts, NULL);
 }
 
+/* Waits up to ns, or until the command exits when its pidfd is open. */
+static void wait_exit(int pidfd, uint64_t ns) {
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+    if (pidfd < 0 || poll(&p, 1, (int)(ns / NSEC_PER_MSEC)) < 0)
+        sleep_ns(ns);
+}
+
 /* Ticks the sampler until the command exits; then the last window, with the command's
- * own CPU time and its reaped children's from wait4(). Returns 0 or -errno. */
+ * own CPU time and its reaped children's from wait4(). *ret_ended_ns: when its exit was
+ * seen (a pidfd wakes at once; without one, within a poll). Returns 0 or -errno. */
 static int follow(struct sampler *sampler, struct snapshot_slot *slot, const struct config *cfg,
-                  struct tree *t, struct cpu_meter *m, int *ret_wstatus) {
-    uint64_t poll = sampler_poll_interval_ns(cfg), next_tick = clock_monotonic_ns();
+                  struct tree *t, struct cpu_meter *m, int *ret_wstatus, uint64_t *ret_ended_ns) {
+    uint64_t poll_ns = sampler_poll_interval_ns(cfg), next_tick = clock_monotonic_ns();
+    _cleanup_(closep) int pidfd = (int)syscall(SYS_pidfd_open, t->root, 0);
     long hz = sysconf(_SC_CLK_TCK);
 
     for (;;) {
@@ -404,6 +416,7 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
             pending_signal = 0;
         }
         if (w == t->root) {
+            *ret_ended_ns = clock_monotonic_ns();
             /* The root is gone from /proc: its time (and its reaped children's) is here. */
             double root_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
@@ -419,11 +432,11 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
             next_tick += cfg->sample_interval_ns;
         } else
             sampler_poll(sampler, &now);
-        sleep_ns(poll);
+        wait_exit(pidfd, poll_ns);
     }
 }
 
-int run_command(const struct config *given, int *ret_status) {
+int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     struct config c = *given;
     struct snapshot_slot *slot = snapshot_slot_new();
     struct sampler *sampler = NULL;
@@ -433,14 +446,17 @@ int run_command(const struct config *given, int *ret_status) {
     struct sigaction old_signals[ARRAY_SIZE(run_signals)];
     bool signals_taken = false;
     struct usage u;
-    uint64_t started;
+    uint64_t started, ended = 0;
     int r, wstatus = 0, status;
 
     if (!slot)
         return -ENOMEM;
-    /* Short windows for a command that may last a second. */
+    /* Short windows for a command that may last a second, and RAPL read at every tick: the
+     * last one, when the exit is seen, may come sooner than a scan interval after the one
+     * before, and without a reading the command's last CPU time had no energy (a command
+     * under 100 ms had none at all). */
     c.sample_interval_ns = MIN(c.sample_interval_ns, 200 * NSEC_PER_MSEC);
-    c.process_scan_interval_ns = c.sample_interval_ns;
+    c.process_scan_interval_ns = 0;
     /* The report sums the processes of the last snapshot: one that finished early must
      * still be in it, however long the rest ran. */
     c.metric_retention_ns = UINT64_MAX;
@@ -473,7 +489,7 @@ int run_command(const struct config *given, int *ret_status) {
     }
     (void)hashmap_put(&t.members, (uint64_t)t.root + 1, (void *)(uintptr_t)root_start(&t));
     t.n_members = 1;
-    r = follow(sampler, slot, &c, &t, &meter, &wstatus);
+    r = follow(sampler, slot, &c, &t, &meter, &wstatus, &ended);
     give_back_signals(old_signals);
     signals_taken = false;
     if (r < 0) {
@@ -481,6 +497,7 @@ int run_command(const struct config *given, int *ret_status) {
         goto finish;
     }
     status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    *ret_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
     snap = snapshot_slot_get(slot);
     if (!snap) {
         r = -ENODATA;
@@ -490,10 +507,9 @@ int run_command(const struct config *given, int *ret_status) {
     for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
         u.cpu_uj[d] = (uint64_t)meter.uj[d];
     if (c.json)
-        print_json(c.run_argv, snap, &u, (double)(clock_monotonic_ns() - started) / 1e9, status);
+        print_json(c.run_argv, snap, &u, (double)(ended - started) / 1e9, status);
     else
-        print_table(&c, c.run_argv, snap, &u, (double)(clock_monotonic_ns() - started) / 1e9,
-                    status);
+        print_table(&c, c.run_argv, snap, &u, (double)(ended - started) / 1e9, status);
     *ret_status = status;
     r = 0;
 

@@ -10,7 +10,8 @@
  * domain, duration and mean power. It opens the sources itself (no daemon needed); a
  * source that is missing is said so and the rest is reported.
  *
- * Returns 0 with *ret_status the command's exit status (128 + signal when killed), or
- * -errno when the command could not be started (127-style failures are reported as such).
+ * Returns 0 with *ret_status the command's exit status (128 + signal when killed) and
+ * *ret_signal the signal that killed it (0: it exited), or -errno when the command could
+ * not be started (127-style failures are reported as such).
  */
-int run_command(const struct config *cfg, int *ret_status);
+int run_command(const struct config *cfg, int *ret_status, int *ret_signal);

@@ -66,4 +66,30 @@ assert 0 < cpu <= limit, (cpu, limit)
 assert abs(report["total_joules"] - cpu) < 1e-6, report
 print(f"run: {cpu:.3f} J of CPU package over {report['elapsed_seconds']:.2f} s")
 EOP
+# 4. A command shorter than a tick still gets its CPU energy: the last window, when its exit
+#    is seen, reads the zone too (it was 0 J when that came sooner than a scan interval).
+"$js" run --json --no-gpu --rapl-source powercap --path.sysfs "$E2E_TMP/sys" -- python3 -c '
+import time
+t = time.monotonic() + 0.15
+while time.monotonic() < t:
+    pass' 2>"$E2E_TMP/err" || e2e_fail "run failed: $(cat "$E2E_TMP/err")"
+python3 - "$E2E_TMP/err" <<'EOP' || e2e_fail "a short command: $(cat "$E2E_TMP/err")"
+import json, sys
+report = json.loads([l for l in open(sys.argv[1]) if l.startswith('{"command"')][-1])
+cpu = report["cpu_joules"].get("package", 0)
+assert 0 < cpu <= 20 * report["elapsed_seconds"] + 2, report
+assert report["elapsed_seconds"] < 2, report
+print(f"run: a short command: {cpu:.3f} J over {report['elapsed_seconds']:.2f} s")
+EOP
+
+# 5. A command killed by a signal: joulestat ends by the same signal, so that a shell loop
+#    stops at a Ctrl-C as it would without joulestat (an exit status of 130 does not).
+python3 - "$js" <<'EOP' || e2e_fail "a command killed by SIGINT: joulestat did not end by it"
+import signal, subprocess, sys
+p = subprocess.run([sys.argv[1], "run", "--no-gpu", "--rapl-source", "off", "--",
+                    "sh", "-c", "kill -INT $$"], stderr=subprocess.PIPE)
+assert p.returncode == -signal.SIGINT, (p.returncode, p.stderr)
+assert b"signal" in p.stderr or b"130" in p.stderr, p.stderr
+EOP
+
 echo "run-command: ok"

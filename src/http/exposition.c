@@ -22,14 +22,21 @@
  */
 /* The labels my-gpu-exporter's users query (its README and metrics reference): the same
  * with or without its prefix. A scrape config with honor_labels keeps pod and namespace
- * from being renamed exported_pod, exported_namespace (docs/METRICS.md). */
-static void put_process_labels(struct strbuf *sb, const struct snap_gpu_process *p) {
+ * from being renamed exported_pod, exported_namespace (docs/METRICS.md). With its prefix,
+ * the exporter's own label names too: it serves exported_pod, exported_namespace and
+ * exported_container under those names, and its dashboards query them. */
+static void put_process_labels(struct strbuf *sb, const struct snap_gpu_process *p, bool compat) {
     put_label_u64(sb, true, "pid", p->pid);
     put_label_u64(sb, false, "gpu", p->gpu);
     PUT_LABEL(sb, false, "process_name", p->id->process_name);
     PUT_LABEL(sb, false, "pod", p->id->pod);
     PUT_LABEL(sb, false, "namespace", p->id->namespace_);
     PUT_LABEL(sb, false, "container", p->id->container);
+    if (compat) {
+        PUT_LABEL(sb, false, "exported_pod", p->id->pod);
+        PUT_LABEL(sb, false, "exported_namespace", p->id->namespace_);
+        PUT_LABEL(sb, false, "exported_container", p->id->container);
+    }
     PUT_LABEL(sb, false, "pod_uid", p->id->pod_uid);
     PUT_LABEL(sb, false, "container_id", p->id->container_id);
     if (p->mig) { /* fixed for the process's life: its series stays one series */
@@ -124,7 +131,7 @@ static int render_processes(struct render *r, const struct snapshot *s, const ch
         if (i + IDENTITY_PREFETCH_AHEAD < n)
             prefetch_identity(s->gpu_processes[i + IDENTITY_PREFETCH_AHEAD].id);
         off[i] = lbl.len;
-        put_process_labels(&lbl, &s->gpu_processes[i]);
+        put_process_labels(&lbl, &s->gpu_processes[i], compat);
     }
     off[n] = lbl.len;
     if (strbuf_error(&lbl) < 0) {
@@ -132,26 +139,29 @@ static int render_processes(struct render *r, const struct snapshot *s, const ch
         goto finish;
     }
 
-    /* my-gpu-exporter's name has no _total (its users query my_gpu_process_energy_joules);
-     * joulestat's own follows the convention. */
-    f = (struct family){prefix, compat ? "_energy_joules" : "_energy_joules_total", "counter",
-                        "Energy attributed to the process in joules. energy_estimated=\"false\": "
-                        "windows it had the GPU to itself (measured); \"true\": shared windows "
-                        "(split by SM utilization)."};
-    family_begin(r, &f);
-    for (size_t i = 0; i < n; i++) {
-        const struct snap_gpu_process *p = &s->gpu_processes[i];
+    /* joulestat's name follows the convention, and so does my-gpu-exporter's (its code and
+     * dashboards: _total); its README's queries have no _total: with its prefix, both. */
+    for (int name = compat ? 0 : 1; name < 2; name++) {
+        f = (struct family){prefix, name == 0 ? "_energy_joules" : "_energy_joules_total",
+                            "counter",
+                            "Energy attributed to the process in joules. "
+                            "energy_estimated=\"false\": windows it had the GPU to itself "
+                            "(measured); \"true\": shared windows (split by SM utilization)."};
+        family_begin(r, &f);
+        for (size_t i = 0; i < n; i++) {
+            const struct snap_gpu_process *p = &s->gpu_processes[i];
 
-        series_begin(r);
-        strbuf_putc(r->out, '{');
-        strbuf_append(r->out, lbl.buf + off[i], off[i + 1] - off[i]);
-        strbuf_puts(r->out, ",energy_estimated=\"false\"");
-        end_micro(r, p->energy_measured_uj);
-        series_begin(r);
-        strbuf_putc(r->out, '{');
-        strbuf_append(r->out, lbl.buf + off[i], off[i + 1] - off[i]);
-        strbuf_puts(r->out, ",energy_estimated=\"true\"");
-        end_micro(r, p->energy_estimated_uj);
+            series_begin(r);
+            strbuf_putc(r->out, '{');
+            strbuf_append(r->out, lbl.buf + off[i], off[i + 1] - off[i]);
+            strbuf_puts(r->out, ",energy_estimated=\"false\"");
+            end_micro(r, p->energy_measured_uj);
+            series_begin(r);
+            strbuf_putc(r->out, '{');
+            strbuf_append(r->out, lbl.buf + off[i], off[i + 1] - off[i]);
+            strbuf_puts(r->out, ",energy_estimated=\"true\"");
+            end_micro(r, p->energy_estimated_uj);
+        }
     }
     for (size_t g = 0; g < ARRAY_SIZE(process_gauges); g++) {
         f = (struct family){prefix, process_gauges[g].suffix, "gauge", process_gauges[g].help};

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # my-gpu-exporter's users, unchanged: joulestat serves the simulated three-pod node with
 # --metric-prefix=my_gpu_process and pod names from a fake Kubernetes API server; a real
-# Prometheus scrapes it with honor_labels, and each query of my-gpu-exporter's README is
-# run through Prometheus' HTTP API and compared with the scenario's truth: each process's
+# Prometheus scrapes it with honor_labels, and each query of my-gpu-exporter's README (and
+# of its dashboard, on the names it serves: _total, exported_pod) is run through
+# Prometheus' HTTP API and compared with the scenario's truth: each process's
 # mean active power, from `joulestat replay` of the same scenario (idle kept at device
 # level in both).
 set -euo pipefail
@@ -73,7 +74,9 @@ for q in 'rate(my_gpu_process_energy_joules[1m])' \
     'sum(my_gpu_process_active)' \
     'sum by (pod) (rate(my_gpu_process_energy_joules[5m])) / sum by (pod) (my_gpu_process_sm_utilization_ratio)' \
     'my_gpu_process_start_time_seconds' 'my_gpu_process_memory_used_bytes' \
-    'sum by (namespace) (rate(my_gpu_process_energy_joules[5m]))'; do
+    'sum by (namespace) (rate(my_gpu_process_energy_joules[5m]))' \
+    'rate(my_gpu_process_energy_joules_total[1m]) and on(pid, instance) (my_gpu_process_active == 1)' \
+    'sum by (exported_pod) (rate(my_gpu_process_energy_joules_total[1m]))'; do
     query "$q" >>"$d/answers.jsonl" || e2e_fail "query failed: $q"
     echo >>"$d/answers.jsonl"
 done
@@ -82,7 +85,7 @@ failed() { e2e_fail "README queries: $(cat "$d/answers.jsonl"); split: $(split_c
 python3 - "$d/answers.jsonl" "$d/replay.out" <<'EOP' || failed
 import json, re, sys
 ans = [json.loads(l)["data"]["result"] for l in open(sys.argv[1]) if l.strip()]
-rate, by_ns, incr, top, active, ratio, start, mem, by_ns_5m = ans
+rate, by_ns, incr, top, active, ratio, start, mem, by_ns_5m, dash, by_exported = ans
 assert {r["metric"]["namespace"] for r in by_ns_5m} == {"ml-workloads", "serving", "research"}
 pods = {"heavy": "training-job-123", "medium": "inference-api-7f9c", "light": "notebook-alice"}
 truth = {}
@@ -113,6 +116,14 @@ got = {r["metric"]["namespace"]: float(r["value"][1]) for r in by_ns}
 assert "monitoring" not in got, got
 for pod, w in truth.items():
     near(got[ns[pod]], w, f"namespace {ns[pod]}")
+# 2b. The exporter's own names, as its dashboard queries them: _total, exported_pod.
+per_pod = {}
+for r in dash:
+    per_pod[r["metric"]["pod"]] = per_pod.get(r["metric"]["pod"], 0) + float(r["value"][1])
+got = {r["metric"]["exported_pod"]: float(r["value"][1]) for r in by_exported}
+for pod, w in truth.items():
+    near(per_pod[pod], w, f"dashboard rate {pod}")
+    near(got[pod], w, f"exported_pod {pod}")
 # Every figure printed before failing: which pods moved says what went wrong.
 assert not off, "; ".join(off)
 # 3. increase() of one pod: its power over the seconds Prometheus saw (at least 30).

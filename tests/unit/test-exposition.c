@@ -66,15 +66,23 @@ static void test_golden_compat(void **state) {
     assert_non_null(s);
     text = render(s, EXPOSITION_COMPAT_PREFIX, NULL);
     check_golden(text, "my_gpu_process.prom");
-    /* The names and labels my-gpu-exporter's users query, energy_estimated last. */
-    assert_non_null(strstr(text, "my_gpu_process_energy_joules{pid=\"4242\",gpu=\"0\","
-                                 "process_name=\"python\",pod=\"train-a\","
-                                 "namespace=\"ml\",container=\"trainer\","
-                                 "pod_uid=\"7f1c6a52-0c1e-4a4e-9d1b-1f2e3d4c5b6a\","
-                                 "container_id=\"containerd://0a1b2c3d\","
-                                 "energy_estimated=\"true\"} 1979.249999\n"));
-    assert_null(strstr(text, "exported_"));
-    assert_null(strstr(text, "my_gpu_process_energy_joules_total"));
+    /* The names and labels my-gpu-exporter's users query (its README: no _total, pod and
+     * namespace), and those it serves (its code and dashboards: _total, exported_pod,
+     * exported_namespace, exported_container), energy_estimated last. */
+    for (int total = 0; total < 2; total++) {
+        char want[1024];
+
+        (void)snprintf(want, sizeof(want),
+                       "my_gpu_process_energy_joules%s{pid=\"4242\",gpu=\"0\","
+                       "process_name=\"python\",pod=\"train-a\",namespace=\"ml\","
+                       "container=\"trainer\",exported_pod=\"train-a\","
+                       "exported_namespace=\"ml\",exported_container=\"trainer\","
+                       "pod_uid=\"7f1c6a52-0c1e-4a4e-9d1b-1f2e3d4c5b6a\","
+                       "container_id=\"containerd://0a1b2c3d\","
+                       "energy_estimated=\"true\"} 1979.249999\n",
+                       total ? "_total" : "");
+        assert_non_null(strstr(text, want));
+    }
     assert_non_null(strstr(text, "my_gpu_process_gpu_process_count{gpu=\"0\"} 3\n"));
     /* Attributed GPU energy: 2071 J minus 51.000001 J unattributed. */
     assert_non_null(

@@ -479,7 +479,8 @@ static void update_device(struct ledger_gpu *g, const struct gpu_device_reading 
     g->index = d->index;
     if (d->uuid[0]) /* not read this time: the board keeps the one it had */
         copy_cut(g->uuid, sizeof(g->uuid), d->uuid);
-    copy_cut(g->model, sizeof(g->model), d->name);
+    if (d->name[0])
+        copy_cut(g->model, sizeof(g->model), d->name);
     g->up = d->up;
     if (!d->up) {
         g->power_valid = false;
@@ -552,7 +553,7 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
                 continue;
             (void)gpu_restart_forget_another(a, t, "(unnamed)");
         }
-        if (!t->typical_idle_checked) {
+        if (!t->typical_idle_checked && d->name[0]) { /* until a name is read */
             t->typical_idle_known = gpu_typical_idle_watts(d->name, &t->typical_idle_w);
             t->typical_idle_checked = true;
         }

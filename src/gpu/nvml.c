@@ -148,11 +148,15 @@ static int nvml_device_open(void *state, size_t index, struct gpu_device_reading
             memcpy(rd->uuid, uuid, sizeof(uuid));
     }
     if (s->api->device_get_name) {
-        code = s->api->device_get_name(handle, rd->name, sizeof(rd->name));
+        char name[sizeof(rd->name)] = "";
+
+        /* As the UUID: not read this time, the name it had stays (a model label that went
+         * empty would change every series of the GPU). */
+        code = s->api->device_get_name(handle, name, sizeof(name));
         if (code == NVML_ERROR_GPU_IS_LOST)
             return -ENODEV;
-        if (code != NVML_SUCCESS)
-            rd->name[0] = '\0';
+        if (code == NVML_SUCCESS)
+            memcpy(rd->name, name, sizeof(name));
     }
     d->handle = handle;
     d->modes_read_at_us = 0; /* a reset GPU may come back in other modes */

@@ -148,6 +148,20 @@ static void test_counter_reset_and_glitch(void **state _unused_) {
     fixture_free(f);
 }
 
+/* A name not read this time (the board just reopened) leaves the model label as it was: an
+ * empty one would change every series of the GPU. */
+static void test_name_not_read(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+
+    tick(f, 1000);
+    assert_string_equal(ledger_gpu(&f->ledger, 0)->model, "Simulated H100");
+    f->dev.name[0] = '\0';
+    f->now_us += USEC_PER_SEC;
+    tick(f, 2000);
+    assert_string_equal(ledger_gpu(&f->ledger, 0)->model, "Simulated H100");
+    fixture_free(f);
+}
+
 /* A counter step in a short window (the tick after a late one) is energy, not a glitch: it
  * holds what was drawn since the step before. A spike between two good readings costs
  * nothing: the baseline stays, and the reading after it counts both windows. */
@@ -640,6 +654,7 @@ int main(void) {
         cmocka_unit_test(test_lost_gpu_energy_is_no_data),
         cmocka_unit_test(test_counter_reset_and_glitch),
         cmocka_unit_test(test_short_window_and_spike),
+        cmocka_unit_test(test_name_not_read),
         cmocka_unit_test(test_power_integration_is_estimated),
         cmocka_unit_test(test_pid_reuse_is_a_new_process),
         cmocka_unit_test(test_known_pids_are_not_resolved_again),

@@ -46,8 +46,14 @@ struct kube_api {
     uint64_t generation;
     char rv[KUBE_RV_MAX];
     uint64_t rng;
-    bool failing; /* the last report was a failure */
+    bool failing;             /* the last report was a failure */
+    unsigned watches_refused; /* watches in a row the server answered with an error */
 };
+
+/* A server that refuses a watch from our version this many times in a row (500, 504 "too
+ * large resource version" after an etcd restore, an ERROR event other than 410) is asked
+ * for the whole list again, as client-go's reflector does, rather than for ever. */
+#define KUBE_WATCH_REFUSALS_RELIST 3
 
 static void publish(struct kube_api *a) {
     struct kube_table *t = NULL, *old;
@@ -312,6 +318,7 @@ static void *watcher(void *userdata) {
                 a->o.report(&rep, a->o.userdata);
         }
         if (r >= 0 || r == -ESTALE) {
+            a->watches_refused = 0;
             backoff = 0;
             /* A server that ends every watch at once must not make us spin. */
             if (!listing && r >= 0 && events == 0 && clock_monotonic_ns() - started < NSEC_PER_SEC)
@@ -321,6 +328,11 @@ static void *watcher(void *userdata) {
         if (r == -ENOMEM)
             kube_fail(&rep, KUBE_FAIL_PARSE, 0, "out of memory");
         a->failing = true;
+        if (!listing && rep.failure == KUBE_FAIL_HTTP &&
+            ++a->watches_refused >= KUBE_WATCH_REFUSALS_RELIST) {
+            a->rv[0] = '\0';
+            a->watches_refused = 0;
+        }
         if (a->o.report)
             a->o.report(&rep, a->o.userdata);
         backoff = backoff ? MIN(backoff * 2, a->o.backoff_max_ns) : a->o.backoff_min_ns;

@@ -11,6 +11,10 @@ It is driven through a control file: each line appended to it is a JSON command,
   {"op": "expire"}                    every open watch gets ERROR 410 (history dropped)
   {"op": "garbage"}                   an event no client can read (a 300-character name),
                                       kept in the history like any other
+  {"op": "refuse", "count": N}         the next N watches get HTTP 504 "Too large resource
+                                      version" (an API server whose cache lags after an etcd
+                                      restore); LISTs are answered
+  {"op": "close"}                     every open watch ends, as a server's timeout ends it
 The current pods are written to --state after each change, so a restarted server
 (--pods STATE --rv-start N) continues where this one stopped. SIGTERM ends it at once,
 dropping open connections, as a crashed API server would."""
@@ -35,6 +39,8 @@ class State:
         self.pods = {}
         self.history = []  # (rv, type, pod)
         self.epoch = 0  # bumped by "expire"
+        self.refuse = 0  # watches left to refuse
+        self.closes = 0  # bumped by "close"
         self.state_path = state_path
         for p in pods:
             self._stamp(p)
@@ -72,6 +78,10 @@ class State:
             elif op == "garbage":
                 self.rv += 1
                 self.history.append((self.rv, "GARBAGE", None))
+            elif op == "refuse":
+                self.refuse = int(cmd["count"])
+            elif op == "close":
+                self.closes += 1
             elif op == "expire":
                 self.epoch += 1
                 self.history.clear()
@@ -140,6 +150,13 @@ def make_handler(state, token_file, log):
                 since = int(q.get("resourceVersion", ""))
             except ValueError:
                 since = -1
+            with state.cond:
+                refused = state.refuse > 0
+                state.refuse -= 1 if refused else 0
+            if refused:
+                self.note(f"WATCH rv={since} refused")
+                return self.send_json(504, status(504, "Timeout",
+                                                  f"Too large resource version: {since}"))
             timeout = min(int(q.get("timeoutSeconds", "300")), 300)
             deadline = time.monotonic() + timeout
             self.send_response(200)
@@ -147,7 +164,7 @@ def make_handler(state, token_file, log):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             with state.cond:
-                epoch = state.epoch
+                epoch, closes = state.epoch, state.closes
                 gone = since < state.floor or since > state.rv
             self.note(f"WATCH rv={since} gone={int(gone)}")
             if gone:
@@ -158,6 +175,8 @@ def make_handler(state, token_file, log):
             last_bookmark = time.monotonic()
             while time.monotonic() < deadline:
                 with state.cond:
+                    if state.closes != closes:
+                        break
                     if state.epoch != epoch:
                         pending, expired = [], True
                     else:

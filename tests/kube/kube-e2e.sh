@@ -157,6 +157,18 @@ e2e_wait 15 source_up "$url" 1 ||
     e2e_fail "the watch should have resumed without a LIST: $(tail -5 "$d/api-requests.log")"
 echo "step 4b: a resumed watch is up again at t=$((SECONDS - t0)) s"
 
+# 4c. The server refuses every watch from our version (504, as after an etcd restore): after
+#     three refusals in a row the watcher asks for the whole list again, and is up again.
+lists=$(grep -c "LIST" "$d/api-requests.log")
+echo '{"op": "refuse", "count": 1000}' >>"$d/control"
+echo '{"op": "close"}' >>"$d/control"
+e2e_wait 30 grep -q "WATCH .* refused" "$d/api-requests.log" || e2e_fail "no watch was refused"
+relisted() { (($(grep -c "LIST" "$d/api-requests.log") > lists)); }
+e2e_wait 45 relisted || e2e_fail "refused watches never led to a new LIST"
+echo '{"op": "refuse", "count": 0}' >>"$d/control"
+e2e_wait 30 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1 after the LIST"
+echo "step 4c: refused watches, then a LIST, at t=$((SECONDS - t0)) s"
+
 # 5. The wrong token: names empty, one clear log line, energy intact (monitor below).
 check none "$bad_url" $metric pod || e2e_fail "wrong token: names must stay empty"
 n=$(grep -c "refused our token (HTTP 401" "$d/joulestat-bad.log" || true)

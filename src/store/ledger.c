@@ -89,8 +89,13 @@ static uint64_t gpu_pid_slot(const struct ledger_process *p) {
     return hash_u64(((uint64_t)p->gpu << 32) | p->pid) ^ 0x7069647265757365ULL;
 }
 
-static bool same_labels(const struct snap_identity *a, const struct snap_identity *b) {
-    for (size_t f = 0; f < _LABEL_FIELD_MAX; f++)
+/* How far back the entries of one (gpu, pid) are looked through for one to go on from. */
+#define LEDGER_REUSE_WALK_MAX 8
+
+/* The labels a GPU process's series carry besides pid and gpu (exposition.c): its job,
+ * step and unit are not among them. */
+static bool same_gpu_labels(const struct snap_identity *a, const struct snap_identity *b) {
+    for (size_t f = LABEL_PROCESS_NAME; f <= LABEL_CONTAINER_ID; f++)
         if (strcmp(label_value(a, f), label_value(b, f)) != 0)
             return false;
     return true;
@@ -99,18 +104,38 @@ static bool same_labels(const struct snap_identity *a, const struct snap_identit
 /* A pid of a GPU given again to a process of the same labels (a relaunch loop, a small
  * pid_max): on /metrics both are one series, so the new entry goes on from the old one's
  * counters and the old entry, which has ended, is dropped; two entries would export the
- * same series twice. */
+ * same series twice. The same series, whatever the labels it does not carry: two SLURM
+ * jobs' processes that differ only by job were two entries with one label set (a series
+ * twice in one scrape, which Prometheus and promtool refuse). A workload's energy was
+ * booked as it went, so nothing moves between jobs. */
 static void take_over_reused_pid(struct ledger *l, struct ledger_process *p) {
     uint64_t slot = gpu_pid_slot(p);
-    uint64_t old_key = (uint64_t)(uintptr_t)hashmap_get(&l->gpu_latest, slot);
-    struct ledger_process *old = old_key ? hashmap_get(&l->processes, old_key) : NULL;
+    uint64_t head = (uint64_t)(uintptr_t)hashmap_get(&l->gpu_latest, slot), key = head;
+    struct ledger_process *later = NULL;
 
-    if (old && old != p && !old->active && same_labels(old->id, p->id)) {
-        p->measured_uj = old->measured_uj;
-        p->estimated_uj = old->estimated_uj;
-        free_process(hashmap_remove(&l->processes, old_key));
-        l->process_gen++; /* cached process pointers (gpu_accounting) may dangle now */
+    /* The entries on this (gpu, pid), newest first: not only the newest (pid 500 given to
+     * "infer", "train", then "infer" again left two "infer" entries, one series twice). A
+     * swept entry ends the walk. */
+    for (unsigned hops = 0; key && hops < LEDGER_REUSE_WALK_MAX; hops++) {
+        struct ledger_process *e = hashmap_get(&l->processes, key);
+
+        if (!e)
+            break;
+        if (e != p && !e->active && same_gpu_labels(e->id, p->id)) {
+            p->measured_uj = e->measured_uj;
+            p->estimated_uj = e->estimated_uj;
+            if (later)
+                later->earlier_key = e->earlier_key;
+            else
+                head = e->earlier_key;
+            free_process(hashmap_remove(&l->processes, key));
+            l->process_gen++; /* cached process pointers (gpu_accounting) may dangle now */
+            break;
+        }
+        later = e;
+        key = e->earlier_key;
     }
+    p->earlier_key = head;
     /* Out of memory: a reuse goes unnoticed, as before. */
     (void)hashmap_put(&l->gpu_latest, slot, (void *)(uintptr_t)p->key);
 }

@@ -31,6 +31,7 @@ struct ledger_process {
     unsigned gpu;
     uint32_t pid;
     uint64_t start_ticks;           /* field 22 of /proc/<pid>/stat; 0 when unknown */
+    uint64_t earlier_key;           /* the entry before it on its (gpu, pid), pid reuse (0: none) */
     const struct snap_identity *id; /* shared labels (labels.h) */
     double start_time_seconds;
     uint64_t measured_uj;

@@ -230,7 +230,7 @@ static void test_renamed_process_ends_its_old_series(void **state) {
 
 /* A GPU pid given again to a process of the same labels is one series: the new process
  * goes on from the ended one's counters, which leaves the ledger. Other labels, or the old
- * process still running, keep two. */
+ * process still running, keep two. The labels are those its series carry. */
 static void test_reused_pid_is_one_series(void **state) {
     struct snap_identity id = {.process_name = "infer", .container_id = CTR_A};
     struct snap_identity other = {.process_name = "train", .container_id = CTR_A};
@@ -254,11 +254,29 @@ static void test_reused_pid_is_one_series(void **state) {
     assert_int_equal(l.processes.size, 2);
     assert_int_equal(ledger_process_get(&l, 0, 501, 40, &id, &p), 1);
     assert_int_equal(l.processes.size, 3); /* another pid: its own series */
-    /* "infer" on the pid again: its newest entry is "train", so nothing is taken over */
+    /* "infer" on the pid again: its newest entry is "train", but the older "infer" one
+     * behind it is the same series, and is gone on from (two entries were one series
+     * twice on /metrics) */
     ledger_sweep(&l, 6 * SEC, 6 * SEC, 300 * SEC);
     assert_int_equal(ledger_process_get(&l, 0, 500, 50, &id, &p), 1);
-    assert_int_equal(p->measured_uj, 0);
-    assert_int_equal(l.processes.size, 4);
+    assert_int_equal(p->measured_uj, 50000000);
+    assert_int_equal(l.processes.size, 3);
+    ledger_done(&l);
+
+    /* Two SLURM jobs' processes that differ by their job alone: GPU series do not carry
+     * the job, so they are one series. */
+    ledger_init(&l);
+    {
+        struct snap_identity job1 = {.process_name = "python", .slurm_job = "100"};
+        struct snap_identity job2 = {.process_name = "python", .slurm_job = "101"};
+
+        ASSERT_OK(ledger_process_get(&l, 0, 700, 10, &job1, &old));
+        ASSERT_OK(ledger_add_gpu_energy(&l, old, 3000000, false, 1 * SEC));
+        ledger_sweep(&l, 5 * SEC, 5 * SEC, 300 * SEC);
+        assert_int_equal(ledger_process_get(&l, 0, 700, 20, &job2, &p), 1);
+        assert_int_equal(p->measured_uj, 3000000);
+        assert_int_equal(l.processes.size, 1);
+    }
     ledger_done(&l);
 
     ledger_init(&l);

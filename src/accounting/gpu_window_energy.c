@@ -51,6 +51,14 @@ bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
             t->energy_since_ns =
                 event != COUNTER_FIRST && t->energy_read_ns ? t->energy_read_ns : now_ns;
         t->energy_read_ns = now_ns;
+        /* The power reading kept too: should the counter stop answering (NOT_SUPPORTED), the
+         * window it leaves open is integrated from here, not dropped. */
+        if (d->power_valid) {
+            t->power_primed = true;
+            t->last_power_mw = d->power_mw;
+            t->last_power_ns = now_ns;
+            t->power_polled_uj = 0;
+        }
         if (event == COUNTER_FIRST)
             return false;
         *ret_uj = delta;

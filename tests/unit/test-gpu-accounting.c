@@ -148,6 +148,28 @@ static void test_counter_reset_and_glitch(void **state _unused_) {
     fixture_free(f);
 }
 
+/* A counter that stops answering (NOT_SUPPORTED from then on): the window it leaves open
+ * is integrated from the last power reading, not dropped, and estimated from there. */
+static void test_counter_stops_answering(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    struct ledger_gpu *g;
+
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    tick(f, 1000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 1150000); /* 150 J measured */
+    f->dev.energy_valid = false;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 0); /* 100 W at both ends: 100 J */
+    g = ledger_gpu(&f->ledger, 0);
+    assert_int_equal(g->energy_uj, 250000000);
+    assert_true(g->energy_estimated);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 250000000);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 /* A name not read this time (the board just reopened) leaves the model label as it was: an
  * empty one would change every series of the GPU. */
 static void test_name_not_read(void **state _unused_) {
@@ -655,6 +677,7 @@ int main(void) {
         cmocka_unit_test(test_counter_reset_and_glitch),
         cmocka_unit_test(test_short_window_and_spike),
         cmocka_unit_test(test_name_not_read),
+        cmocka_unit_test(test_counter_stops_answering),
         cmocka_unit_test(test_power_integration_is_estimated),
         cmocka_unit_test(test_pid_reuse_is_a_new_process),
         cmocka_unit_test(test_known_pids_are_not_resolved_again),

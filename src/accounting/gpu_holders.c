@@ -84,6 +84,7 @@ int holders_book(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsig
                 g->unattributed_uj[UNATTR_NO_DATA] += a->holder_parts[j];
             return r;
         }
+        g->allocated_uj += a->holder_parts[i];
     }
     return 0;
 }

@@ -321,13 +321,14 @@ static void render_gpus(struct render *r, const struct snapshot *s, const char *
         return;
 
     /* my-gpu-exporter's per-GPU families. Its energy was a sum over live processes (not
-     * monotonic); ours is the GPU's energy minus the unattributed part, a true counter. */
+     * monotonic); ours is the GPU's energy less what no process was given (unattributed,
+     * and the pods' GPU allocations), a true counter. */
     f = (struct family){prefix, "_gpu_energy_joules_total", "counter",
                         "Energy attributed to processes on this GPU since start, in joules."};
     family_begin(r, &f);
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct snap_gpu *g = &s->gpus[i];
-        uint64_t un = gpu_unattributed(g);
+        uint64_t un = gpu_unattributed(g) + g->allocated_uj;
 
         gpu_label(r, g);
         end_micro(r, g->energy_uj > un ? g->energy_uj - un : 0);

@@ -100,6 +100,7 @@ struct ledger_gpu {
     bool energy_estimated;
     uint64_t energy_uj;
     uint64_t unattributed_uj[_UNATTR_MAX];
+    uint64_t allocated_uj; /* given to the pods that hold it (idle policy allocation) */
     bool power_valid;
     double power_watts;
     bool idle_power_valid;

@@ -130,6 +130,7 @@ struct snapshot *ledger_snapshot(const struct ledger *l, struct snapshot *recycl
             .up = g->up,
             .energy_estimated = g->energy_estimated,
             .energy_uj = g->energy_uj,
+            .allocated_uj = g->allocated_uj,
             .power_valid = g->power_valid,
             .power_watts = g->power_watts,
             .idle_power_valid = g->idle_power_valid,

@@ -126,6 +126,8 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         put_escaped(out, "model", g->model);
         put_u64(out, "energy_uj", g->energy_uj);
         put_reasons(out, g->unattributed_uj);
+        if (g->allocated_uj)
+            put_u64(out, "allocated_uj", g->allocated_uj);
         for (unsigned m = 0; m < _SPLIT_METHOD_MAX; m++)
             if (g->split_windows[m])
                 put_split(out, m, g->split_windows[m]);
@@ -335,7 +337,9 @@ static int restore_gpu(struct ledger *l, const struct fields *f, const struct le
     g->index = (unsigned)index;
     copy_cut(g->uuid, sizeof(g->uuid), uuid);
     copy_cut(g->model, sizeof(g->model), model ? model : "");
-    if (get_u64(f, "energy_uj", true, &g->energy_uj) < 0 || get_reasons(f, g->unattributed_uj) < 0)
+    if (get_u64(f, "energy_uj", true, &g->energy_uj) < 0 ||
+        get_reasons(f, g->unattributed_uj) < 0 ||
+        get_u64(f, "allocated_uj", false, &g->allocated_uj) < 0)
         return -EBADMSG;
     for (unsigned m = 0; m < _SPLIT_METHOD_MAX; m++) {
         char key[48];

@@ -70,6 +70,7 @@ struct snap_gpu {
     bool energy_estimated; /* no energy counter: integrated from power */
     uint64_t energy_uj;    /* measured since joulestat started */
     uint64_t unattributed_uj[_UNATTR_MAX];
+    uint64_t allocated_uj; /* given to the pods that hold it, not to processes */
     bool power_valid;
     double power_watts;
     bool idle_power_valid;

@@ -88,6 +88,12 @@ static void test_golden_compat(void **state) {
     assert_non_null(
         strstr(text, "my_gpu_process_gpu_energy_joules_total{gpu=\"0\"} 2019.999999\n"));
     assert_null(strstr(text, "joulestat_gpu_process_"));
+    /* What pods were given for holding the GPU (idle policy allocation) is no process's. */
+    s->gpus[0].allocated_uj = 20000000;
+    free(text);
+    text = render(s, EXPOSITION_COMPAT_PREFIX, NULL);
+    assert_non_null(
+        strstr(text, "my_gpu_process_gpu_energy_joules_total{gpu=\"0\"} 1999.999999\n"));
     snapshot_unref(s);
 }
 

@@ -61,6 +61,7 @@ static void fill(struct ledger *l) {
     g->energy_uj = 1000000;
     g->unattributed_uj[UNATTR_IDLE] = 7;
     g->unattributed_uj[UNATTR_DOWNTIME] = 11;
+    g->allocated_uj = 17;
     g->split_windows[SPLIT_LEARNED] = 13;
     ASSERT_OK(ledger_process_get(l, 3, 100, 777, &pod, &p));
     ASSERT_OK(ledger_add_gpu_energy(l, p, 600000, true, 1));
@@ -167,6 +168,7 @@ static void test_round_trip(void **state _unused_) {
     assert_int_equal(strlen(again), strlen(text));
     assert_int_equal(ledger_gpu(&b, 3)->unattributed_uj[UNATTR_DOWNTIME], 11);
     assert_int_equal(ledger_gpu(&b, 3)->split_windows[SPLIT_LEARNED], 13);
+    assert_int_equal(ledger_gpu(&b, 3)->allocated_uj, 17);
     {
         struct ledger_rapl *r;
 

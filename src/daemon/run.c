@@ -411,7 +411,8 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
 
         if (w < 0 && errno != EINTR)
             return -errno;
-        if (pending_signal) {
+        /* Not once wait4() has reaped the root: its pid may be another process's now. */
+        if (pending_signal && w != t->root) {
             (void)kill(t->root, pending_signal);
             pending_signal = 0;
         }

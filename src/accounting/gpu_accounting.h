@@ -48,7 +48,8 @@ struct gpu_accounting *gpu_accounting_free(struct gpu_accounting *a);
  * Pods holding GPUs (kubelet pod-resources) for --gpu-idle-policy=allocation. The table is
  * borrowed until the next call (NULL: none known, the policy then works as even).
  * lookup_uid, when set, gives a pod's UID from its namespace and name (Kubernetes API);
- * it returns 0 and a string valid until the next call, or -ENOENT.
+ * it returns 0 and a string valid until the next call, -ENOENT, or -ESRCH for a pod that
+ * has finished (Succeeded or Failed): it holds no GPU, whatever the kubelet still lists.
  */
 struct gpu_alloc_table;
 typedef int (*pod_uid_lookup_fn)(void *userdata, const char *namespace_, const char *pod,

@@ -15,6 +15,16 @@ static bool on_instance_of(const struct gpu_alloc *e, const struct gpu_device_re
     return false;
 }
 
+/* A pod the Kubernetes API says has finished (Succeeded, Failed): kubelets have listed the
+ * devices of such pods, which would go on being charged for the GPU (and share it with
+ * the pod given it next). */
+static bool pod_finished(const struct gpu_accounting *a, const struct gpu_alloc *e) {
+    const char *uid;
+
+    return a->lookup_uid &&
+           a->lookup_uid(a->lookup_userdata, e->namespace_, e->pod, &uid) == -ESRCH;
+}
+
 /* The pods holding this GPU, one holder per pod weighted by the ids it holds (the table is
  * sorted by GPU, namespace, pod, so a pod's entries are adjacent): the entries naming the
  * GPU, then those naming one of its MIG instances by the instance's own UUID. */
@@ -33,6 +43,8 @@ int holders_collect(struct gpu_accounting *a, const struct gpu_device_reading *d
         const struct gpu_alloc *e = i < n_entries ? &first[i] : &unplaced[i - n_entries];
 
         if (i >= n_entries && !on_instance_of(e, d))
+            continue;
+        if (pod_finished(a, e))
             continue;
         if (n > 0 && strcmp(a->holder_first[n - 1]->namespace_, e->namespace_) == 0 &&
             strcmp(a->holder_first[n - 1]->pod, e->pod) == 0) {

@@ -137,6 +137,11 @@ static int pod_from_json(const struct jansson_api *js, const json_t *obj, struct
         r = dup_field(
             get_string(js, js->object_get(meta, "annotations"), "kubernetes.io/config.mirror"),
             &p->config_hash);
+    {
+        const char *phase = get_string(js, status, "phase");
+
+        p->finished = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    }
     if (r >= 0)
         r = add_statuses(js, p, &cap, js->object_get(status, "containerStatuses"));
     if (r >= 0)

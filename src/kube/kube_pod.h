@@ -26,6 +26,7 @@ struct kube_pod {
     size_t n_containers;
     struct kube_container *containers;
     uint64_t deleted_ns; /* model state: monotonic time it was deleted; 0 while live */
+    bool finished;       /* status.phase Succeeded or Failed: its containers are done */
 };
 
 struct kube_pod *kube_pod_free(struct kube_pod *p);

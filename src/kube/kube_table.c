@@ -181,6 +181,7 @@ int kube_table_build(const struct kube_pod *const *pods, size_t n_pods, uint64_t
         p->info.name = copy_string(&cursor, src->name);
         p->info.namespace_ = copy_string(&cursor, src->namespace_);
         p->info.deleted = src->deleted_ns != 0;
+        p->info.finished = src->finished;
         p->config_hash = src->config_hash ? copy_string(&cursor, src->config_hash) : NULL;
         p->deleted_ns = src->deleted_ns;
         if (!p->info.deleted)
@@ -262,6 +263,8 @@ int kube_table_uid_by_name(const struct kube_table *t, const char *namespace_, c
 
     if (!p)
         return -ENOENT;
+    if (p->info.finished)
+        return -ESRCH;
     *ret_uid = p->info.uid;
     return 0;
 }

@@ -137,6 +137,24 @@ static void test_pod_list_edge(void **state) {
     assert_string_equal(l.pods[0]->containers[0].name, "d");
     kube_pod_list_done(&l);
 
+    /* The phase: Succeeded and Failed are finished, anything else (or none) is not. */
+    static const char phases[] =
+        "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"8\"},\"items\":["
+        "{\"metadata\":{\"uid\":\"1\",\"name\":\"a\",\"namespace\":\"n\"},"
+        "\"status\":{\"phase\":\"Succeeded\"}},"
+        "{\"metadata\":{\"uid\":\"2\",\"name\":\"b\",\"namespace\":\"n\"},"
+        "\"status\":{\"phase\":\"Failed\"}},"
+        "{\"metadata\":{\"uid\":\"3\",\"name\":\"c\",\"namespace\":\"n\"},"
+        "\"status\":{\"phase\":\"Running\"}},"
+        "{\"metadata\":{\"uid\":\"4\",\"name\":\"d\",\"namespace\":\"n\"}}]}";
+    ASSERT_OK(kube_parse_pod_list(js, phases, strlen(phases), &l));
+    assert_int_equal(l.n_pods, 4);
+    assert_true(l.pods[0]->finished);
+    assert_true(l.pods[1]->finished);
+    assert_false(l.pods[2]->finished);
+    assert_false(l.pods[3]->finished);
+    kube_pod_list_done(&l);
+
     /* An empty node: items null or absent. */
     static const char empty[] =
         "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":null}";

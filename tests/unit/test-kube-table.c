@@ -90,6 +90,17 @@ static void test_table_lookups(void **state) {
     assert_string_equal(uid, "u-3");
     ASSERT_ERRNO(kube_table_uid_by_name(t, "ml", "infer", &uid), ENOENT);
     ASSERT_ERRNO(kube_table_uid_by_name(t, "serving/infer", "", &uid), ENOENT);
+    /* a pod that has finished: known, but holding nothing */
+    {
+        struct kube_pod *done = make_pod("batch", "job-x", "u-9", NULL, 0, NULL);
+        struct kube_table *t2;
+
+        done->finished = true;
+        ASSERT_OK(kube_table_build((const struct kube_pod *const *)&done, 1, 43, &t2));
+        kube_pod_free(done);
+        ASSERT_ERRNO(kube_table_uid_by_name(t2, "batch", "job-x", &uid), ESRCH);
+        assert_null(kube_table_unref(t2));
+    }
 
     assert_ptr_equal(kube_table_ref(t), t);
     assert_null(kube_table_unref(t));

@@ -240,6 +240,29 @@ static void test_fallback_and_release(void **state) {
     fixture_free(f);
 }
 
+/* A pod the API says has finished (the kubelet still lists its GPU) holds nothing: the
+ * idle energy goes to the pod that still runs. What pods were given is kept per GPU. */
+static int lookup_notebook_finished(void *userdata, const char *namespace_, const char *pod,
+                                    const char **ret_uid) {
+    if (strcmp(pod, "notebook") == 0)
+        return -ESRCH;
+    return lookup_uid(userdata, namespace_, pod, ret_uid);
+}
+
+static void test_finished_pod_holds_nothing(void **state) {
+    struct fixture *f = fixture_new(IDLE_POLICY_ALLOCATION);
+    void *v;
+
+    gpu_accounting_set_allocations(f->acc, &f->table, lookup_notebook_finished, f);
+    tick(f, 1000000);
+    tick(f, 1060000); /* 60 J, nobody runs */
+    assert_int_equal(allocation_uj(f, "train-a", "0b0c0d0e-aaaa-bbbb-cccc-000000000001"), 60000000);
+    for (size_t i = 0; hashmap_next(&f->ledger.allocations, &i, NULL, &v);)
+        assert_string_not_equal(((struct ledger_allocation *)v)->pod, "notebook");
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->allocated_uj, 60000000);
+    fixture_free(f);
+}
+
 /* Other policies never consult the table. */
 static void test_other_policy_ignores_table(void **state) {
     struct fixture *f = fixture_new(IDLE_POLICY_EVEN);
@@ -304,6 +327,7 @@ int main(void) {
         cmocka_unit_test(test_exposition_conserves),
         cmocka_unit_test(test_fallback_and_release),
         cmocka_unit_test(test_other_policy_ignores_table),
+        cmocka_unit_test(test_finished_pod_holds_nothing),
         cmocka_unit_test(test_mig_instance_ids),
     };
 

@@ -294,8 +294,9 @@ static int on_sample(const struct prom_sample *s, void *userdata) {
      * does not know: they are the ones with a pid (and for energy, energy_estimated). */
     if (!prom_sample_label(s, "pid"))
         return 0;
-    if ((ends_with(s->name, "_energy_joules_total") || ends_with(s->name, "_energy_joules")) &&
-        prom_sample_label(s, "energy_estimated")) {
+    /* With my-gpu-exporter's prefix the same energy is served under its README's name too
+     * (no _total): counted once, by the _total one that every exporter serves. */
+    if (ends_with(s->name, "_energy_joules_total") && prom_sample_label(s, "energy_estimated")) {
         uint32_t gpu;
 
         r = process_row(m, s);

@@ -26,15 +26,22 @@ def main():
     prefix = sys.argv[2] if len(sys.argv) > 2 else 'joulestat_gpu_process'
     gpu = {}
     parts = defaultdict(Decimal)
+    totals, bare = {}, {}
     for name, labels, value in parse(path):
         if name == 'joulestat_gpu_energy_joules_total':
             gpu[labels['gpu']] = value
-        elif name in (prefix + '_energy_joules_total', prefix + '_energy_joules', 'joulestat_gpu_unattributed_energy_joules_total',
+        elif name in (prefix + '_energy_joules_total', 'joulestat_gpu_unattributed_energy_joules_total',
                       'joulestat_gpu_allocation_energy_joules_total'):
             parts[labels['gpu']] += value
+        if name == prefix + '_energy_joules_total':
+            totals[tuple(sorted(labels.items()))] = value
+        elif name == prefix + '_energy_joules':  # my-gpu-exporter's README name: the same
+            bare[tuple(sorted(labels.items()))] = value
     if not gpu:
         raise SystemExit("no joulestat_gpu_energy_joules_total series")
-    ok = True
+    ok = not bare or bare == totals
+    if not ok:
+        print(f"{prefix}_energy_joules differs from {prefix}_energy_joules_total")
     for g, total in sorted(gpu.items()):
         diff = total - parts[g]
         print(f"gpu {g}: measured {total} J, attributed+unattributed {parts[g]} J, diff {diff} J")

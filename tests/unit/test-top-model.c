@@ -75,9 +75,15 @@ static void update(struct top_model *m, const struct frame *f) {
         "joulestat_slurm_job_energy_joules_total{job_id=\"77\",component=\"cpu\"} %.6f\n",
         f->a_cpu, f->a_gpu + f->c_gpu, f->a_cpu, f->a_gpu + f->c_gpu, f->a_cpu);
     if (f->with_b) {
-        /* my-gpu-exporter's names: a counter without _total, the same labels. */
+        /* my-gpu-exporter's names, and its README's name of the same energy (no _total),
+         * which must not count twice. */
         n += gpu_process(text + n, sizeof(text) - (size_t)n, "my_gpu_process", 11, 1, "infer", "p2",
                          "u2", f->b_gpu);
+        n += snprintf(text + n, sizeof(text) - (size_t)n,
+                      "my_gpu_process_energy_joules{pid=\"11\",gpu=\"1\",process_name=\"infer\","
+                      "pod=\"p2\",namespace=\"ml\",container=\"c\",pod_uid=\"u2\","
+                      "container_id=\"cid-u2\",energy_estimated=\"false\"} %.6f\n",
+                      f->b_gpu);
         n += snprintf(text + n, sizeof(text) - (size_t)n,
                       "my_gpu_process_power_intensity_watts{pid=\"11\",gpu=\"1\","
                       "process_name=\"infer\"} 100\n"

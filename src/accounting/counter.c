@@ -75,7 +75,7 @@ int energy_counter_update(struct energy_counter *c, uint64_t raw, uint64_t *ret_
             return COUNTER_GLITCH;
         }
         delta_raw = from_suspect;
-        event = raw >= c->suspect_raw ? COUNTER_ADVANCED : COUNTER_WRAPPED;
+        event = COUNTER_RELEVELED;
     }
 
     c->have_suspect = false;

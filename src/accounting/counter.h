@@ -17,11 +17,12 @@
  */
 
 enum counter_event {
-    COUNTER_ADVANCED = 0, /* normal delta (possibly zero) */
-    COUNTER_FIRST = 1,    /* first reading: baseline only, delta 0 */
-    COUNTER_WRAPPED = 2,  /* passed its modulus once; delta is exact */
-    COUNTER_RESET = 3,    /* a non-wrapping counter went down: delta is the new value */
-    COUNTER_GLITCH = 4,   /* implausibly large delta: not energy, delta 0, baseline kept */
+    COUNTER_ADVANCED = 0,  /* normal delta (possibly zero) */
+    COUNTER_FIRST = 1,     /* first reading: baseline only, delta 0 */
+    COUNTER_WRAPPED = 2,   /* passed its modulus once; delta is exact */
+    COUNTER_RESET = 3,     /* a non-wrapping counter went down: delta is the new value */
+    COUNTER_GLITCH = 4,    /* implausibly large delta: not energy, delta 0, baseline kept */
+    COUNTER_RELEVELED = 5, /* the glitch before was a new level: delta from that reading */
 };
 
 struct energy_counter {

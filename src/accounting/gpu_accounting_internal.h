@@ -29,6 +29,7 @@ struct gpu_track {
     /* Monotonic: the counter's last reading taken, and the one before the reading at which
      * it last moved (what it moved by was drawn since; 0: unknown, the window's start). */
     uint64_t energy_read_ns, energy_since_ns;
+    bool after_glitch; /* the last reading was a glitch: the next delta spans two windows */
     bool power_primed; /* power integration (no energy counter), in monotonic time */
     uint32_t last_power_mw;
     uint64_t last_power_ns;

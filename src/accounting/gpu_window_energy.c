@@ -43,10 +43,18 @@ bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
         event = energy_counter_update(&t->counter, d->energy_mj, &delta);
         if (event == COUNTER_RESET)
             stats->counter_resets++;
-        if (event == COUNTER_GLITCH)
+        if (event == COUNTER_GLITCH) {
             stats->counter_glitches++;
+            /* Should the next delta be counted from the reading before this one (a spike),
+             * it holds this window's energy too: whose it was, the window's samples cannot
+             * say (device level, no_data). From this one (a new level), it is its own. */
+            t->after_glitch = true;
+        }
         if (event < 0 || event == COUNTER_GLITCH)
             return false;
+        if (t->after_glitch && event != COUNTER_RELEVELED)
+            t->gap = true; /* from the reading before the glitch: two windows' energy */
+        t->after_glitch = false;
         if (event == COUNTER_FIRST || delta > 0)
             t->energy_since_ns =
                 event != COUNTER_FIRST && t->energy_read_ns ? t->energy_read_ns : now_ns;
@@ -64,6 +72,10 @@ bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
         *ret_uj = delta;
         return t->window_open;
     }
+    /* The counter stopped answering: should it answer again, its delta would span the
+     * windows integrated here as well. It starts over from its next reading. */
+    t->counter.primed = false;
+    t->after_glitch = false;
     if (!d->power_valid)
         return false;
     if (!t->power_primed || !t->window_open) {

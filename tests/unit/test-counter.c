@@ -172,14 +172,14 @@ static void test_glitch(void **state) {
     assert_int_equal(update(&c, 100 + 16384 + 16384, COUNTER_ADVANCED), 1000000);
     /* A new level, confirmed by the reading after it: counted from there. */
     assert_int_equal(update(&c, 200000, COUNTER_GLITCH), 0);
-    assert_int_equal(update(&c, 200000 + 8192, COUNTER_ADVANCED), 500000);
+    assert_int_equal(update(&c, 200000 + 8192, COUNTER_RELEVELED), 500000);
     assert_int_equal(c.last_raw, 200000 + 8192);
-    /* A wrap whose size is implausible is a glitch too: from 0x34000 down to 0x10 means
+    /* A wrap whose size is implausible is a glitch too: from 0x32D40 down to 0x10 means
      * almost 2^32 units went by. */
     assert_int_equal(update(&c, 0x10, COUNTER_GLITCH), 0);
     update(&c, 0xFFFFFFFF, COUNTER_GLITCH);
     /* A plausible wrap from the new level confirms it. */
-    assert_int_equal(update(&c, 0x3FFF, COUNTER_WRAPPED), 1000000);
+    assert_int_equal(update(&c, 0x3FFF, COUNTER_RELEVELED), 1000000);
     assert_int_equal(c.total_uj, 3500000);
 
     /* NVML with a bound: a reset to a huge value is a glitch as well; the reading after it,
@@ -187,7 +187,7 @@ static void test_glitch(void **state) {
     ASSERT_OK(energy_counter_init(&c, 0, ENERGY_UNIT_MJ, 1000000));
     update(&c, 50000000, COUNTER_FIRST);
     assert_int_equal(update(&c, 40000000, COUNTER_GLITCH), 0);
-    assert_int_equal(update(&c, 40000001, COUNTER_ADVANCED), 1000);
+    assert_int_equal(update(&c, 40000001, COUNTER_RELEVELED), 1000);
     /* A spike between two good readings: the pair's energy is counted in full. */
     assert_int_equal(update(&c, 90000000, COUNTER_GLITCH), 0);
     assert_int_equal(update(&c, 40000500, COUNTER_ADVANCED), 499000);

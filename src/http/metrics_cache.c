@@ -163,25 +163,32 @@ static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
     struct body *b;
     int r;
 
-    /* Over the budget with what this body will likely add: refused before any work. With no
-     * body alive one is always rendered: an exposition that once outgrew the whole budget
-     * (the estimate is the last body's size) was refused for good, even once it shrank. */
-    size_t live = atomic_load(&c->live_bytes);
+    /* Over the budget with what this body will likely add: refused before any work. The
+     * estimate is reserved at once, so that scrapes arriving together see each other's.
+     * With no body alive one is always rendered: an exposition that once outgrew the whole
+     * budget (the estimate is the last body's size) was refused for good, even once it
+     * shrank; one such render at a time. */
+    size_t reserve = MAX(expected, (size_t)1), live = atomic_fetch_add(&c->live_bytes, reserve);
 
-    if (live > 0 && live + expected > c->budget)
+    if (live > 0 && live + reserve > c->budget) {
+        atomic_fetch_sub(&c->live_bytes, reserve);
         return -EBUSY;
+    }
     b = calloc(1, sizeof(*b));
-    if (!b)
-        return -ENOMEM;
-    b->cache = c;
-    b->gz = gz;
-    r = gz ? render_gzip(c, s, &o, &b->data, &b->len, &b->cap)
-           : render_plain(c, s, &o, &b->data, &b->len, &b->cap);
+    if (b) {
+        b->cache = c;
+        b->gz = gz;
+        r = gz ? render_gzip(c, s, &o, &b->data, &b->len, &b->cap)
+               : render_plain(c, s, &o, &b->data, &b->len, &b->cap);
+    } else
+        r = -ENOMEM;
     if (r < 0) {
         free(b);
+        atomic_fetch_sub(&c->live_bytes, reserve);
         return r;
     }
     atomic_fetch_add(&c->live_bytes, b->len);
+    atomic_fetch_sub(&c->live_bytes, reserve);
     resp = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, body_free, b);
     if (!resp) {
         body_free(b);

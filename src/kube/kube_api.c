@@ -74,6 +74,21 @@ struct watch {
     bool changed;
 };
 
+/* A watch that delivered an event after a failure (or that the server ended cleanly): the
+ * API is back. A LIST says so itself; a watch resumed from the version kept through the
+ * outage has no LIST before it, and without this the source stayed down (and its
+ * complaints unreleased) for good. Not at its 200 alone: most watch errors come as an
+ * ERROR event inside a 200 stream, and the source would flap with each. */
+static void watch_answered(struct kube_api *a) {
+    if (!a->failing)
+        return;
+    a->failing = false;
+    if (a->o.report)
+        a->o.report(
+            &(struct kube_report){.ok = true, .http_status = 200, .n_pods = a->model.n_pods},
+            a->o.userdata);
+}
+
 /* One watch event. -ESTALE asks for a re-LIST (410 Gone). */
 static int handle_event(struct kube_request *req, const char *line, size_t len) {
     struct watch *w = req->userdata;
@@ -114,27 +129,14 @@ static int handle_event(struct kube_request *req, const char *line, size_t len) 
     if (r < 0)
         return r;
     memcpy(a->rv, e.resource_version, sizeof(a->rv));
+    watch_answered(a);
     return 0;
-}
-
-/* A watch the server answered with 200 after a failure: the API is back. A LIST says so
- * itself; a watch resumed from the version kept through the outage has no LIST before it,
- * and without this the source stayed down (and its complaints unreleased) for good. */
-static void watch_answered(struct kube_api *a, long code) {
-    if (!a->failing || code != 200)
-        return;
-    a->failing = false;
-    if (a->o.report)
-        a->o.report(
-            &(struct kube_report){.ok = true, .http_status = 200, .n_pods = a->model.n_pods},
-            a->o.userdata);
 }
 
 /* The events of one piece of the stream are in: one table for all of them. */
 static void events_done(struct kube_request *req) {
     struct watch *w = req->userdata;
 
-    watch_answered(w->api, req->status);
     if (w->changed) {
         publish(w->api);
         w->changed = false;
@@ -148,13 +150,6 @@ static bool on_progress(struct kube_request *req) {
 
     if (stopper_stopping(&a->stopper))
         return true;
-    if (req->watch && a->failing) {
-        long code = req->status;
-
-        if (code == 0)
-            (void)req->cu->easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &code);
-        watch_answered(a, code);
-    }
     if (clock_monotonic_ns() >= kube_model_next_expiry(&a->model) &&
         kube_model_expire(&a->model, clock_monotonic_ns()) > 0)
         publish(a);
@@ -265,7 +260,7 @@ static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_eve
     if (r == -ESTALE)
         a->rv[0] = '\0'; /* 410 Gone: LIST again */
     else if (r >= 0)
-        watch_answered(a, 200); /* the server ended it, after a 200 */
+        watch_answered(a); /* the server ended it cleanly */
     *ret_events = w.events;
     return r;
 }

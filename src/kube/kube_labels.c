@@ -68,15 +68,19 @@ static int resolve(const struct kube_labels_options *opts, struct kube_api_optio
     return 0;
 }
 
-/* A CA file named on purpose pins the server to it: unreadable, the system's CAs in its
- * place would let any server with a public certificate answer. Only the default one may be
- * absent (outside a pod). -errno when it was named and cannot be read. */
+/* A CA file pins the server to it: unreadable, the system's CAs in its place would let any
+ * server with a public certificate answer. Only the default one may be absent (outside a
+ * pod); present but unreadable (a pod's runAsUser), it is an error too. -errno then. */
 static int pinned_ca_unreadable(const struct kube_labels_options *opts,
                                 const struct kube_api_options *o) {
-    if (!opts->ca_file || !opts->ca_file[0] || o->ca_file ||
-        strcmp(opts->ca_file, KUBE_DEFAULT_CA_FILE) == 0)
+    int r;
+
+    if (!opts->ca_file || !opts->ca_file[0] || o->ca_file)
         return 0;
-    return access(opts->ca_file, R_OK) < 0 ? -errno : -EACCES;
+    r = access(opts->ca_file, R_OK) < 0 ? -errno : -EACCES;
+    if (r == -ENOENT && strcmp(opts->ca_file, KUBE_DEFAULT_CA_FILE) == 0)
+        return 0;
+    return r;
 }
 
 static void log_failure(struct kube_labels *k, const struct kube_report *rep) {

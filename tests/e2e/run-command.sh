@@ -86,8 +86,11 @@ EOP
 #    stops at a Ctrl-C as it would without joulestat (an exit status of 130 does not).
 python3 - "$js" <<'EOP' || e2e_fail "a command killed by SIGINT: joulestat did not end by it"
 import signal, subprocess, sys
+# SIGINT at its default in the command (a background job of a script starts with it ignored,
+# and joulestat keeps an ignored signal ignored, as it should).
 p = subprocess.run([sys.argv[1], "run", "--no-gpu", "--rapl-source", "off", "--",
-                    "sh", "-c", "kill -INT $$"], stderr=subprocess.PIPE)
+                    "sh", "-c", "kill -INT $$"], stderr=subprocess.PIPE,
+                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 assert p.returncode == -signal.SIGINT, (p.returncode, p.stderr)
 assert b"signal" in p.stderr or b"130" in p.stderr, p.stderr
 EOP

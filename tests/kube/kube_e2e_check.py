@@ -8,7 +8,11 @@
                     DIR/errors, the scrape count to DIR/count
   has URL METRIC k=v ...   exit 0 when a METRIC series has all those label values
   none URL METRIC LABEL    exit 0 when no METRIC series has a non-empty LABEL
+  backoff LOG TEXT         exit 0 when LOG has at least one line containing TEXT and each
+                           repeat came no sooner than the daemon's rate limit allows (10 s
+                           after the first, then at doubling intervals)
 """
+import datetime
 import os
 import re
 import sys
@@ -100,6 +104,28 @@ def none(url, metric, label):
     return 0 if seen else 1
 
 
+def backoff(log, text):
+    stamps = []
+    with open(log) as f:
+        for line in f:
+            if text in line:
+                stamp = line.split(" ", 1)[0].rstrip("Z")
+                stamps.append(datetime.datetime.fromisoformat(stamp).timestamp())
+    if not stamps:
+        print(f"no line with {text!r}", file=sys.stderr)
+        return 1
+    interval = 10.0
+    for earlier, later in zip(stamps, stamps[1:]):
+        # 0.1 s slack: the stamps are wall-clock time, the limiter counts monotonic time.
+        if later - earlier < interval - 0.1:
+            print(f"{len(stamps)} lines; a repeat came {later - earlier:.1f} s after the one "
+                  f"before, the limit allows one every {interval:.0f} s", file=sys.stderr)
+            return 1
+        interval *= 2
+    print(f"{len(stamps)} line(s) in {stamps[-1] - stamps[0]:.1f} s, rate-limited")
+    return 0
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "monitor":
@@ -108,5 +134,7 @@ if __name__ == "__main__":
         sys.exit(has(sys.argv[2], sys.argv[3], sys.argv[4:]))
     elif cmd == "none":
         sys.exit(none(sys.argv[2], sys.argv[3], sys.argv[4]))
+    elif cmd == "backoff":
+        sys.exit(backoff(sys.argv[2], sys.argv[3]))
     else:
         sys.exit(f"unknown command {cmd}")

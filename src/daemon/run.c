@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +25,19 @@
 #include "proc_cpu_stat.h"
 #include "proc_pid_stat.h"
 #include "rapl_domain.h"
+#include "run_cgroup.h"
+#include "run_spawn.h"
 #include "sampler.h"
 #include "snapshot.h"
 #include "store.h"
 
-/* The command's processes: its own and every descendant seen at a scan, by pid and start
- * time (a pid reused by another process is not the command's). */
+/* The command's processes: its own, every descendant seen at a scan and, where it has a
+ * cgroup of its own, every process seen in that cgroup, by pid and start time (a pid reused
+ * by another process is not the command's). */
 struct tree {
     pid_t root;
     int proc_fd;
+    struct run_cgroup *cg;  /* NULL: the process tree only */
     struct hashmap members; /* pid + 1 -> start time + 1 (1: unknown): in the tree */
     struct hashmap alive;   /* pid + 1 -> ppid + 1, this scan, scratch */
     struct hashmap starts;  /* pid + 1 -> start time + 1, this scan, scratch */
@@ -76,7 +79,18 @@ static void tree_forget_reused(struct tree *t) {
     }
 }
 
-/* One pass over /proc: adds the processes whose parent is in the tree, until no more. */
+/* A process in the command's cgroup is the command's, whoever its parent is now. */
+static void adopt(pid_t pid, void *userdata) {
+    struct tree *t = userdata;
+    uint64_t key = (uint64_t)pid + 1;
+    void *start = hashmap_get(&t->starts, key);
+
+    if (start && !hashmap_get(&t->members, key) && hashmap_put(&t->members, key, start) >= 0)
+        t->n_members++;
+}
+
+/* One pass over /proc: adds the processes of the command's cgroup and those whose parent is
+ * in the tree, until no more. */
 static void tree_scan(struct tree *t) {
     _cleanup_(closedirp) DIR *dir = NULL;
     struct dirent *de;
@@ -107,6 +121,8 @@ static void tree_scan(struct tree *t) {
                           (void *)(uintptr_t)(st.utime + st.stime + st.cutime + st.cstime + 1));
     }
     tree_forget_reused(t);
+    if (t->cg)
+        (void)run_cgroup_for_each_pid(t->cg, adopt, t);
     while (grew) { /* children usually have higher pids, but pids wrap: until stable */
         grew = false;
         for (size_t i = 0;;) {
@@ -148,10 +164,11 @@ struct usage {
     uint64_t gpu_measured_uj[LEDGER_MAX_GPUS], gpu_estimated_uj[LEDGER_MAX_GPUS];
     bool gpu_used[LEDGER_MAX_GPUS];
     uint64_t cpu_uj[SNAP_CPU_DOMAINS];
+    bool by_cgroup; /* its processes were those of its cgroup, not only its tree's */
 };
 
 static void sum_usage(const struct snapshot *s, const struct tree *t, struct usage *u) {
-    *u = (struct usage){0};
+    *u = (struct usage){.by_cgroup = t->cg != NULL};
     for (size_t i = 0; i < s->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &s->gpu_processes[i];
 
@@ -171,12 +188,12 @@ static void sum_usage(const struct snapshot *s, const struct tree *t, struct usa
 struct cpu_meter {
     bool primed;
     uint64_t rapl_uj[SNAP_CPU_DOMAINS];
-    uint64_t cmd_ticks, all_ticks;
+    double cmd_s, all_s; /* CPU seconds: the command's, all CPUs' (busy and idle) */
     double uj[SNAP_CPU_DOMAINS];
 };
 
-static void meter_update(struct cpu_meter *m, const struct snapshot *s, uint64_t cmd_ticks,
-                         uint64_t all_ticks) {
+static void meter_update(struct cpu_meter *m, const struct snapshot *s, double cmd_s,
+                         double all_s) {
     uint64_t rapl[SNAP_CPU_DOMAINS] = {0};
 
     for (size_t i = 0; i < s->n_rapl; i++) {
@@ -185,10 +202,8 @@ static void meter_update(struct cpu_meter *m, const struct snapshot *s, uint64_t
         if (d >= 0 && d < SNAP_CPU_DOMAINS)
             rapl[d] += s->rapl[i].energy_uj;
     }
-    if (m->primed && all_ticks > m->all_ticks) {
-        double share = cmd_ticks > m->cmd_ticks
-                           ? (double)(cmd_ticks - m->cmd_ticks) / (double)(all_ticks - m->all_ticks)
-                           : 0;
+    if (m->primed && all_s > m->all_s) {
+        double share = cmd_s > m->cmd_s ? (cmd_s - m->cmd_s) / (all_s - m->all_s) : 0;
 
         for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
             if (rapl[d] >= m->rapl_uj[d])
@@ -197,14 +212,20 @@ static void meter_update(struct cpu_meter *m, const struct snapshot *s, uint64_t
     memcpy(m->rapl_uj, rapl, sizeof(rapl));
     /* The tree's ticks fall when a member left that none of them waited for (an orphan):
      * only the rise of each window counts. */
-    m->cmd_ticks = cmd_ticks;
-    m->all_ticks = all_ticks;
+    m->cmd_s = cmd_s;
+    m->all_s = all_s;
     m->primed = true;
+}
+
+static double clock_ticks_per_s(void) {
+    long hz = sysconf(_SC_CLK_TCK);
+
+    return hz > 0 ? (double)hz : 100;
 }
 
 /* All CPUs' time, busy and idle, from <procfs>/stat (a line per CPU and per interrupt:
  * over 16 KiB on a large node); 0 when unreadable. */
-static uint64_t all_cpu_ticks(int proc_fd) {
+static double all_cpu_seconds(int proc_fd) {
     _cleanup_(freep) char *buf = NULL;
     struct cpu_times ct;
     size_t len;
@@ -212,19 +233,29 @@ static uint64_t all_cpu_ticks(int proc_fd) {
     if (read_virtual_file_at(proc_fd, "stat", 16U << 20, &buf, &len) < 0 ||
         proc_cpu_stat_parse(buf, len, &ct) < 0)
         return 0;
-    return cpu_times_active(&ct) + cpu_times_idle(&ct);
+    return (double)(cpu_times_active(&ct) + cpu_times_idle(&ct)) / clock_ticks_per_s();
+}
+
+/* The command's CPU time so far: its cgroup's, which counts every process that was in it;
+ * else its tree's as of the last scan, plus extra_s (the root's, once reaped). */
+static double command_cpu_seconds(const struct tree *t, double extra_s) {
+    uint64_t us;
+
+    if (t->cg && run_cgroup_usage_us(t->cg, &us) == 0)
+        return (double)us / 1e6;
+    return (double)t->cpu_ticks / clock_ticks_per_s() + extra_s;
 }
 
 /* Ticks the sampler and the CPU meter once. */
 static void run_tick(struct sampler *sampler, struct snapshot_slot *slot, struct tree *t,
-                     struct cpu_meter *m, uint64_t cmd_ticks) {
+                     struct cpu_meter *m, double extra_s) {
     struct tick_time now = sampler_now();
     struct snapshot *snap;
 
     (void)sampler_tick(sampler, &now);
     snap = snapshot_slot_get(slot);
     if (snap)
-        meter_update(m, snap, cmd_ticks, all_cpu_ticks(t->proc_fd));
+        meter_update(m, snap, command_cpu_seconds(t, extra_s), all_cpu_seconds(t->proc_fd));
     (void)snapshot_unref(snap);
 }
 
@@ -275,8 +306,12 @@ static void print_table(const struct config *cfg, char **argv, const struct snap
         fprintf(stderr, "  %16s  GPU: not measured (NVML failed; see joulestat check)\n", "-");
     if (rapl && !rapl->up)
         fprintf(stderr, "  %16s  CPU: not measured (no RAPL; see joulestat check)\n", "-");
-    fprintf(stderr, "\n  %14.3f J  total, %.3f s elapsed, %.3f W mean; exit status %d\n\n",
+    fprintf(stderr, "\n  %14.3f J  total, %.3f s elapsed, %.3f W mean; exit status %d\n",
             (double)total / 1e6, seconds, seconds > 0 ? (double)total / 1e6 / seconds : 0, status);
+    fprintf(stderr, "  %s\n\n",
+            u->by_cgroup ? "Followed: its own cgroup (every process it started)"
+                         : "Followed: its process tree, scanned at each tick (no cgroup could be "
+                           "made: a process that leaves the tree in between is missed)");
 }
 
 static void print_json(char **argv, const struct snapshot *s, const struct usage *u, double seconds,
@@ -310,74 +345,8 @@ static void print_json(char **argv, const struct snapshot *s, const struct usage
                     (double)u->cpu_uj[d] / 1e6);
             first = false;
         }
-    fprintf(stderr, "}, \"total_joules\": %.6f}\n", (double)total / 1e6);
-}
-
-/* SIGTERM or SIGHUP to joulestat while the command runs: passed on to it. */
-static volatile sig_atomic_t pending_signal;
-
-static void on_signal_to_forward(int sig) {
-    pending_signal = sig;
-}
-
-/* While the command runs, joulestat is a bystander, as time(1) is: the terminal's SIGINT
- * and SIGQUIT reach the command (its process group) and are ignored here, so the report is
- * still printed; SIGTERM and SIGHUP (kill, a container stopped) are passed on to it. SIGCHLD
- * is the default, so the command can be waited for. A signal joulestat was started with
- * ignored stays ignored, here and in the command. */
-static const int run_signals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD};
-
-static bool was_ignored(const struct sigaction *old) {
-    return !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN;
-}
-
-static int take_signals(struct sigaction old[static ARRAY_SIZE(run_signals)]) {
-    for (size_t i = 0; i < ARRAY_SIZE(run_signals); i++) {
-        int sig = run_signals[i];
-        struct sigaction sa = {.sa_handler = SIG_DFL};
-
-        if (sigaction(sig, NULL, &old[i]) < 0)
-            return -errno;
-        if (sig == SIGINT || sig == SIGQUIT || (sig != SIGCHLD && was_ignored(&old[i])))
-            sa.sa_handler = SIG_IGN;
-        else if (sig != SIGCHLD)
-            sa.sa_handler = on_signal_to_forward;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(sig, &sa, NULL) < 0)
-            return -errno;
-    }
-    return 0;
-}
-
-static void give_back_signals(const struct sigaction old[static ARRAY_SIZE(run_signals)]) {
-    for (size_t i = 0; i < ARRAY_SIZE(run_signals); i++)
-        (void)sigaction(run_signals[i], &old[i], NULL);
-}
-
-/* The command starts with nothing blocked and the default action for each of them, but
- * those joulestat was started with ignored. */
-static int spawn_command(const struct config *c, const struct sigaction old[], pid_t *ret_pid) {
-    posix_spawnattr_t attr;
-    sigset_t defaults, none;
-    int r;
-
-    r = posix_spawnattr_init(&attr);
-    if (r != 0)
-        return -r;
-    sigemptyset(&defaults);
-    for (size_t i = 0; i < ARRAY_SIZE(run_signals); i++)
-        if (!was_ignored(&old[i]))
-            sigaddset(&defaults, run_signals[i]);
-    sigemptyset(&none);
-    r = posix_spawnattr_setsigdefault(&attr, &defaults);
-    if (r == 0)
-        r = posix_spawnattr_setsigmask(&attr, &none);
-    if (r == 0)
-        r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    if (r == 0)
-        r = posix_spawnp(ret_pid, c->run_argv[0], NULL, &attr, c->run_argv, environ);
-    (void)posix_spawnattr_destroy(&attr);
-    return -r;
+    fprintf(stderr, "}, \"total_joules\": %.6f, \"followed\": \"%s\"}\n", (double)total / 1e6,
+            u->by_cgroup ? "cgroup" : "process_tree");
 }
 
 static void sleep_ns(uint64_t ns) {
@@ -402,7 +371,6 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
                   struct tree *t, struct cpu_meter *m, int *ret_wstatus, uint64_t *ret_ended_ns) {
     uint64_t poll_ns = sampler_poll_interval_ns(cfg), next_tick = clock_monotonic_ns();
     _cleanup_(closep) int pidfd = (int)syscall(SYS_pidfd_open, t->root, 0);
-    long hz = sysconf(_SC_CLK_TCK);
 
     for (;;) {
         struct tick_time now = sampler_now();
@@ -412,9 +380,11 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
         if (w < 0 && errno != EINTR)
             return -errno;
         /* Not once wait4() has reaped the root: its pid may be another process's now. */
-        if (pending_signal && w != t->root) {
-            (void)kill(t->root, pending_signal);
-            pending_signal = 0;
+        if (w != t->root) {
+            int sig = run_signals_pending();
+
+            if (sig)
+                (void)kill(t->root, sig);
         }
         if (w == t->root) {
             *ret_ended_ns = clock_monotonic_ns();
@@ -423,13 +393,12 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
                             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
             tree_scan(t);
-            run_tick(sampler, slot, t, m,
-                     t->cpu_ticks + (uint64_t)(root_s * (double)(hz > 0 ? hz : 100)));
+            run_tick(sampler, slot, t, m, root_s);
             return 0;
         }
         if (now.mono_ns >= next_tick) {
             tree_scan(t);
-            run_tick(sampler, slot, t, m, t->cpu_ticks);
+            run_tick(sampler, slot, t, m, 0);
             next_tick += cfg->sample_interval_ns;
         } else
             sampler_poll(sampler, &now);
@@ -444,8 +413,8 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     struct snapshot *snap = NULL;
     struct tree t = {.proc_fd = -1};
     struct cpu_meter meter = {0};
-    struct sigaction old_signals[ARRAY_SIZE(run_signals)];
-    bool signals_taken = false;
+    struct run_signals old_signals;
+    bool signals_taken = false, in_cgroup = false;
     struct usage u;
     uint64_t started, ended = 0;
     int r, wstatus = 0, status;
@@ -476,22 +445,28 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
         goto finish;
     }
     run_tick(sampler, slot, &t, &meter, 0); /* the baseline of every counter */
-    r = take_signals(old_signals);
+    r = run_signals_take(&old_signals);
     if (r < 0) {
         log_error_errno(r, "run: cannot set up signal handling: %m");
         goto finish;
     }
     signals_taken = true;
+    r = run_cgroup_create(t.proc_fd, &t.cg);
+    if (r < 0)
+        log_debug_errno(r, "run: no cgroup of its own for the command (%m): following its "
+                           "process tree");
     started = clock_monotonic_ns();
-    r = spawn_command(&c, old_signals, &t.root);
+    r = run_spawn(c.run_argv, &old_signals, t.cg, &t.root, &in_cgroup);
     if (r < 0) {
         log_error_errno(r, "run: cannot start '%s': %m", c.run_argv[0]);
         goto finish;
     }
+    if (!in_cgroup)
+        t.cg = run_cgroup_free(t.cg);
     (void)hashmap_put(&t.members, (uint64_t)t.root + 1, (void *)(uintptr_t)root_start(&t));
     t.n_members = 1;
     r = follow(sampler, slot, &c, &t, &meter, &wstatus, &ended);
-    give_back_signals(old_signals);
+    run_signals_give_back(&old_signals);
     signals_taken = false;
     if (r < 0) {
         log_error_errno(r, "run: cannot wait for the command: %m");
@@ -516,8 +491,9 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
 
 finish:
     if (signals_taken)
-        give_back_signals(old_signals);
+        run_signals_give_back(&old_signals);
     (void)snapshot_unref(snap);
+    (void)run_cgroup_free(t.cg);
     sampler_free(sampler);
     snapshot_slot_free(slot);
     hashmap_done(&t.members);

@@ -5,7 +5,8 @@
 
 /*
  * `joulestat run [--json] -- CMD ARGS...`: runs the command, follows it and every process
- * it starts (its process tree, found in /proc at each scan), and when it exits prints the
+ * it starts (the processes of a cgroup of its own where one can be made, run_cgroup.h, and
+ * its process tree, found in /proc at each scan), and when it exits prints the
  * energy they used, like `perf stat`: GPU per device (measured or estimated), CPU by RAPL
  * domain, duration and mean power. It opens the sources itself (no daemon needed); a
  * source that is missing is said so and the rest is reported.

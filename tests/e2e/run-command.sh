@@ -4,7 +4,8 @@
 # its child get CPU energy, never more than the zone measured while it ran; a missing
 # source is said so; a command that cannot start exits 127 with the reason. A SIGINT to
 # joulestat (a Ctrl-C reaches the command too) does not cost the report, and a SIGTERM is
-# passed on to the command.
+# passed on to the command. Where it can, the command runs in a cgroup of its own, so a
+# process that leaves its tree by a double fork is still followed.
 set -euo pipefail
 build=$1 src=$2
 . "$src/tests/e2e/lib.sh"
@@ -94,5 +95,54 @@ p = subprocess.run([sys.argv[1], "run", "--no-gpu", "--rapl-source", "off", "--"
 assert p.returncode == -signal.SIGINT, (p.returncode, p.stderr)
 assert b"signal" in p.stderr or b"130" in p.stderr, p.stderr
 EOP
+
+# 6. A process that leaves the command's tree at once (a double fork) and burns 1 s of CPU
+#    while the command waits for it: where run can give the command a cgroup of its own (root,
+#    cgroup v2 writable), that CPU time is the command's: 20 W x its CPU time / the CPUs. Followed
+#    by its tree alone, it would get almost nothing (it is gone from the tree before the
+#    first scan). What the command leaves running is moved out, and the cgroup removed.
+v2=
+for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+    [[ $(stat -fc %T "$m" 2>/dev/null) == cgroup2fs ]] && v2=$m && break
+done
+# shellcheck disable=SC2016
+double_fork='(python3 -c "
+import sys, time
+t = time.process_time() + 1.0
+while time.process_time() < t:
+    pass
+open(sys.argv[1], \"w\").write(\"%f\\n\" % time.process_time())" "$0" &); (sleep 30 &)
+read -r cpu <"$0"; echo "$cpu" >"$0.cpu"'
+mkfifo "$E2E_TMP/burnt" # the command waits on it, without using CPU
+"$js" run --json --no-gpu --rapl-source powercap --path.sysfs "$E2E_TMP/sys" -- \
+    sh -c "$double_fork" "$E2E_TMP/burnt" 2>"$E2E_TMP/err" ||
+    e2e_fail "run failed: $(cat "$E2E_TMP/err")"
+cpus=$(grep -c '^cpu[0-9]' /proc/stat)
+writable=0
+[[ -n $v2 && -w $v2 ]] && writable=1
+python3 - "$E2E_TMP/err" "$cpus" "$writable" "$(cat "$E2E_TMP/burnt.cpu")" <<'EOP' || e2e_fail "a double fork: $(cat "$E2E_TMP/err")"
+import json, sys
+report = json.loads([l for l in open(sys.argv[1]) if l.startswith('{"command"')][-1])
+cpus, writable = int(sys.argv[2]), sys.argv[3] == "1"
+cpu = report["cpu_joules"].get("package", 0)
+if not writable:
+    assert report["followed"] == "process_tree", report
+    print("run: no writable cgroup v2 here: the process tree is followed (not checked further)")
+    sys.exit(0)
+assert report["followed"] == "cgroup", report
+burnt = float(sys.argv[4])  # the burner's own CPU time, its start-up included
+want = 20 * burnt / cpus
+# Above it: the shell's own time and its forks; below: the zone's writer lagging under load.
+assert 0.8 * want <= cpu <= 1.5 * want, (cpu, want, report)
+print(f"run: a double-forked burner: {cpu:.3f} J of CPU package "
+      f"({burnt:.2f} s of CPU on {cpus} CPUs: {want:.3f} J)")
+EOP
+if ((writable)); then
+    pid=$(pgrep -fx "sleep 30") || e2e_fail "the command's background sleep is gone"
+    grep -q joulestat-run "/proc/$pid/cgroup" && e2e_fail "a leftover process is still in run's cgroup"
+    kill "$pid"
+    leftover=$(find "$v2" -maxdepth 3 -name 'joulestat-run-*' | head -1)
+    [[ -z $leftover ]] || e2e_fail "run's cgroup was not removed: $leftover"
+fi
 
 echo "run-command: ok"

@@ -38,6 +38,7 @@ struct tree {
     pid_t root;
     int proc_fd;
     struct run_cgroup *cg;  /* NULL: the process tree only */
+    bool followed_cgroup;   /* cg was there to the command's end */
     struct hashmap members; /* pid + 1 -> start time + 1 (1: unknown): in the tree */
     struct hashmap alive;   /* pid + 1 -> ppid + 1, this scan, scratch */
     struct hashmap starts;  /* pid + 1 -> start time + 1, this scan, scratch */
@@ -168,7 +169,7 @@ struct usage {
 };
 
 static void sum_usage(const struct snapshot *s, const struct tree *t, struct usage *u) {
-    *u = (struct usage){.by_cgroup = t->cg != NULL};
+    *u = (struct usage){.by_cgroup = t->followed_cgroup};
     for (size_t i = 0; i < s->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &s->gpu_processes[i];
 
@@ -236,14 +237,17 @@ static double all_cpu_seconds(int proc_fd) {
     return (double)(cpu_times_active(&ct) + cpu_times_idle(&ct)) / clock_ticks_per_s();
 }
 
-/* The command's CPU time so far: its cgroup's, which counts every process that was in it;
- * else its tree's as of the last scan, plus extra_s (the root's, once reaped). */
+/* The command's CPU time so far: its tree's as of the last scan, plus extra_s (the root's,
+ * once reaped); or its cgroup's, which counts every process that was ever in it, when more.
+ * The tree's is more only when processes left the cgroup (su -, systemd-run --scope): they
+ * are still in the tree. */
 static double command_cpu_seconds(const struct tree *t, double extra_s) {
+    double tree_s = (double)t->cpu_ticks / clock_ticks_per_s() + extra_s;
     uint64_t us;
 
     if (t->cg && run_cgroup_usage_us(t->cg, &us) == 0)
-        return (double)us / 1e6;
-    return (double)t->cpu_ticks / clock_ticks_per_s() + extra_s;
+        return MAX((double)us / 1e6, tree_s);
+    return tree_s;
 }
 
 /* Ticks the sampler and the CPU meter once. */
@@ -309,7 +313,7 @@ static void print_table(const struct config *cfg, char **argv, const struct snap
     fprintf(stderr, "\n  %14.3f J  total, %.3f s elapsed, %.3f W mean; exit status %d\n",
             (double)total / 1e6, seconds, seconds > 0 ? (double)total / 1e6 / seconds : 0, status);
     fprintf(stderr, "  %s\n\n",
-            u->by_cgroup ? "Followed: its own cgroup (every process it started)"
+            u->by_cgroup ? "Followed: its own cgroup, where every process it started was"
                          : "Followed: its process tree, scanned at each tick (no cgroup could be "
                            "made: a process that leaves the tree in between is missed)");
 }
@@ -466,6 +470,10 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     (void)hashmap_put(&t.members, (uint64_t)t.root + 1, (void *)(uintptr_t)root_start(&t));
     t.n_members = 1;
     r = follow(sampler, slot, &c, &t, &meter, &wstatus, &ended);
+    /* Before anything can end joulestat (a signal given back, a closed stderr): what the
+     * command left running goes back out, and its cgroup away. */
+    t.followed_cgroup = t.cg != NULL;
+    t.cg = run_cgroup_free(t.cg);
     run_signals_give_back(&old_signals);
     signals_taken = false;
     if (r < 0) {
@@ -482,6 +490,8 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     sum_usage(snap, &t, &u);
     for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
         u.cpu_uj[d] = (uint64_t)meter.uj[d];
+    /* A reader of the report that went away ends nothing: the command's status comes back. */
+    (void)signal(SIGPIPE, SIG_IGN);
     if (c.json)
         print_json(c.run_argv, snap, &u, (double)(ended - started) / 1e9, status);
     else

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cpu.h"
 #include "fileio.h"
 #include "log.h"
@@ -22,7 +24,7 @@ struct run_cgroup {
     int dir_fd;    /* the command's cgroup */
     int parent_fd; /* the cgroup run was started in */
     int procs_fd;  /* dir_fd's cgroup.procs, open for writing: the command enters by it */
-    char name[32]; /* "joulestat-run-<pid>" */
+    char name[48]; /* "joulestat-run-<pid>-<hex>" */
     char path[PATH_MAX];
 };
 
@@ -69,15 +71,19 @@ static int open_v2_mount(const char **ret_mount) {
     return -EOPNOTSUPP;
 }
 
-/* mkdir, after removing an empty leftover of the same name (a run killed before it
- * cleaned up, whose pid came back). */
-static int make_dir(int parent_fd, const char *name) {
-    if (mkdirat(parent_fd, name, 0755) == 0)
-        return 0;
-    if (errno != EEXIST || unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 ||
-        mkdirat(parent_fd, name, 0755) < 0)
-        return -errno;
-    return 0;
+static void find_pid(pid_t pid, void *userdata) {
+    pid_t *wanted = userdata;
+
+    if (pid == *wanted)
+        *wanted = 0;
+}
+
+/* Whether the cgroup open at dir_fd holds pid: the mount shows the cgroup our /proc/self/
+ * cgroup names only where its root is our cgroup namespace's (not a bind-mounted subtree). */
+static bool holds(int dir_fd, pid_t pid) {
+    struct run_cgroup probe = {.dir_fd = dir_fd};
+
+    return run_cgroup_for_each_pid(&probe, find_pid, &pid) == 0 && pid == 0;
 }
 
 int run_cgroup_create(int proc_fd, struct run_cgroup **ret) {
@@ -100,14 +106,20 @@ int run_cgroup_create(int proc_fd, struct run_cgroup **ret) {
     parent_fd = open_dir_at(mount_fd, own[0] ? own : ".");
     if (parent_fd < 0)
         return parent_fd;
+    if (!holds(parent_fd, getpid()))
+        return -ENOENT;
     cg = calloc(1, sizeof(*cg));
     if (!cg)
         return -ENOMEM;
     *cg = (struct run_cgroup){.dir_fd = -1, .procs_fd = -1};
-    (void)snprintf(cg->name, sizeof(cg->name), "joulestat-run-%d", (int)getpid());
-    len = snprintf(cg->path, sizeof(cg->path), "%s%s%s/%s", mount, own[0] ? "/" : "", own,
-                   cg->name);
-    r = len < 0 || (size_t)len >= sizeof(cg->path) ? -ENAMETOOLONG : make_dir(parent_fd, cg->name);
+    /* The pid and the time: a run in another pid namespace may have our pid. */
+    (void)snprintf(cg->name, sizeof(cg->name), "joulestat-run-%d-%" PRIx64, (int)getpid(),
+                   (uint64_t)(clock_monotonic_ns() & 0xffffffffffU));
+    len =
+        snprintf(cg->path, sizeof(cg->path), "%s%s%s/%s", mount, own[0] ? "/" : "", own, cg->name);
+    r = len < 0 || (size_t)len >= sizeof(cg->path) ? -ENAMETOOLONG
+        : mkdirat(parent_fd, cg->name, 0755) < 0   ? -errno
+                                                   : 0;
     if (r < 0) {
         free(cg);
         return r;

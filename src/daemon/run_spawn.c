@@ -2,6 +2,7 @@
 #include "run_spawn.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -76,9 +77,13 @@ static int resolve_command(const char *name, char *buf, size_t size) {
         struct stat st;
 
         if (k > 0 && (size_t)k < size) {
-            if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-                return 0;
-            if (errno == EACCES)
+            /* Found but not an executable file (a directory, no x bit): EACCES, as from
+             * execvp(), unless a later entry has one. */
+            if (stat(buf, &st) == 0) {
+                if (S_ISREG(st.st_mode) && faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
+                    return 0;
+                r = -EACCES;
+            } else if (errno == EACCES)
                 r = -EACCES;
         }
         d += n;
@@ -100,9 +105,10 @@ static void report_to_parent(int fd, int stage, int err) {
     (void)!write(fd, &rep, sizeof(rep));
 }
 
-/* The child, between fork and exec: async-signal-safe calls only. The command starts in its
- * cgroup (if any), with nothing blocked and the default action for each of run's signals,
- * but those joulestat was started with ignored. */
+/* The child, between fork and exec: async-signal-safe calls only. It starts with every
+ * signal blocked, so none is lost to joulestat's handlers meanwhile. The command starts in
+ * its cgroup (if any), with nothing blocked and the default action for each of run's
+ * signals, but those joulestat was started with ignored. */
 static _Noreturn void exec_child(const char *file, char **argv, const struct run_signals *s,
                                  const struct run_cgroup *cg, int report_fd) {
     sigset_t none;
@@ -123,10 +129,11 @@ static _Noreturn void exec_child(const char *file, char **argv, const struct run
     _exit(127);
 }
 
-int run_spawn(char **argv, const struct run_signals *s, const struct run_cgroup *cg,
-              pid_t *ret_pid, bool *ret_in_cgroup) {
+int run_spawn(char **argv, const struct run_signals *s, const struct run_cgroup *cg, pid_t *ret_pid,
+              bool *ret_in_cgroup) {
     _cleanup_(closep) int read_fd = -1, write_fd = -1;
     struct spawn_report rep;
+    sigset_t all, mask;
     bool in_cgroup = cg != NULL;
     char file[PATH_MAX];
     int fds[2], r;
@@ -139,11 +146,17 @@ int run_spawn(char **argv, const struct run_signals *s, const struct run_cgroup 
         return -errno;
     read_fd = fds[0];
     write_fd = fds[1];
+    /* A Ctrl-C or a SIGTERM between fork and exec would reach the child's copy of
+     * joulestat's dispositions, and be lost: blocked until the child has the command's. */
+    sigfillset(&all);
+    (void)pthread_sigmask(SIG_SETMASK, &all, &mask);
     pid = fork();
-    if (pid < 0)
-        return -errno;
     if (pid == 0)
         exec_child(file, argv, s, cg, write_fd);
+    r = pid < 0 ? -errno : 0;
+    (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    if (r < 0)
+        return r;
     (void)close(TAKE_FD(write_fd));
     for (;;) {
         ssize_t n = read(read_fd, &rep, sizeof(rep));

@@ -12,8 +12,8 @@
  * bystander, as time(1) is: the terminal's SIGINT and SIGQUIT reach the command (its process
  * group) and are ignored here, so the report is still printed; SIGTERM and SIGHUP (kill, a
  * container stopped) are to be passed on to it (run_signals_pending()). SIGCHLD is the
- * default, so the command can be waited for. A signal joulestat was started with ignored
- * stays ignored, here and in the command.
+ * default, so the command can be waited for. Any other signal joulestat was started with
+ * ignored stays ignored, here and in the command.
  */
 #define RUN_N_SIGNALS 5
 
@@ -30,5 +30,5 @@ int run_signals_pending(void);
 
 /* Starts argv (argv[0] searched in $PATH), in cg when given. *ret_in_cgroup: whether it
  * entered cg. Returns 0, or -errno when the command could not be started. */
-int run_spawn(char **argv, const struct run_signals *s, const struct run_cgroup *cg,
-              pid_t *ret_pid, bool *ret_in_cgroup);
+int run_spawn(char **argv, const struct run_signals *s, const struct run_cgroup *cg, pid_t *ret_pid,
+              bool *ret_in_cgroup);

@@ -111,12 +111,14 @@ import sys, time
 t = time.process_time() + 1.0
 while time.process_time() < t:
     pass
-open(sys.argv[1], \"w\").write(\"%f\\n\" % time.process_time())" "$0" &); (sleep 30 &)
+open(sys.argv[1], \"w\").write(\"%f\\n\" % time.process_time())" "$0" &); (sleep $1 &)
 read -r cpu <"$0"; echo "$cpu" >"$0.cpu"'
 mkfifo "$E2E_TMP/burnt" # the command waits on it, without using CPU
+left=30.$$ # what it leaves running: a sleep no other test starts
 "$js" run --json --no-gpu --rapl-source powercap --path.sysfs "$E2E_TMP/sys" -- \
-    sh -c "$double_fork" "$E2E_TMP/burnt" 2>"$E2E_TMP/err" ||
-    e2e_fail "run failed: $(cat "$E2E_TMP/err")"
+    sh -c "$double_fork" "$E2E_TMP/burnt" "$left" 2>"$E2E_TMP/err" &
+run_pid=$!
+wait "$run_pid" || e2e_fail "run failed: $(cat "$E2E_TMP/err")"
 cpus=$(grep -c '^cpu[0-9]' /proc/stat)
 writable=0
 [[ -n $v2 && -w $v2 ]] && writable=1
@@ -127,7 +129,7 @@ cpus, writable = int(sys.argv[2]), sys.argv[3] == "1"
 cpu = report["cpu_joules"].get("package", 0)
 if not writable:
     assert report["followed"] == "process_tree", report
-    print("run: no writable cgroup v2 here: the process tree is followed (not checked further)")
+    print("run: SKIP: no writable cgroup v2 here, so the command's own cgroup is not tested")
     sys.exit(0)
 assert report["followed"] == "cgroup", report
 burnt = float(sys.argv[4])  # the burner's own CPU time, its start-up included
@@ -137,12 +139,12 @@ assert 0.8 * want <= cpu <= 1.5 * want, (cpu, want, report)
 print(f"run: a double-forked burner: {cpu:.3f} J of CPU package "
       f"({burnt:.2f} s of CPU on {cpus} CPUs: {want:.3f} J)")
 EOP
+pid=$(pgrep -fx "sleep $left") || e2e_fail "the command's background sleep is gone"
 if ((writable)); then
-    pid=$(pgrep -fx "sleep 30") || e2e_fail "the command's background sleep is gone"
     grep -q joulestat-run "/proc/$pid/cgroup" && e2e_fail "a leftover process is still in run's cgroup"
-    kill "$pid"
-    leftover=$(find "$v2" -maxdepth 3 -name 'joulestat-run-*' | head -1)
+    leftover=$(find "$v2" -name "joulestat-run-$run_pid-*" | head -1)
     [[ -z $leftover ]] || e2e_fail "run's cgroup was not removed: $leftover"
 fi
+kill "$pid"
 
 echo "run-command: ok"

@@ -446,7 +446,8 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (counter->unit.den == 0) {
             (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
             downtime = rapl_resume(counter, lr, rd->die, now_ns);
-        }
+        } else
+            (void)rapl_gap_unknown(counter, lr, rd->die, now_ns);
         if (energy_counter_update(counter, rd->raw, &delta) < 0)
             continue;
         rapl_keep_raw(lr, rd, now_ns);

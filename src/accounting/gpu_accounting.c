@@ -343,6 +343,8 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     } else if (!per_process && n > 0) /* no per-process utilisation: the split is even */
         memset(a->weights, 0, n * sizeof(*a->weights));
     if (a->opts.sm_share_only || !learnable) {
+        if (t->intensity)
+            intensity_drop_rows(t->intensity);
         learned_sm_share(a, n);
         *ret_lw = (struct learned_window){.method = SPLIT_NOT_IDENTIFIABLE};
     } else
@@ -569,8 +571,11 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
         }
         counted = window_energy(a, t, d, now_ns, &energy_uj, &stats);
         /* Idle windows join into one stretch only where nothing was missed between them. */
-        if (!counted || t->downtime || t->gap)
+        if (!counted || t->downtime || t->gap) {
             idle_power_interrupt(&t->idle);
+            if (t->intensity)
+                intensity_drop_rows(t->intensity);
+        }
         if (counted) {
             g->energy_uj += energy_uj;
             if (t->downtime) {

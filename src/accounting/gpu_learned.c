@@ -197,7 +197,7 @@ void learned_weights(struct gpu_accounting *a, struct gpu_track *t, size_t n, bo
         .duration_us = t1_us - t0_us,
         .context_us = MIN(context_us, t1_us - t0_us),
         .energy_uj = energy_uj,
-        .learn = true, /* windows with a gap or a glitch never reach the split */
+        .learn = true, /* the windows not learned from drop the rows (intensity_drop_rows()) */
         .idle_prior_known = idle_known,
         .idle_prior_w = idle_w,
         .n = n,

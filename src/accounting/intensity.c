@@ -192,6 +192,10 @@ static void drop_rows(struct intensity_gpu *g) {
     row_reset(&g->pending);
 }
 
+void intensity_drop_rows(struct intensity_gpu *g) {
+    drop_rows(g);
+}
+
 bool intensity_has_row_before(const struct intensity_gpu *g) {
     return g->pending.open || g->cur.open;
 }

@@ -93,12 +93,11 @@
  * Families: a consumer may name its command (family_key); a class with too little data
  * takes its family's pooled estimate as a prior (intensity_family.c).
  *
- * Exports the integrator adds (not wired yet): per process,
- * `<prefix>_power_intensity_watts{...process labels}`: the learned intensity of its class
- * in W per 100 % SM (absent until its class is identifiable); per GPU,
- * `joulestat_gpu_learned_split{gpu,uuid,model}`: 1 while the learned split is in use in
- * the last window, 0 in fallback, and `joulestat_gpu_learned_split_fallback_total{gpu,
- * reason}` counting fallback windows by split_method_to_string().
+ * Exported (docs/METRICS.md): per process, `<prefix>_power_intensity_watts`, the learned
+ * intensity of its class in W per 100 % SM (absent until its class is identifiable); per
+ * GPU, `joulestat_gpu_learned_split` (1 while the learned split is in use in the last
+ * window, 0 in fallback) and `joulestat_gpu_split_windows_total{method}`, the windows by
+ * split_method_to_string().
  */
 
 #define INTENSITY_DEFAULT_TAU_S 15.0
@@ -177,6 +176,11 @@ void intensity_scratch_done(struct intensity_scratch *s);
 int intensity_gpu_new(const struct intensity_options *o, struct intensity_scratch *shared,
                       struct intensity_gpu **ret);
 struct intensity_gpu *intensity_gpu_free(struct intensity_gpu *g);
+
+/* A window the learner does not see (a gap, joulestat down, a glitch, no per-process
+ * utilisation): the rows gathered around it are dropped, so that no row spans it, and
+ * activity sampled before the next window's start is not placed in a row before the gap. */
+void intensity_drop_rows(struct intensity_gpu *g);
 
 /*
  * One window: learns from it (when w->learn), then fills shares[0..w->n) and *ret. Returns

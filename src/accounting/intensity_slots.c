@@ -73,10 +73,20 @@ static double protected_since(const struct intensity_gpu *g) {
     return g->clock_s;
 }
 
-/* Forgets slot s entirely: its rows and columns, its estimate and its memory. */
+/* Forgets slot s entirely: its rows and columns, its estimate and its memory. Its rows keep
+ * its energy as its own: folded in as known, its last estimate x its activity (as a class
+ * left out of a solve enters it), not left as energy without activity for the idle, the
+ * uplift or the classes beside it to take. */
 static void clear_slot(struct intensity_gpu *g, size_t s) {
     size_t p = PARAM_CLASS0 + s;
+    double th = g->theta[p];
 
+    if (th > 0) { /* estimates are never negative */
+        g->syy = MAX(g->syy - 2 * th * g->b[p] + th * th * g->m[normal_at(p, p)], 0.0);
+        for (size_t i = 0; i < g->dim; i++)
+            if (i != p)
+                g->b[i] -= g->m[normal_at(i, p)] * th;
+    }
     (void)hashmap_remove(&g->index, g->classes[s].key);
     intensity_family_leave(g, (uint32_t)s);
     for (size_t i = 0; i < g->dim; i++)

@@ -1,9 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 #include "rapl_resume.h"
 
+/* Whether the counter may have passed its modulus more than once in since_us: its range at
+ * RAPL_DOWNTIME_MAX_WATTS (W x us = uJ, in raw units: den / num) is shorter. */
+static bool may_wrap_twice(const struct energy_counter *counter, uint64_t since_us) {
+    unsigned __int128 bound_raw = (unsigned __int128)RAPL_DOWNTIME_MAX_WATTS * since_us *
+                                  counter->unit.den / counter->unit.num;
+
+    return bound_raw >= counter->modulus;
+}
+
+static uint64_t since_read_us(const struct ledger_rapl *lr, uint32_t die, uint64_t now_ns) {
+    return (int64_t)now_ns > lr->raw_read_ns[die]
+               ? (uint64_t)((int64_t)now_ns - lr->raw_read_ns[die]) / 1000
+               : 0;
+}
+
+bool rapl_gap_unknown(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
+                      uint64_t now_ns) {
+    uint64_t since_us;
+
+    if (!counter->primed || counter->modulus == 0 || counter->unit.num == 0 ||
+        die >= LEDGER_RAPL_MAX_DIES || !(lr->raw_valid & (1u << die)))
+        return false;
+    since_us = since_read_us(lr, die, now_ns);
+    if (!may_wrap_twice(counter, since_us))
+        return false;
+    lr->downtime_unknown_us += since_us;
+    counter->primed = false; /* the next reading is a new baseline */
+    return true;
+}
+
 bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
                  uint64_t now_ns) {
-    unsigned __int128 bound_raw;
     uint32_t bit = die < LEDGER_RAPL_MAX_DIES ? 1u << die : 0;
     uint64_t since_us;
 
@@ -12,18 +41,13 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
     lr->restored &= ~bit;
     /* From the saved reading, not from the restart: a die not read for a while (RAPL
      * unreadable for a run, a zone missing) was saved again with its old reading. */
-    since_us = (int64_t)now_ns > lr->raw_read_ns[die]
-                   ? (uint64_t)((int64_t)now_ns - lr->raw_read_ns[die]) / 1000
-                   : 0;
+    since_us = since_read_us(lr, die, now_ns);
     if ((lr->raw_stale & bit) || counter->modulus == 0 || lr->modulus != counter->modulus ||
         lr->unit_num != counter->unit.num || lr->unit_den != counter->unit.den) {
         lr->downtime_unknown_us += since_us;
         return false;
     }
-    /* The most it can have counted since: W x µs = µJ, in raw units (den / num). */
-    bound_raw = (unsigned __int128)RAPL_DOWNTIME_MAX_WATTS * since_us * counter->unit.den /
-                counter->unit.num;
-    if (bound_raw >= counter->modulus) {
+    if (may_wrap_twice(counter, since_us)) {
         lr->downtime_unknown_us += since_us;
         return false;
     }

@@ -28,5 +28,14 @@
 bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
                  uint64_t now_ns);
 
+/* The same bound while running: a counter not read for longer than it can count without
+ * ambiguity (joulestat stalled, the machine or its VM paused, the zone unreadable for a
+ * while) may have wrapped more than once, and its next delta would be short by whole ranges.
+ * Called before a primed counter's update at now_ns: when so, the time since the die's last
+ * kept reading is booked in lr as of unknown energy, and the counter is unprimed, so that
+ * reading is its new baseline. Returns whether it did. */
+bool rapl_gap_unknown(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
+                      uint64_t now_ns);
+
 /* Keeps the reading, taken at now_ns, in lr (by its die), for the state file. */
 void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd, uint64_t now_ns);

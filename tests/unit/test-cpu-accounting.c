@@ -762,6 +762,34 @@ static void test_many_packages(void **state) {
     }
 }
 
+/* Package counter in uJ, range 262 143 J: 262 s at the 1000 W bound. A reading 300 s after
+ * the one before (joulestat stalled, the VM paused) may be short by whole ranges: its time
+ * is booked as of unknown energy, and it is the new baseline. */
+static void test_gap_longer_than_the_range(void **state) {
+    struct fx *f = *state;
+    static const uint64_t at_s[] = {1, 2, 302, 303}, raw[] = {5000, 6000, 7000, 9000};
+    char stat[128];
+
+    for (size_t k = 0; k < ARRAY_SIZE(at_s); k++) {
+        struct rapl_reading rd = f->rapl[0];
+
+        rd.raw = raw[k];
+        (void)snprintf(stat, sizeof(stat), "cpu  %llu 0 0 %llu 0 0 0 0 0 0\nbtime 1\n",
+                       (unsigned long long)(1000 + 100 * at_s[k]),
+                       (unsigned long long)(1000 + 100 * at_s[k]));
+        row(f, 101, 5000, "python3", &f->id_a, k == 0 ? 0 : 50, k == 0 ? PROCFS_PROCESS_NEW : 0);
+        ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
+        ASSERT_OK(tick(f, f->rows, f->n_rows, stat, &rd, 1, NOW(at_s[k])));
+        cpu_groups_finish(&f->groups);
+        f->n_rows = 0;
+        assert_int_equal(f->ledger.n_rapl, 1);
+        if (k == 1 || k == 2) /* the 1000 uJ of the first window; nothing over the gap */
+            assert_int_equal(f->ledger.rapl[0].energy_uj, 1000);
+    }
+    assert_int_equal(f->ledger.rapl[0].downtime_unknown_us, 300 * 1000000ULL);
+    assert_int_equal(f->ledger.rapl[0].energy_uj, 3000); /* and the 2000 uJ after it */
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -788,6 +816,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_more_consumers_than_a_split, setup, teardown),
         cmocka_unit_test_setup_teardown(test_busy_time_from_the_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_packages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gap_longer_than_the_range, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

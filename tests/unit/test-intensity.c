@@ -200,6 +200,12 @@ static void test_row_before(void **state) {
     w.learn = false;
     ASSERT_OK(intensity_window(g, &w, &sh, &res));
     assert_false(intensity_has_row_before(g));
+    /* The same for a window the learner never sees (the accounting's gaps). */
+    w.learn = true;
+    ASSERT_OK(intensity_window(g, &w, &sh, &res));
+    assert_true(intensity_has_row_before(g));
+    intensity_drop_rows(g);
+    assert_false(intensity_has_row_before(g));
     intensity_gpu_free(g);
 }
 
@@ -789,6 +795,47 @@ static void test_eviction(void **state) {
     intensity_gpu_free(g);
 }
 
+/* Short jobs, each a class of its own, come and go beside a trainer on a GPU that tracks 8
+ * classes: the evicted jobs' rows keep their energy as theirs (their estimate x their
+ * activity), not as energy without activity that the uplift or the trainer would take.
+ * Idle 60 W (known), uplift 40 W, trainer 300 W per 100 % at 60 or 90 %, one job after
+ * another at 200 W per 100 % and 30 %, for 2 s each. */
+static void test_eviction_keeps_the_energy_of_the_evicted(void **state) {
+    struct intensity_options o = {.max_classes = 8};
+    struct intensity_consumer c[2];
+    struct intensity_share sh[2];
+    struct intensity_class_info trainer;
+    struct intensity_result res = {0};
+    struct intensity_gpu *g;
+
+    ASSERT_OK(intensity_gpu_new(&o, NULL, &g));
+    for (uint64_t k = 0; k < 300; k++) {
+        double train = k % 7 < 3 ? 0.6 : 0.9, watts = 60 + 40 + 300 * train;
+        size_t n = 1;
+
+        c[0] = (struct intensity_consumer){.class_key = 1, .activity = (uint64_t)(train * 100 * S)};
+        if (k % 4 < 2) {
+            c[n++] = (struct intensity_consumer){.class_key = 1000 + k / 4, .activity = 30 * S};
+            watts += 200 * 0.3;
+        }
+        ASSERT_OK(intensity_window(g,
+                                   &(struct intensity_window){.duration_us = S,
+                                                              .context_us = S,
+                                                              .energy_uj = (uint64_t)(watts * S),
+                                                              .learn = true,
+                                                              .idle_prior_known = true,
+                                                              .idle_prior_w = 60,
+                                                              .n = n,
+                                                              .consumers = c},
+                                   sh, &res));
+    }
+    ASSERT_OK(intensity_class_get(g, 1, &trainer));
+    /* (Left in the sums, the evicted jobs' energy gave 307 W and 42 W.) */
+    assert_within(trainer.watts, 300, 0.01);
+    assert_within(res.context_watts, 40, 0.01);
+    intensity_gpu_free(g);
+}
+
 /* One window of classes first..first+n-1, each of its own command (family class + 1000). */
 static void window_of_commands(struct intensity_gpu *g, uint64_t first, size_t n) {
     struct intensity_consumer c[4];
@@ -967,6 +1014,7 @@ int main(void) {
         cmocka_unit_test(test_newcomer_seen_by_an_edge_stays_new),
         cmocka_unit_test(test_newcomer_judged_against_the_recent_miss),
         cmocka_unit_test(test_eviction),
+        cmocka_unit_test(test_eviction_keeps_the_energy_of_the_evicted),
         cmocka_unit_test(test_families_make_room),
         cmocka_unit_test(test_split_activity_given_apart),
         cmocka_unit_test(test_errors),

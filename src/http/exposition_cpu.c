@@ -19,8 +19,9 @@ static const struct family cpu_unattr = {"joulestat_", "cpu_unattributed_energy_
 
 static const struct family rapl_downtime_unknown = {
     "joulestat_", "rapl_downtime_unknown_seconds_total", "counter",
-    "Time joulestat was down while the RAPL counter could have wrapped more than once, so "
-    "that the energy drawn then is unknown (not booked), in seconds."};
+    "Time the RAPL counter went unread (joulestat down or stalled) while it could have "
+    "wrapped more than once, so that the energy drawn then is unknown (not booked), in "
+    "seconds."};
 
 static void rapl_labels(struct render *r, const struct snap_rapl *d) {
     series_begin(r);

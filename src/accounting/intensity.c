@@ -497,10 +497,13 @@ int intensity_window(struct intensity_gpu *g, const struct intensity_window *w,
     /* With a prior for the idle power, its posterior is known from the first solve on: the
      * prior is knowledge, and only the data can move it. */
     res.idle_known = g->learned[PARAM_IDLE] || (g->idle_prior_known && g->rows > 0);
-    /* However it was measured, an uplift no board comes near is a common part of the
-     * intensities (120 steady processes over 60 rows put 160 of their 210 W in it). */
-    res.context_known = (g->learned[PARAM_CTX] || (res.idle_known && context_measured(g))) &&
-                        g->theta[PARAM_CTX] <= CONTEXT_MAX_W;
+    /* However it was measured, an uplift no board comes near, or above three times a known
+     * idle, is a common part of the intensities (120 steady processes over 60 rows put 160
+     * of their 210 W in it). */
+    res.context_known =
+        (g->learned[PARAM_CTX] || (res.idle_known && context_measured(g))) &&
+        g->theta[PARAM_CTX] <= CONTEXT_MAX_W &&
+        (!res.idle_known || g->theta[PARAM_CTX] <= CONTEXT_MAX_IDLE_RATIO * g->theta[PARAM_IDLE]);
     window_shares(g, w, res.context_known, shares, &res);
     res.idle_watts = g->theta[PARAM_IDLE];
     res.context_watts = g->theta[PARAM_CTX];

@@ -398,6 +398,27 @@ static void test_uplift_beyond_any_board_is_not_booked(void **state) {
     synth_done(&s);
 }
 
+/* An uplift measured at more than three times the idle (100 W over 20 W) is not one a held
+ * context costs (A100 +26 W over 55 W, H100 +50 W over 70 W, L40S +66 W over 35 W): however
+ * well it is measured, it is not handed out by time held. */
+static void test_uplift_beyond_three_idles_is_not_booked(void **state) {
+    static const double kappa[] = {450, 40, 200};
+    struct synth s;
+    struct synth_run r;
+
+    assert_int_equal(synth_init(&s, 3, 200, 7), 0);
+    s.idle_w = 20;
+    s.ctx_w = 100;
+    random_workloads(&s, kappa, 3, 200);
+    ASSERT_OK(synth_run_init(&r, NULL));
+    run_seconds(&s, &r, 200);
+    print_message("uplift estimate %.1f W, idle %.1f W\n", r.last.context_watts, r.last.idle_watts);
+    assert_false(r.last.context_known);
+    assert_int_equal(r.last.context_uj, 0);
+    synth_run_done(&r);
+    synth_done(&s);
+}
+
 /* One class, two processes with varying activity: the learned split would be SM share,
  * so it is not used ("single_class"). One process at constant activity: its intensity
  * cannot be told from the context uplift, and neither is learned. */
@@ -1005,6 +1026,7 @@ int main(void) {
         cmocka_unit_test(test_single_class),
         cmocka_unit_test(test_saturated_gpu_keeps_uplift_unknown),
         cmocka_unit_test(test_uplift_beyond_any_board_is_not_booked),
+        cmocka_unit_test(test_uplift_beyond_three_idles_is_not_booked),
         cmocka_unit_test(test_row_before),
         cmocka_unit_test(test_phase_change_followed),
         cmocka_unit_test(test_runs_of_one_command_pool),

@@ -256,6 +256,23 @@ static int read_proc_stat(struct sampler *s, size_t *ret_len) {
     }
 }
 
+/* Some counters read and some not (a zone gone with its package's CPUs, a reading refused):
+ * the source is up, and this says which are missing. Their energy is counted when they read
+ * again (as unknown time after a gap longer than they can count: rapl_gap_unknown()). */
+static void log_unreadable_counters(struct sampler *s, const struct cpu_node_reading *node,
+                                    size_t n_valid, uint64_t now_ns) {
+    const struct rapl_reading *first = NULL;
+
+    for (size_t i = 0; i < node->n_rapl && !first; i++)
+        if (!node->rapl[i].valid)
+            first = &node->rapl[i];
+    if (first && complain_should_log(&s->rapl_partial_complaint, now_ns))
+        log_warning("rapl: %zu of %zu energy counters cannot be read (the first: package %u, "
+                    "die %u, %s); their energy is counted when they read again",
+                    node->n_rapl - n_valid, node->n_rapl, first->package, first->die,
+                    rapl_domain_to_string(first->domain));
+}
+
 /* The node's CPU time (/proc/stat) and the RAPL counters, read back to back. Returns
  * whether the counters were read. */
 static bool read_node_energy(struct sampler *s, const struct tick_time *t,
@@ -274,6 +291,10 @@ static bool read_node_energy(struct sampler *s, const struct tick_time *t,
         return false;
     }
     sampler_source_ok(s, SOURCE_RAPL);
+    if ((size_t)r < node->n_rapl)
+        log_unreadable_counters(s, node, (size_t)r, t->mono_ns);
+    else if (complain_release(&s->rapl_partial_complaint))
+        log_info("rapl: every energy counter reads again");
     return true;
 }
 

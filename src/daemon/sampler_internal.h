@@ -62,6 +62,7 @@ struct sampler {
     struct complaint procfs_complaint;
     bool procfs_bpf; /* the scanner reads the task iterator (until it fails) */
     struct rapl *rapl;
+    struct complaint rapl_partial_complaint; /* some counters unreadable, others not */
     struct cpu_accounting *cpu_accounting;
     struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
     struct slurm_watch *slurm_watch; /* SLURM job cgroups as they come and go; NULL: none */

@@ -116,6 +116,25 @@ rapl_counted() {
 }
 e2e_wait 15 rapl_counted || e2e_fail "serve counts no RAPL energy without --path.dev: $(cat "$E2E_TMP/m.prom" "$E2E_TMP/serve.log")"
 grep -q 'source="nvml"' "$E2E_TMP/m.prom" && e2e_fail "--no-gpu still exports the nvml source"
+# One counter stops reading (its zone gone with its package's CPUs) while the others go on:
+# the source stays up, the log says which counter, and that it reads again; what it moved
+# meanwhile is counted then (2.0 J -> 2.5 J).
+dram=$tree/sys/class/powercap/intel-rapl:1:0/energy_uj
+echo "not a number" >"$dram"
+unreadable='rapl: 1 of 4 energy counters cannot be read (the first: package 1, die 0, dram)'
+e2e_wait 10 grep -qF "$unreadable" "$E2E_TMP/serve.log" ||
+    e2e_fail "no line for the unreadable counter: $(cat "$E2E_TMP/serve.log")"
+curl -sf "http://127.0.0.1:$port/metrics" | grep -qx 'joulestat_source_up{source="rapl"} 1' ||
+    e2e_fail "one unreadable counter took the RAPL source down"
+echo 2500000 >"$dram"
+e2e_wait 10 grep -q "rapl: every energy counter reads again" "$E2E_TMP/serve.log" ||
+    e2e_fail "no line for the counter reading again: $(cat "$E2E_TMP/serve.log")"
+dram_counted() {
+    curl -sf "http://127.0.0.1:$port/metrics" |
+        grep -qx 'joulestat_rapl_energy_joules_total{package="1",domain="dram"} 0.500000'
+}
+e2e_wait 10 dram_counted || e2e_fail "the 0.5 J the counter moved while unreadable is not counted"
+((  $(grep -cF "$unreadable" "$E2E_TMP/serve.log") == 1 )) || e2e_fail "the unreadable counter was logged more than once"
 
 # MSRs need the devices root: said so, with the way out.
 run 1 "${rapl_flags[@]}" --rapl-source msr --sample-interval 100ms

@@ -41,9 +41,12 @@ static const struct gpu_family families[] = {
     /* GA100: instantaneous readings */
     {"A100", 0, QUARTER, STEP},
     {"A30", 0, FULL, STEP},
+    {"A800", 0, FULL, STEP},
     /* Hopper and Blackwell: newer than Ampere, 1 s average */
     {"H100", AVG_1S, QUARTER, STEP, true},
     {"H200", AVG_1S, FULL, STEP, true},
+    {"H800", AVG_1S, FULL, STEP, true},
+    {"H20", AVG_1S, FULL, STEP, true},
     {"GH200", AVG_1S, FULL, STEP, true},
     {"B100", AVG_1S, FULL, STEP, true},
     {"B200", AVG_1S, FULL, STEP, true},
@@ -51,6 +54,7 @@ static const struct gpu_family families[] = {
     /* Ampere other than GA100, and Ada: 1 s average */
     {"A2", AVG_1S, FULL, STEP},
     {"A10", AVG_1S, FULL, STEP},
+    {"A10G", AVG_1S, FULL, STEP},
     {"A16", AVG_1S, FULL, STEP},
     {"A40", AVG_1S, FULL, STEP},
     {"A4000", AVG_1S, FULL, STEP},

@@ -46,6 +46,24 @@ static void test_power_average_lags_a_step(void **state) {
     sim_stop();
 }
 
+/* The power-average default follows the family a board's name says: the A10G (GA102) and
+ * the H800 (Hopper) average over 1 s, the A800 (GA100) reads instantaneous power. */
+static void test_power_average_by_name(void **state) {
+    sim_start("scenario duration=10s\n"
+              "gpu 0 uuid=GPU-a10g name=\"NVIDIA A10G\" idle=50W max=300W driver-phase=0\n"
+              "gpu 1 uuid=GPU-h800 name=\"NVIDIA H800\" idle=50W max=700W driver-phase=0\n"
+              "gpu 2 uuid=GPU-a800 name=\"NVIDIA A800-SXM4-80GB\" idle=50W max=400W "
+              "driver-phase=0 power-sensor-duty=100%\n"
+              "process 1 gpu=0 name=a start=2s sm=100 coef=200W\n"
+              "process 2 gpu=1 name=b start=2s sm=100 coef=200W\n"
+              "process 3 gpu=2 name=c start=2s sm=100 coef=200W\n");
+    sim_at(2500 * MS);
+    assert_int_equal(power_mw(sim_gpu(0)), 150000); /* half the last second at 250 W */
+    assert_int_equal(power_mw(sim_gpu(1)), 150000);
+    assert_int_equal(power_mw(sim_gpu(2)), 250000);
+    sim_stop();
+}
+
 /* The board idled before t = 0: a 1 s average read before the first update (at 40 ms) is
  * the idle; the first update's period began at -60 ms and holds 60 ms of idle and 40 ms of
  * the 250 W load; from 1040 ms on the average holds only the load. */
@@ -244,6 +262,7 @@ static void test_coef_list_changes_power(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_power_average_lags_a_step),
+        cmocka_unit_test(test_power_average_by_name),
         cmocka_unit_test(test_readings_begin_from_the_idle_board),
         cmocka_unit_test(test_sensor_duty_misses_a_phase),
         cmocka_unit_test(test_energy_counter_steps),

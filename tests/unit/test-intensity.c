@@ -376,47 +376,47 @@ static void test_saturated_gpu_keeps_uplift_unknown(void **state) {
     synth_done(&s);
 }
 
-/* The workloads of the recovery test over an uplift of 200 W, more than any board's (26-66
- * W): a fit that finds that much found a common part of the intensities, and it is split
- * with them by activity, not handed out by time held. */
-static void test_uplift_beyond_any_board_is_not_booked(void **state) {
+/* The last window's result after 200 s of the recovery test's workloads over an idle and
+ * an uplift, each as given. */
+static struct intensity_result uplift_run(double idle_w, double ctx_w) {
     static const double kappa[] = {450, 40, 200};
+    struct intensity_result last;
     struct synth s;
     struct synth_run r;
 
     assert_int_equal(synth_init(&s, 3, 200, 7), 0);
-    s.idle_w = 80;
-    s.ctx_w = 200;
+    s.idle_w = idle_w;
+    s.ctx_w = ctx_w;
     random_workloads(&s, kappa, 3, 200);
     ASSERT_OK(synth_run_init(&r, NULL));
     run_seconds(&s, &r, 200);
-    print_message("uplift estimate %.1f W\n", r.last.context_watts);
-    assert_within(r.last.context_watts, 200, 0.10);
-    assert_false(r.last.context_known);
-    assert_int_equal(r.last.context_uj, 0);
+    last = r.last;
+    print_message("uplift estimate %.1f W, idle %.1f W\n", last.context_watts, last.idle_watts);
     synth_run_done(&r);
     synth_done(&s);
+    return last;
+}
+
+/* An uplift of 200 W, more than any board's (26-66 W): a fit that finds that much found a
+ * common part of the intensities, and it is split with them by activity, not handed out by
+ * time held. */
+static void test_uplift_beyond_any_board_is_not_booked(void **state) {
+    struct intensity_result last = uplift_run(80, 200);
+
+    assert_within(last.context_watts, 200, 0.10);
+    assert_false(last.context_known);
+    assert_int_equal(last.context_uj, 0);
 }
 
 /* An uplift measured at more than three times the idle (100 W over 20 W) is not one a held
  * context costs (A100 +26 W over 55 W, H100 +50 W over 70 W, L40S +66 W over 35 W): however
  * well it is measured, it is not handed out by time held. */
 static void test_uplift_beyond_three_idles_is_not_booked(void **state) {
-    static const double kappa[] = {450, 40, 200};
-    struct synth s;
-    struct synth_run r;
+    struct intensity_result last = uplift_run(20, 100);
 
-    assert_int_equal(synth_init(&s, 3, 200, 7), 0);
-    s.idle_w = 20;
-    s.ctx_w = 100;
-    random_workloads(&s, kappa, 3, 200);
-    ASSERT_OK(synth_run_init(&r, NULL));
-    run_seconds(&s, &r, 200);
-    print_message("uplift estimate %.1f W, idle %.1f W\n", r.last.context_watts, r.last.idle_watts);
-    assert_false(r.last.context_known);
-    assert_int_equal(r.last.context_uj, 0);
-    synth_run_done(&r);
-    synth_done(&s);
+    assert_within(last.context_watts, 100, 0.10);
+    assert_false(last.context_known);
+    assert_int_equal(last.context_uj, 0);
 }
 
 /* One class, two processes with varying activity: the learned split would be SM share,
@@ -819,8 +819,8 @@ static void test_eviction(void **state) {
 /* Short jobs, each a class of its own, come and go beside a trainer on a GPU that tracks 8
  * classes: the evicted jobs' rows keep their energy as theirs (their estimate x their
  * activity), not as energy without activity that the uplift or the trainer would take.
- * Idle 60 W (known), uplift 40 W, trainer 300 W per 100 % at 60 or 90 %, one job after
- * another at 200 W per 100 % and 30 %, for 2 s each. */
+ * Idle 60 W (known), uplift 40 W, trainer 300 W per 100 % at 60 or 90 %; every 4 s a new
+ * job, 200 W per 100 % at 30 % for 2 s. */
 static void test_eviction_keeps_the_energy_of_the_evicted(void **state) {
     struct intensity_options o = {.max_classes = 8};
     struct intensity_consumer c[2];

@@ -273,6 +273,30 @@ int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
     return 0;
 }
 
+void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
+                        int pid_fd) {
+    _cleanup_(closep) int own_fd = -1, stat_fd = -1;
+    struct workload_identity id = {0};
+    const struct workload_identity *pooled;
+    struct proc_pid_stat st;
+
+    if (e->seen_scan == 0 || e->kernel_thread || strncmp(e->comm, comm, sizeof(e->comm)) == 0)
+        return;
+    if (pid_fd < 0) {
+        pid_fd = own_fd = procfs_open_pid_dir(s, e->pid);
+        if (pid_fd < 0)
+            return;
+    }
+    /* Through the pid directory, and the same process still (not a new holder of the pid). */
+    stat_fd = procfs_open_read_stat(s, pid_fd, e->pid, &st);
+    if (stat_fd < 0 || st.starttime != e->starttime || read_identity(s, pid_fd, &id) < 0 ||
+        identity_pool_get(&s->identities, &id, &pooled) < 0)
+        return;
+    identity_pool_put(&s->identities, e->identity);
+    e->identity = pooled;
+    s->stats.exec_rereads++;
+}
+
 static void entry_update(struct cache_entry *e, const struct proc_pid_stat *st) {
     e->ppid = st->ppid;
     e->state = st->state;
@@ -387,6 +411,7 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
 
     is_new = e->seen_scan == 0;
     prev = e->cpu_ticks;
+    procfs_follow_exec(s, e, st.comm, pid_fd);
     r = procfs_cpu_settle(s, e, &st, TAKE_FD(stat_fd), pid_fd, dir_ino, is_new);
     if (r < 0)
         return r;

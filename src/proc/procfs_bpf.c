@@ -78,6 +78,7 @@ int procfs_scan_bpf(struct procfs_scanner *s) {
         }
         is_new = e->seen_scan == 0;
         prev = e->cpu_ticks;
+        procfs_follow_exec(s, e, p->comm, -1);
         take(s, e, p);
         e->seen_scan = e->read_scan = s->scan_no;
         row = &s->rows[s->n_rows++];

@@ -130,6 +130,12 @@ int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
                      struct cache_entry **ret_entry);
 void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
                      struct procfs_process *row);
+/* A known process whose comm is no longer the one cached exec'd (or renamed itself): its
+ * identity is read again, through pid_fd (-1: opened here). A runtime may move a child into
+ * its cgroup between fork and exec (slurmstepd's tasks, runc init, systemd-run --scope), and
+ * a scan that came in between cached the parent's workload. */
+void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
+                        int pid_fd);
 /* procfs_bpf.c: one scan's live rows from the task iterator. 0 or -errno. */
 int procfs_scan_bpf(struct procfs_scanner *s);
 

@@ -338,6 +338,32 @@ static void test_identity_read_once(void **state) {
     fixture_teardown(&f);
 }
 
+/* slurmstepd forks a task, attaches it to the step's cgroup, then execs the program: a scan
+ * between fork and attach saw slurmstepd's cgroup. At the exec (a new comm, the same start)
+ * the identity is read again; a comm that stays is not read again. */
+static void test_identity_after_exec(void **state) {
+    struct fixture f;
+    const struct procfs_process *rows, *p;
+    int n;
+
+    fixture_setup(&f, "procfs-basic");
+    n = scan(&f, &rows);
+    assert_string_equal(must_find(rows, n, 100, 0)->identity->systemd_unit, "session-3.scope");
+    put(&f, "100/cgroup", "0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n");
+    n = scan(&f, &rows); /* moved, but no exec yet: kept */
+    assert_string_equal(must_find(rows, n, 100, 0)->identity->systemd_unit, "session-3.scope");
+    put_stat(&f, 100, "python3", 'R', 300, 75, 12345);
+    n = scan(&f, &rows);
+    p = must_find(rows, n, 100, 0);
+    assert_int_equal(p->identity->kind, IDENTITY_SLURM_JOB);
+    assert_int_equal(p->identity->slurm.job_id, 77);
+    assert_string_equal(p->comm, "python3");
+    assert_int_equal(stats(&f).exec_rereads, 1);
+    (void)scan(&f, &rows);
+    assert_int_equal(stats(&f).exec_rereads, 1);
+    fixture_teardown(&f);
+}
+
 static void test_kubepods(void **state) {
     struct fixture f;
     const struct procfs_process *rows, *p;
@@ -868,6 +894,7 @@ int main(void) {
         cmocka_unit_test(test_unread_is_not_an_exit),
         cmocka_unit_test(test_pid_reuse),
         cmocka_unit_test(test_identity_read_once),
+        cmocka_unit_test(test_identity_after_exec),
         cmocka_unit_test(test_kubepods),
         cmocka_unit_test(test_slurm),
         cmocka_unit_test(test_environ_vanished),

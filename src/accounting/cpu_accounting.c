@@ -184,7 +184,8 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
         size_t g;
 
         if (p->flags & PROCFS_PROCESS_EXITED) {
-            if (c->process_metrics && workload_group_key(p->identity)) {
+            /* Also out of any workload now: its series, if it had one, ends. */
+            if (c->process_metrics && p->identity) {
                 struct snap_identity id;
 
                 identity_to_labels(p->identity, p->comm, &id);

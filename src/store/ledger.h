@@ -219,7 +219,9 @@ int ledger_add_cpu_energy(struct ledger *l, const struct snap_identity *id, uint
  * touched by it stay active until the next scan, though other ticks sweep in between.
  * ledger_add_cpu_process_energy() adds one domain's energy (domain < SNAP_CPU_DOMAINS) to
  * the series (pid, id) and marks it active; ledger_cpu_process_exited() marks it inactive
- * (retention starts) unless a newer process with other start_ticks took the series over.
+ * (retention starts) unless a newer process with other start_ticks took the series over;
+ * when (pid, id) names no series of that process (it exec'd or left its workload since it
+ * last booked), the one the pid booked to last ends.
  * ledger_add_cpu_unseen() adds the unseen energy uj[d] of each domain d in the bit mask
  * `domains` to the workload id names most specifically (container, else pod, else job); it
  * does not touch cpu_uj (add that with ledger_add_cpu_energy). Return 0, -EINVAL (a domain

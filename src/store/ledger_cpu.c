@@ -85,8 +85,15 @@ void ledger_cpu_process_exited(struct ledger *l, uint32_t pid, uint64_t start_ti
                                const struct snap_identity *id, uint64_t now_ns) {
     struct ledger_cpu_process *p = hashmap_get(&l->cpu_processes, cpu_process_key(pid, id));
 
-    /* A newer process with the same pid and labels owns the series now: it stays active. */
-    if (!p || p->start_ticks != start_ticks)
+    /* Labels other than those it last booked under (it exec'd or renamed itself and used no
+     * CPU since, or left its workload): the series the pid booked to last is its own. */
+    if (!p || p->start_ticks != start_ticks) {
+        uint64_t latest = (uint64_t)(uintptr_t)hashmap_get(&l->cpu_latest, (uint64_t)pid + 1);
+
+        p = latest ? hashmap_get(&l->cpu_processes, latest) : NULL;
+    }
+    /* A newer process with the same pid owns the series now: it stays active. */
+    if (!p || p->pid != pid || p->start_ticks != start_ticks)
         return;
     p->active = false;
     p->last_seen_ns = now_ns;

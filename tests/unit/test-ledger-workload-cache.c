@@ -226,6 +226,20 @@ static void test_renamed_process_ends_its_old_series(void **state) {
     assert_int_equal(l.cpu_processes.size, 0);
     assert_int_equal(l.cpu_latest.size, 0);
     ledger_done(&l);
+
+    /* It exec'd as "app" but used no CPU after: its exit comes under a name it never booked
+     * under, and ends the series it booked to last ("sh" stayed active for ever). A newer
+     * process on the pid keeps its own. */
+    ledger_init(&l);
+    ASSERT_OK(ledger_add_cpu_process_energy(&l, 400, 17, &sh, 0, 100, 1 * SEC));
+    ledger_cpu_process_exited(&l, 400, 17, &app, 3 * SEC);
+    ledger_sweep(&l, 400 * SEC, 400 * SEC, 300 * SEC);
+    assert_int_equal(l.cpu_processes.size, 0);
+    ASSERT_OK(ledger_add_cpu_process_energy(&l, 400, 99, &sh, 0, 100, 500 * SEC));
+    ledger_cpu_process_exited(&l, 400, 17, &app, 501 * SEC);
+    ledger_sweep(&l, 900 * SEC, 900 * SEC, 300 * SEC);
+    assert_int_equal(l.cpu_processes.size, 1);
+    ledger_done(&l);
 }
 
 /* A GPU pid given again to a process of the same labels is one series: the new process

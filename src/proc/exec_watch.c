@@ -42,6 +42,9 @@
 struct kept {
     uint64_t starttime;
     uint64_t exited_ns; /* monotonic; 0 while it runs */
+    /* The pid's last exec could not be read (a program gone within the batch): this record
+     * is an earlier program's, maybe an earlier holder's of the pid, and is not served. */
+    bool superseded;
     const struct workload_identity *identity;
     char comm[PROC_COMM_MAX];
 };
@@ -205,9 +208,13 @@ static void on_exec(struct exec_watch *w, uint32_t pid) {
 
     pthread_mutex_lock(&w->lock);
     w->stats.execs++;
-    if (r < 0)
+    if (r < 0) {
+        struct kept *k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
+
         w->stats.missed++;
-    else {
+        if (k)
+            k->superseded = true;
+    } else {
         w->stats.read++;
         keep(w, pid, &rec);
     }
@@ -421,7 +428,7 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
     }
     pthread_mutex_lock(&w->lock);
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
-    if (k) {
+    if (k && !k->superseded) {
         *ret = (struct exec_record){
             .starttime = k->starttime, .identity = *k->identity, .exited = k->exited_ns != 0};
         memcpy(ret->comm, k->comm, sizeof(ret->comm));

@@ -23,8 +23,9 @@ struct identity_read_counts {
  * line, and its environment where the job id is only there (Slurm's SLUID directories,
  * nodes without Slurm cgroups) and for every Slurm job's process (its array job, once per
  * new process). An unreadable or unknown cgroup is IDENTITY_NONE. Returns
- * 0, -ESRCH when the process is gone (nothing is to be kept of it), or -ENOMEM. counts may
- * be NULL.
+ * 0, -ESRCH when the process is gone (nothing is to be kept of it), or a shortage of ours
+ * (-ENOMEM, -EMFILE, -ENFILE, -EINTR, -EAGAIN: nothing is to be kept either; read it again
+ * later). counts may be NULL.
  */
 int identity_read_at(int pid_fd, struct workload_identity *ret,
                      struct identity_read_counts *counts);

@@ -110,7 +110,8 @@ all_ended() {
         grep -Eq "^joulestat_slurm_job_active\{job_id=\"$j\"[,}].* 0$" <<<"$m" || return 1
     done
 }
-slurm_wait 30 all_ended || fail "joulestat did not book every job's end"
+slurm_wait 30 all_ended ||
+    fail "joulestat did not book every job's end: $(curl -sf "$url_watch" | grep '^joulestat_slurm_job_active' | grep -v ' 0$')"
 # The other one: until a scan after the jobs ended (the zone is read at scans only).
 rapl_of() { curl -sf "$1" | awk '/^joulestat_rapl_energy_joules_total/ {print $2}'; }
 before=$(rapl_of "$url_nowatch")

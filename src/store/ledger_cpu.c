@@ -81,22 +81,24 @@ int ledger_add_cpu_process_energy(struct ledger *l, uint32_t pid, uint64_t start
     return 0;
 }
 
-void ledger_cpu_process_exited(struct ledger *l, uint32_t pid, uint64_t start_ticks,
-                               const struct snap_identity *id, uint64_t now_ns) {
-    struct ledger_cpu_process *p = hashmap_get(&l->cpu_processes, cpu_process_key(pid, id));
-
-    /* Labels other than those it last booked under (it exec'd or renamed itself and used no
-     * CPU since, or left its workload): the series the pid booked to last is its own. */
-    if (!p || p->start_ticks != start_ticks) {
-        uint64_t latest = (uint64_t)(uintptr_t)hashmap_get(&l->cpu_latest, (uint64_t)pid + 1);
-
-        p = latest ? hashmap_get(&l->cpu_processes, latest) : NULL;
-    }
-    /* A newer process with the same pid owns the series now: it stays active. */
+/* Ends p if it is the series of the process (pid, start_ticks): a newer process with the
+ * same pid owns it otherwise, and it stays active. */
+static void end_if_its(struct ledger_cpu_process *p, uint32_t pid, uint64_t start_ticks,
+                       uint64_t now_ns) {
     if (!p || p->pid != pid || p->start_ticks != start_ticks)
         return;
     p->active = false;
     p->last_seen_ns = now_ns;
+}
+
+void ledger_cpu_process_exited(struct ledger *l, uint32_t pid, uint64_t start_ticks,
+                               const struct snap_identity *id, uint64_t now_ns) {
+    uint64_t latest = (uint64_t)(uintptr_t)hashmap_get(&l->cpu_latest, (uint64_t)pid + 1);
+
+    /* The series of its exit's labels, and the one the pid booked to last: they differ when
+     * it exec'd or renamed itself (setproctitle) since, or left its workload. */
+    end_if_its(hashmap_get(&l->cpu_processes, cpu_process_key(pid, id)), pid, start_ticks, now_ns);
+    end_if_its(latest ? hashmap_get(&l->cpu_processes, latest) : NULL, pid, start_ticks, now_ns);
 }
 
 void ledger_sweep_cpu_processes(struct ledger *l, uint64_t now_ns, uint64_t retention_ns) {

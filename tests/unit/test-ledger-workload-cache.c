@@ -240,6 +240,16 @@ static void test_renamed_process_ends_its_old_series(void **state) {
     ledger_sweep(&l, 900 * SEC, 900 * SEC, 300 * SEC);
     assert_int_equal(l.cpu_processes.size, 1);
     ledger_done(&l);
+
+    /* "sh", then "app", then renamed back to "sh" with no CPU after: its exit names the
+     * first series, but the one it booked to last ("app") ends too. */
+    ledger_init(&l);
+    ASSERT_OK(ledger_add_cpu_process_energy(&l, 400, 17, &sh, 0, 100, 1 * SEC));
+    ASSERT_OK(ledger_add_cpu_process_energy(&l, 400, 17, &app, 0, 200, 2 * SEC));
+    ledger_cpu_process_exited(&l, 400, 17, &sh, 3 * SEC);
+    ledger_sweep(&l, 400 * SEC, 400 * SEC, 300 * SEC);
+    assert_int_equal(l.cpu_processes.size, 0);
+    ledger_done(&l);
 }
 
 /* A GPU pid given again to a process of the same labels is one series: the new process

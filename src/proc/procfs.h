@@ -30,7 +30,7 @@
  * costs a read of `cgroup` (and of `environ` when the cgroup path names a Slurm job by
  * SLUID only, or names no workload in a place where Slurm without cgroups runs tasks: see
  * workload_identity_wants_slurm_environ()). The identity is cached per (pid, starttime)
- * and read again when the process exec'd (its comm changed: procfs_follow_exec()), since
+ * and read again once, when the process exec'd (its comm changed: procfs_follow_exec()), since
  * runtimes move a child into its cgroup between fork and exec (slurmstepd's tasks, runc
  * init). A move at any other time (systemd-run --scope, pam_slurm_adopt) is not followed. A
  * pid that vanishes during the scan (ENOENT/ESRCH, or an empty read) is skipped silently and
@@ -68,7 +68,7 @@ struct procfs_stats {
     uint64_t stat_reads;    /* successful reads of <pid>/stat */
     uint64_t cgroup_reads;  /* successful reads of <pid>/cgroup: once per new process, and
                              * again after its exec (exec_rereads) */
-    uint64_t exec_rereads;  /* identities read again because a known process exec'd */
+    uint64_t exec_rereads;  /* identities read again at a known process's first exec */
     uint64_t environ_reads; /* successful reads of <pid>/environ (SLUID / no-cgroup jobs) */
     uint64_t vanished;      /* pids that disappeared while being read */
     uint64_t parse_errors;  /* malformed stat (process skipped) or cgroup (identity none) */
@@ -162,9 +162,9 @@ int procfs_lookup(struct procfs_scanner *s, uint32_t pid, struct procfs_lookup *
  * process is reported with cpu_ticks_delta 0 and counted in stats.stat_skips.
  *
  * Every process is still read at least every PROCFS_FULL_READ_SCANS scans (staggered by
- * pid), which bounds what a stale row could miss: a parent that exited (ppid), an exec (a
- * new comm, then a new identity). A pid directory whose inode changed is always read. NULL (the
- * default) reads every process every scan.
+ * pid), which bounds what a stale row could miss: a parent that exited (ppid), a first exec
+ * (a new comm, then a new identity). A pid directory whose inode changed is always read.
+ * NULL (the default) reads every process every scan.
  */
 #define PROCFS_FULL_READ_SCANS 10
 typedef bool (*procfs_unchanged_fn)(void *userdata, const struct workload_identity *identity,

@@ -35,8 +35,9 @@ struct cache_entry {
     char state;
     bool kernel_thread;
     bool sched_valid;
-    bool interpolated; /* cpu_ns advanced by schedstat since the last stat read */
-    bool kept_sched;   /* kept_fd is <pid>/schedstat, not <pid>/stat */
+    bool interpolated;  /* cpu_ns advanced by schedstat since the last stat read */
+    bool kept_sched;    /* kept_fd is <pid>/schedstat, not <pid>/stat */
+    bool exec_followed; /* its identity was read again at a new comm (procfs_follow_exec()) */
     char comm[PROC_COMM_MAX];
     const struct workload_identity *identity; /* pooled: shared with same-identity entries */
     /* <pid>/stat or <pid>/schedstat kept open between scans (-1: none), and the inode of
@@ -131,11 +132,13 @@ int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
 void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
                      struct procfs_process *row);
 /* A known process whose comm is no longer the one cached exec'd (or renamed itself): its
- * identity is read again, through pid_fd (-1: opened here). A runtime may move a child into
- * its cgroup between fork and exec (slurmstepd's tasks, runc init, systemd-run --scope), and
- * a scan that came in between cached the parent's workload. */
-void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
-                        int pid_fd);
+ * identity is read again, through pid_fd (-1: opened here), once in its life (the first
+ * exec is the one after its runtime placed it: slurmstepd attaches a task to its step's
+ * cgroup between fork and exec, runc moves runc init; a scan in between cached the parent's
+ * workload; later renames, setproctitle's, cost nothing). Returns 0, or a shortage of ours
+ * (-ENOMEM, -EMFILE...): then the caller keeps the old comm, so the next scan tries again. */
+int procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
+                       int pid_fd);
 /* procfs_bpf.c: one scan's live rows from the task iterator. 0 or -errno. */
 int procfs_scan_bpf(struct procfs_scanner *s);
 

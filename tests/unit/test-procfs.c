@@ -340,7 +340,7 @@ static void test_identity_read_once(void **state) {
 
 /* slurmstepd forks a task, attaches it to the step's cgroup, then execs the program: a scan
  * between fork and attach saw slurmstepd's cgroup. At the exec (a new comm, the same start)
- * the identity is read again; a comm that stays is not read again. */
+ * the identity is read again, once: neither a comm that stays nor a later rename reads it. */
 static void test_identity_after_exec(void **state) {
     struct fixture f;
     const struct procfs_process *rows, *p;
@@ -360,6 +360,11 @@ static void test_identity_after_exec(void **state) {
     assert_string_equal(p->comm, "python3");
     assert_int_equal(stats(&f).exec_rereads, 1);
     (void)scan(&f, &rows);
+    assert_int_equal(stats(&f).exec_rereads, 1);
+    /* Later renames (setproctitle) read nothing: the exec after placement is the first. */
+    put_stat(&f, 100, "python3: worker", 'R', 400, 75, 12345);
+    n = scan(&f, &rows);
+    assert_string_equal(must_find(rows, n, 100, 0)->comm, "python3: worker");
     assert_int_equal(stats(&f).exec_rereads, 1);
     fixture_teardown(&f);
 }

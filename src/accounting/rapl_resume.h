@@ -29,11 +29,11 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
                  uint64_t now_ns);
 
 /* The same bound while running: a counter not read for longer than it can count without
- * ambiguity (joulestat stalled, the machine or its VM paused, the zone unreadable for a
- * while) may have wrapped more than once, and its next delta would be short by whole ranges.
- * Called before a primed counter's update at now_ns: when so, the time since the die's last
- * kept reading is booked in lr as of unknown energy, and the counter is unprimed, so that
- * reading is its new baseline. Returns whether it did. */
+ * ambiguity (joulestat stalled, the zone unreadable for a while) may have wrapped more than
+ * once, and its next delta would be short by whole ranges. Called before a primed counter's
+ * update at now_ns (the monotonic clock, which does not count a suspend): when so, the time
+ * since the die's last kept reading is booked in lr as of unknown energy, and the counter
+ * is unprimed, so that reading is its new baseline. Returns whether it did. */
 bool rapl_gap_unknown(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
                       uint64_t now_ns);
 

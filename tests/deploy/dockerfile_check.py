@@ -9,6 +9,7 @@ the build stage installs.
 
 Usage: dockerfile_check.py DOCKERFILE JOULESTAT_BINARY SOURCE_DIR
 """
+import functools
 import glob
 import os
 import re
@@ -43,8 +44,11 @@ def apt_packages(instructions):
     return pkgs
 
 
+@functools.lru_cache(maxsize=None)
 def owning_package(path):
-    """The Debian package that ships path, trying the /usr-merged aliases dpkg may know."""
+    """The Debian package that ships path, trying the /usr-merged aliases dpkg may know.
+    Kept per path: each dpkg -S reads every package's file list (half a second on a
+    machine with 900 packages), and the self-test checks the same binary six times."""
     cands = [path, os.path.realpath(path)]
     for p in list(cands):
         cands.append(p[4:] if p.startswith("/usr/") else "/usr" + p)
@@ -61,9 +65,14 @@ def needed_libraries(binary):
     return re.findall(r"\(NEEDED\).*\[(.+)\]", out)
 
 
+@functools.lru_cache(maxsize=None)
+def library_cache():
+    return subprocess.run(["ldconfig", "-p"], capture_output=True, text=True,
+                          check=True).stdout
+
+
 def library_path(soname):
-    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True,
-                         check=True).stdout
+    out = library_cache()
     m = re.search(rf"^\s*{re.escape(soname)} \(libc6,x86-64[^)]*\) => (\S+)$", out, re.M)
     return m.group(1) if m else None
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -193,9 +194,12 @@ struct run_cgroup *run_cgroup_free(struct run_cgroup *cg) {
     if (!cg)
         return NULL;
     parent_procs = openat(cg->parent_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-    /* A process that forks while the others are moved lands in the cgroup again: a few
-     * rounds. */
-    for (unsigned round = 0; round < 5 && r == -EBUSY; round++) {
+    /* A process that forks while the others are moved lands in the cgroup again, and one
+     * still on its way out (the command's last child, exiting as the command ends) can be
+     * neither moved nor waited for: rounds 10 ms apart, for up to 2 s. */
+    for (unsigned round = 0; round < 200 && r == -EBUSY; round++) {
+        if (round > 0)
+            (void)nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
         if (parent_procs >= 0 && cg->dir_fd >= 0)
             (void)run_cgroup_for_each_pid(cg, move_to_parent, &parent_procs);
         r = unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR) < 0 ? -errno : 0;

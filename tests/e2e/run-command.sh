@@ -79,7 +79,9 @@ import json, sys
 report = json.loads([l for l in open(sys.argv[1]) if l.startswith('{"command"')][-1])
 cpu = report["cpu_joules"].get("package", 0)
 assert 0 < cpu <= 20 * report["elapsed_seconds"] + 2, report
-assert report["elapsed_seconds"] < 2, report
+# (a 0.15 s command; the bound only catches a report that waited for something else:
+# Python alone takes 2 s to start on a loaded 2-core machine)
+assert report["elapsed_seconds"] < 10, report
 print(f"run: a short command: {cpu:.3f} J over {report['elapsed_seconds']:.2f} s")
 EOP
 

@@ -273,8 +273,8 @@ int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
     return 0;
 }
 
-int procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
-                       int pid_fd) {
+void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
+                        int pid_fd) {
     _cleanup_(closep) int own_fd = -1, stat_fd = -1;
     struct workload_identity id = {0};
     const struct workload_identity *pooled;
@@ -282,30 +282,32 @@ int procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const ch
     int r;
 
     if (e->seen_scan == 0 || e->kernel_thread || e->exec_followed ||
-        strncmp(e->comm, comm, sizeof(e->comm)) == 0)
-        return 0;
+        (!e->exec_pending && strncmp(e->comm, comm, sizeof(e->comm)) == 0))
+        return;
+    e->exec_pending = false;
     if (pid_fd < 0) {
         pid_fd = own_fd = procfs_open_pid_dir(s, e->pid);
-        if (pid_fd < 0)
-            return pid_fd == -ESRCH || pid_fd == -ENOENT ? 0 : pid_fd;
+        if (pid_fd < 0) {
+            e->exec_pending = pid_fd != -ESRCH && pid_fd != -ENOENT;
+            return;
+        }
     }
     /* Through the pid directory, and the same process still (not a new holder of the pid):
      * else it is gone, and nothing is to be read. */
     stat_fd = procfs_open_read_stat(s, pid_fd, e->pid, &st);
     if (stat_fd < 0 || st.starttime != e->starttime)
-        return 0;
+        return;
     r = read_identity(s, pid_fd, &id);
-    if (r == -ESRCH)
-        return 0;
     if (r >= 0)
         r = identity_pool_get(&s->identities, &id, &pooled);
-    if (r < 0)
-        return r;
+    if (r < 0) {
+        e->exec_pending = r != -ESRCH;
+        return;
+    }
     identity_pool_put(&s->identities, e->identity);
     e->identity = pooled;
     e->exec_followed = true;
     s->stats.exec_rereads++;
-    return 0;
 }
 
 static void entry_update(struct cache_entry *e, const struct proc_pid_stat *st) {
@@ -385,7 +387,7 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     struct proc_pid_stat st;
     struct cache_entry *e;
     uint64_t prev;
-    bool is_new, retry_exec;
+    bool is_new;
     int r;
 
     r = grow_array(&s->rows, &s->cap_rows, s->n_rows + 1, sizeof(*s->rows));
@@ -422,12 +424,10 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
 
     is_new = e->seen_scan == 0;
     prev = e->cpu_ticks;
-    retry_exec = procfs_follow_exec(s, e, st.comm, pid_fd) < 0;
+    procfs_follow_exec(s, e, st.comm, pid_fd);
     r = procfs_cpu_settle(s, e, &st, TAKE_FD(stat_fd), pid_fd, dir_ino, is_new);
     if (r < 0)
         return r;
-    if (retry_exec) /* the old comm stays, so that the next scan reads the identity again */
-        memcpy(st.comm, e->comm, sizeof(st.comm));
     entry_update(e, &st);
     e->seen_scan = e->read_scan = s->scan_no;
 

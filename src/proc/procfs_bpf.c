@@ -32,17 +32,13 @@ static int new_entry(struct procfs_scanner *s, const struct task_iter_process *p
     return procfs_get_entry(s, pid_fd, &st, ret) == -ENOMEM ? -ENOMEM : 0;
 }
 
-/* keep_comm: the identity could not be read again after an exec, and the old comm stays so
- * that the next scan tries again (procfs_follow_exec()). */
-static void take(struct procfs_scanner *s, struct cache_entry *e, const struct task_iter_process *p,
-                 bool keep_comm) {
+static void take(struct procfs_scanner *s, struct cache_entry *e,
+                 const struct task_iter_process *p) {
     e->ppid = p->ppid;
     e->state = p->state;
     e->threads = p->threads;
-    if (!keep_comm) {
-        memset(e->comm, 0, sizeof(e->comm));
-        memcpy(e->comm, p->comm, sizeof(p->comm));
-    }
+    memset(e->comm, 0, sizeof(e->comm));
+    memcpy(e->comm, p->comm, sizeof(p->comm));
     /* Never backwards: a thread that exits between the reads of its own record and of
      * its leader's exited-threads sum shows once too little. */
     if (e->seen_scan == 0 || p->cpu_ns > e->cpu_ns)
@@ -68,7 +64,7 @@ int procfs_scan_bpf(struct procfs_scanner *s) {
         uint64_t starttime = p->start_boottime_ns / s->tick_ns, prev;
         struct procfs_process *row;
         struct cache_entry *e;
-        bool is_new, retry_exec;
+        bool is_new;
 
         if (p->pid == 0 || p->pid >= PROC_PID_LIMIT || starttime >= KEY_STARTTIME_LIMIT)
             continue;
@@ -82,8 +78,8 @@ int procfs_scan_bpf(struct procfs_scanner *s) {
         }
         is_new = e->seen_scan == 0;
         prev = e->cpu_ticks;
-        retry_exec = procfs_follow_exec(s, e, p->comm, -1) < 0;
-        take(s, e, p, retry_exec);
+        procfs_follow_exec(s, e, p->comm, -1);
+        take(s, e, p);
         e->seen_scan = e->read_scan = s->scan_no;
         row = &s->rows[s->n_rows++];
         procfs_fill_row(s, e, row);

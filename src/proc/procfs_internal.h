@@ -38,6 +38,7 @@ struct cache_entry {
     bool interpolated;  /* cpu_ns advanced by schedstat since the last stat read */
     bool kept_sched;    /* kept_fd is <pid>/schedstat, not <pid>/stat */
     bool exec_followed; /* its identity was read again at a new comm (procfs_follow_exec()) */
+    bool exec_pending;  /* that read failed for want of memory or fds: the next scan retries */
     char comm[PROC_COMM_MAX];
     const struct workload_identity *identity; /* pooled: shared with same-identity entries */
     /* <pid>/stat or <pid>/schedstat kept open between scans (-1: none), and the inode of
@@ -135,10 +136,10 @@ void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e
  * identity is read again, through pid_fd (-1: opened here), once in its life (the first
  * exec is the one after its runtime placed it: slurmstepd attaches a task to its step's
  * cgroup between fork and exec, runc moves runc init; a scan in between cached the parent's
- * workload; later renames, setproctitle's, cost nothing). Returns 0, or a shortage of ours
- * (-ENOMEM, -EMFILE...): then the caller keeps the old comm, so the next scan tries again. */
-int procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
-                       int pid_fd);
+ * workload; later renames, setproctitle's, cost nothing). A read that fails for want of
+ * memory or fds is tried again at the next scan (exec_pending). */
+void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const char *comm,
+                        int pid_fd);
 /* procfs_bpf.c: one scan's live rows from the task iterator. 0 or -errno. */
 int procfs_scan_bpf(struct procfs_scanner *s);
 

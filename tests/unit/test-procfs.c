@@ -8,6 +8,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include "macro.h"
 #include "procfs.h"
 #include "testutil.h"
+
+#include <sys/resource.h>
 
 /*
  * The scanner against fixture trees (tests/trees/procfs-*), each copied into a fresh
@@ -365,6 +368,32 @@ static void test_identity_after_exec(void **state) {
     put_stat(&f, 100, "python3: worker", 'R', 400, 75, 12345);
     n = scan(&f, &rows);
     assert_string_equal(must_find(rows, n, 100, 0)->comm, "python3: worker");
+    assert_int_equal(stats(&f).exec_rereads, 1);
+    fixture_teardown(&f);
+
+    /* No fd to spare at the exec (EMFILE): nothing is cached from it, and the next scan
+     * reads the identity once there is one. */
+    fixture_setup(&f, "procfs-basic");
+    (void)scan(&f, &rows);
+    put(&f, "100/cgroup", "0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n");
+    put_stat(&f, 100, "python3", 'R', 300, 75, 12345);
+    {
+        struct rlimit old, none;
+        int lowest = dup(0);
+
+        assert_true(lowest >= 0);
+        (void)close(lowest);
+        assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+        none = (struct rlimit){.rlim_cur = (rlim_t)lowest, .rlim_max = old.rlim_max};
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &none), 0);
+        n = scan(&f, &rows);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    }
+    p = find(rows, n, 100, 0);
+    assert_true(p == NULL || p->identity->kind != IDENTITY_SLURM_JOB);
+    assert_int_equal(stats(&f).exec_rereads, 0);
+    n = scan(&f, &rows);
+    assert_int_equal(must_find(rows, n, 100, 0)->identity->kind, IDENTITY_SLURM_JOB);
     assert_int_equal(stats(&f).exec_rereads, 1);
     fixture_teardown(&f);
 }

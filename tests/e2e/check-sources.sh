@@ -124,14 +124,16 @@ echo "not a number" >"$dram"
 unreadable='rapl: 1 of 4 energy counters cannot be read (the first: package 1, die 0, dram)'
 e2e_wait 10 grep -qF "$unreadable" "$E2E_TMP/serve.log" ||
     e2e_fail "no line for the unreadable counter: $(cat "$E2E_TMP/serve.log")"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -qx 'joulestat_source_up{source="rapl"} 1' ||
-    e2e_fail "one unreadable counter took the RAPL source down"
+# Scraped to a file: under pipefail, `curl | grep -q` fails whenever grep stops reading first.
+curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" || e2e_fail "the scrape failed"
+grep -qx 'joulestat_source_up{source="rapl"} 1' "$E2E_TMP/m.prom" ||
+    e2e_fail "one unreadable counter took the RAPL source down: $(cat "$E2E_TMP/m.prom")"
 echo 2500000 >"$dram"
 e2e_wait 10 grep -q "rapl: every energy counter reads again" "$E2E_TMP/serve.log" ||
     e2e_fail "no line for the counter reading again: $(cat "$E2E_TMP/serve.log")"
 dram_counted() {
-    curl -sf "http://127.0.0.1:$port/metrics" |
-        grep -qx 'joulestat_rapl_energy_joules_total{package="1",domain="dram"} 0.500000'
+    curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" &&
+        grep -qx 'joulestat_rapl_energy_joules_total{package="1",domain="dram"} 0.500000' "$E2E_TMP/m.prom"
 }
 e2e_wait 10 dram_counted || e2e_fail "the 0.5 J the counter moved while unreadable is not counted"
 ((  $(grep -cF "$unreadable" "$E2E_TMP/serve.log") == 1 )) || e2e_fail "the unreadable counter was logged more than once"

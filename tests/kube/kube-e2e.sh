@@ -88,7 +88,9 @@ check has "$url" joulestat_container_energy_joules_total container=server pod=in
 source_up() { curl -sf "$1" | grep -x "joulestat_source_up{source=\"kubernetes_api\"} $2" >/dev/null; }
 e2e_wait 10 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1"
 e2e_wait 10 source_up "$bad_url" 0 || e2e_fail "source_up{kubernetes_api} should be 0 (wrong token)"
-curl -sf "$bad_url" | grep -Eq '^joulestat_source_errors_total\{source="kubernetes_api"\} [1-9]' ||
+# To a file first: under pipefail, `curl | grep -q` fails whenever grep stops reading first.
+curl -sf "$bad_url" >"$E2E_TMP/bad.prom" || e2e_fail "the scrape failed"
+grep -Eq '^joulestat_source_errors_total\{source="kubernetes_api"\} [1-9]' "$E2E_TMP/bad.prom" ||
     e2e_fail "wrong token: source_errors_total{kubernetes_api} should count the failures"
 echo "step 1: names filled at t=$((SECONDS - t0)) s"
 

@@ -33,6 +33,7 @@ struct cpu_accounting {
      * list up to 1024 zones, and a zone left out would be energy nobody sees. */
     struct energy_counter *counters;
     size_t counters_cap;
+    bool rapl_reopened; /* counters resumed from the ledger's readings are no_data, not downtime */
     bool have_times;
     struct cpu_times last_times;
     uint64_t last_stat_ns;     /* when last_times was read */
@@ -389,6 +390,14 @@ static void mark_ended(const struct cpu_groups *groups, struct ledger *ledger) {
     }
 }
 
+void cpu_accounting_rapl_reopened(struct cpu_accounting *c, struct ledger *ledger) {
+    if (c->counters_cap > 0)
+        memset(c->counters, 0, c->counters_cap * sizeof(*c->counters));
+    for (size_t i = 0; i < ledger->n_rapl; i++)
+        ledger->rapl[i].restored |= ledger->rapl[i].raw_valid;
+    c->rapl_reopened = true;
+}
+
 int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
                         const struct procfs_process *processes, size_t n_processes,
                         const struct cpu_node_reading *node, uint64_t now_ns,
@@ -456,8 +465,9 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (delta == 0)
             continue;
         if (downtime) {
-            /* Drawn while joulestat was not running: nobody's that it can know. */
-            lr->unattributed_uj[UNATTR_DOWNTIME] += delta;
+            /* Drawn while joulestat was not running, or not reading the counter: nobody's
+             * that it can know. */
+            lr->unattributed_uj[c->rapl_reopened ? UNATTR_NO_DATA : UNATTR_DOWNTIME] += delta;
             continue;
         }
         if (!have_window) {
@@ -471,6 +481,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (r < 0 && ret == 0)
             ret = r;
     }
+    c->rapl_reopened = false;
     r = book_groups(c, now_ns, ledger);
     if (r < 0)
         return r;

@@ -48,6 +48,12 @@ struct cpu_node_reading {
     size_t n_rapl;
 };
 
+/* The RAPL counters were closed and opened again: their readings may come in another order
+ * or number. Each counter starts again from its die's last reading kept in the ledger
+ * (rapl_resume()), so what it moved between is booked as unattributed no_data, or its
+ * time as of unknown energy where the counter may have wrapped more than once. */
+void cpu_accounting_rapl_reopened(struct cpu_accounting *c, struct ledger *ledger);
+
 /*
  * One window. groups: the workloads' CPU groups, tracked for this scan
  * (cpu_groups_track(); their seen time is written here); processes: this scan's rows

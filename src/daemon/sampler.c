@@ -98,9 +98,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
     if (cfg->gpu_enabled)
         sampler_open_gpu(s, clock_monotonic_ns());
 
-    /* powercap and perf need only sysfs; the MSR interface needs --path.dev too and says so. */
-    if (s->sys_fd >= 0)
-        sampler_open_rapl(s);
+    sampler_open_rapl(s, clock_monotonic_ns());
     sampler_kube_options(cfg, &ko);
     /* Names from the API server for the commands that run a while (serve, and top, which
      * shows them); a one-shot ps would have to wait for the first list. */
@@ -288,14 +286,46 @@ static bool read_node_energy(struct sampler *s, const struct tick_time *t,
     r = rapl_sample(s->rapl, &node->rapl, &node->n_rapl);
     if (r < 0) {
         sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
+        if (!s->rapl_failing)
+            s->rapl_failing_since_ns = t->mono_ns;
+        s->rapl_failing = true;
         return false;
     }
+    s->rapl_failing = false;
+    s->rapl_retry_ns = RAPL_RETRY_FIRST_NS;
+    (void)complain_release(&s->rapl_reopen_complaint); /* "working again" says it */
     sampler_source_ok(s, SOURCE_RAPL);
     if ((size_t)r < node->n_rapl)
         log_unreadable_counters(s, node, (size_t)r, t->mono_ns);
     else if (complain_release(&s->rapl_partial_complaint))
         log_info("rapl: every energy counter reads again");
     return true;
+}
+
+/* RAPL that could not be opened (energy_uj readable by root only, no zones until the
+ * module loads) is tried again (RAPL_RETRY_FIRST_NS), and so are powercap counters of
+ * which none has read for that long (the driver reloaded: the files held open read nothing
+ * more), so that a fix on the node is taken up without a restart. */
+static void rapl_keep_open(struct sampler *s, uint64_t now_ns) {
+    enum rapl_mode mode = (enum rapl_mode)rapl_mode_from_string(s->cfg->rapl_source);
+
+    if (mode != RAPL_MODE_AUTO && mode != RAPL_MODE_POWERCAP)
+        return; /* perf and the MSRs need what joulestat gives up after its start */
+    if (s->rapl) {
+        if (!s->rapl_failing || s->rapl_chosen != RAPL_MODE_POWERCAP ||
+            now_ns - s->rapl_failing_since_ns < s->rapl_retry_ns)
+            return;
+        if (complain_should_log(&s->rapl_reopen_complaint, now_ns))
+            log_info("rapl: no energy counter has read for %llu s: opening them again",
+                     (unsigned long long)((now_ns - s->rapl_failing_since_ns) / NSEC_PER_SEC));
+        s->rapl = rapl_free(s->rapl);
+        s->rapl_failing = false;
+        s->rapl_retry_ns = MIN(2 * s->rapl_retry_ns, RAPL_RETRY_MAX_NS);
+        /* What the zones moved meanwhile is counted from each one's last reading. */
+        cpu_accounting_rapl_reopened(s->cpu_accounting, &s->ledger);
+    } else if (now_ns < s->rapl_next_open_ns)
+        return;
+    sampler_open_rapl(s, now_ns);
 }
 
 /* The process scan: CPU time per process, RAPL, and the CPU energy split. */
@@ -313,6 +343,7 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
      * process scan between takes on a loaded node (a short job's whole life may be one
      * window). */
     cpu_groups_prepare(&s->cpu_groups);
+    rapl_keep_open(s, t->mono_ns);
     if (s->rapl)
         have_readings = read_node_energy(s, t, &node);
     if (s->procfs) {

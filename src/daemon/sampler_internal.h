@@ -37,6 +37,11 @@ struct source_health {
 };
 
 #define GPU_REOPEN_INTERVAL_NS (60 * NSEC_PER_SEC)
+/* RAPL closed or not reading is opened again after 5 s, then at doubling intervals up to
+ * a minute: a fix made soon after the start (a udev rule, the module loaded) is taken up at
+ * once, and a node without RAPL pays one look at sysfs a minute. */
+#define RAPL_RETRY_FIRST_NS (5 * NSEC_PER_SEC)
+#define RAPL_RETRY_MAX_NS (60 * NSEC_PER_SEC)
 
 struct sampler {
     const struct config *cfg;
@@ -63,6 +68,14 @@ struct sampler {
     bool procfs_bpf; /* the scanner reads the task iterator (until it fails) */
     struct rapl *rapl;
     struct complaint rapl_partial_complaint; /* some counters unreadable, others not */
+    bool rapl_tried;                         /* opened once: later opens are retries */
+    enum rapl_mode rapl_chosen;              /* the interface in use while open */
+    uint64_t rapl_next_open_ns;              /* while RAPL is closed: when it is tried again ... */
+    uint64_t rapl_retry_ns;                  /* ... and how long it waits after that */
+    int rapl_open_error;                     /* the last failure to open it that was said; 0 none */
+    struct complaint rapl_reopen_complaint;  /* opened again because none read */
+    bool rapl_failing;                       /* no counter read at the last scans ... */
+    uint64_t rapl_failing_since_ns;          /* ... since this scan */
     struct cpu_accounting *cpu_accounting;
     struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
     struct slurm_watch *slurm_watch; /* SLURM job cgroups as they come and go; NULL: none */
@@ -102,7 +115,8 @@ int sampler_open_procfs(struct sampler *s, uint64_t now_ns);
 /* The kernel's exec and exit events, so that a process gone before the next scan is still
  * known (exec_watch.h). Not for a test tree of /proc (its pids are not the kernel's). */
 void sampler_start_exec_watch(struct sampler *s);
-void sampler_open_rapl(struct sampler *s);
+/* RAPL; a failure is said once, and said again only when it changes. */
+void sampler_open_rapl(struct sampler *s, uint64_t now_ns);
 /* --state-dir: the counters of the last run, and where each GPU's counter was. */
 int sampler_restore_state(struct sampler *s);
 void sampler_save_state(struct sampler *s, uint64_t mono_ns);

@@ -127,7 +127,7 @@ void sampler_start_exec_watch(struct sampler *s) {
                  "connector)");
 }
 
-void sampler_open_rapl(struct sampler *s) {
+void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
     struct rapl_status status;
     struct rapl_options o = {
         .sys_fd = s->sys_fd,
@@ -137,20 +137,43 @@ void sampler_open_rapl(struct sampler *s) {
     };
     int r;
 
-    if (o.mode == RAPL_MODE_OFF)
+    /* powercap and perf need only sysfs; the MSR interface needs --path.dev too and says so. */
+    if (o.mode == RAPL_MODE_OFF || s->sys_fd < 0)
         return;
+    /* Tried again while running: powercap alone, the one way left once the capabilities
+     * that perf and the MSRs need are dropped and the system-call filter is in. */
+    if (s->rapl_tried) {
+        if (o.mode != RAPL_MODE_AUTO && o.mode != RAPL_MODE_POWERCAP)
+            return;
+        o.mode = RAPL_MODE_POWERCAP;
+    } else
+        s->rapl_retry_ns = RAPL_RETRY_FIRST_NS;
+    s->rapl_tried = true;
     r = rapl_open(&o, &s->rapl, &status);
     if (r < 0) {
         s->rapl = NULL;
         s->health[SOURCE_RAPL].up = false;
+        s->rapl_next_open_ns = now_ns + s->rapl_retry_ns;
+        s->rapl_retry_ns = MIN(2 * s->rapl_retry_ns, RAPL_RETRY_MAX_NS);
+        /* Said already; or, tried again, still nothing there. */
+        if (r == s->rapl_open_error || (r == -ENODEV && s->rapl_open_error != 0)) {
+            log_debug("rapl: still cannot be opened: %s", status.reason);
+            return;
+        }
+        s->rapl_open_error = r;
         if (r == -ENODEV)
             log_info("rapl: not available: %s", status.reason);
         else
             log_warning_errno(r, "rapl: %s", status.reason);
         return;
     }
-    log_info("rapl: using %s: %s", rapl_mode_to_string(status.chosen), status.reason);
-    s->health[SOURCE_RAPL].up = true;
+    /* Opened again after its counters stopped reading: said when they read again. */
+    if (s->rapl_open_error != 0 || !s->rapl_reopen_complaint.active)
+        log_info("rapl: using %s: %s", rapl_mode_to_string(status.chosen), status.reason);
+    s->rapl_chosen = status.chosen;
+    s->rapl_open_error = 0;
+    s->rapl_failing = false;
+    sampler_source_ok(s, SOURCE_RAPL);
 }
 
 /* The clocks now, and the boot they count in (read once: it is the boot's). */

@@ -96,7 +96,8 @@ for i in range(3000):
         open(sys.argv[2], "w").close()
     time.sleep(0.01)
 EOP
-E2E_PIDS+=($!)
+writer=$!
+E2E_PIDS+=($writer)
 e2e_wait 10 test -e "$E2E_TMP/writing" || e2e_fail "the counter writer did not start"
 run 0 "${rapl_flags[@]}" --sample-interval 1s
 expect '^rapl    ok        auto: powercap: 4 zones'
@@ -138,8 +139,69 @@ dram_counted() {
 e2e_wait 10 dram_counted || e2e_fail "the 0.5 J the counter moved while unreadable is not counted"
 ((  $(grep -cF "$unreadable" "$E2E_TMP/serve.log") == 1 )) || e2e_fail "the unreadable counter was logged more than once"
 
+# Every counter stops reading while the files open anew (the driver reloaded: the files held
+# open read nothing more): joulestat opens them again after 5 s, and what each moved
+# meanwhile (1 J) is counted, as no data.
+no_data() {
+    awk -v want="joulestat_cpu_unattributed_energy_joules_total{package=\"$1\",domain=\"$2\",reason=\"no_data\"}" \
+        '$1 == want { print $2 }' "$E2E_TMP/m.prom"
+}
+kill "$writer"
+sleep 0.5 # a scan reads the package counter's last value
+curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" || e2e_fail "the scrape failed"
+before=$(no_data 1 dram)
+[[ -n $before ]] || e2e_fail "no no_data series for package 1 dram: $(cat "$E2E_TMP/m.prom")"
+for zone in intel-rapl:0 intel-rapl:0:0 intel-rapl:1 intel-rapl:1:0; do
+    f=$tree/sys/class/powercap/$zone/energy_uj
+    echo "$(($(cat "$f") + 1000000))" >"$f.new"
+    echo "not a number" >"$f" # what the descriptor held open reads
+    mv "$f.new" "$f"          # what a new open reads
+done
+reopened() {
+    grep -qE '^.{24} info: rapl: no energy counter has read for [0-9]+ s: opening them again$' \
+        "$E2E_TMP/serve.log" && grep -q 'info: rapl: working again' "$E2E_TMP/serve.log"
+}
+e2e_wait 15 reopened || e2e_fail "the counters were not opened again: $(cat "$E2E_TMP/serve.log")"
+grep -q 'warning: rapl: cannot read the energy counters' "$E2E_TMP/serve.log" ||
+    e2e_fail "no line for the counters that stopped reading: $(cat "$E2E_TMP/serve.log")"
+moved_counted() {
+    curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" &&
+        grep -qx 'joulestat_source_up{source="rapl"} 1' "$E2E_TMP/m.prom" &&
+        grep -qx 'joulestat_rapl_energy_joules_total{package="1",domain="dram"} 1.500000' "$E2E_TMP/m.prom"
+}
+e2e_wait 10 moved_counted || e2e_fail "the 1 J moved while no counter read is not counted: $(cat "$E2E_TMP/m.prom")"
+awk -v a="$before" -v b="$(no_data 1 dram)" 'BEGIN { exit !(b - a > 0.999999 && b - a < 1.000001) }' ||
+    e2e_fail "the 1 J moved while no counter read is not no_data ($before J -> $(no_data 1 dram) J)"
+
 # MSRs need the devices root: said so, with the way out.
 run 1 "${rapl_flags[@]}" --rapl-source msr --sample-interval 100ms
 expect '^rapl    down      msr: the devices root \(--path.dev\) cannot be opened'
 expect '^        fix: load the msr module and give joulestat the host.s /dev \(--path.dev\), or use --rapl-source=powercap'
+# No RAPL at the start (the module not loaded yet): said once, tried again quietly (5 s, then
+# 10 s), and taken up when the zones appear, without a restart.
+late=$E2E_TMP/late
+mkdir -p "$late/sys/class"
+cp -r "$src/tests/trees/rapl-powercap-skx/proc" "$late/proc"
+mkdir "$late/sys/class/powercap"
+port=$(e2e_free_port)
+"$js" serve --no-gpu --path.sysfs "$late/sys" --path.procfs "$late/proc" \
+    --path.dev "$E2E_TMP/no-dev" --kubernetes-enabled=false --sample-interval 100ms \
+    --process-scan-interval 200ms --log-level debug --listen-address "127.0.0.1:$port" \
+    2>"$E2E_TMP/late.log" &
+E2E_PIDS+=($!)
+e2e_wait 15 grep -q 'debug: rapl: still cannot be opened' "$E2E_TMP/late.log" ||
+    e2e_fail "RAPL was not tried again: $(cat "$E2E_TMP/late.log")"
+cp -r "$src/tests/trees/rapl-powercap-skx/sys/class/powercap/." "$late/sys/class/powercap/"
+rapl_up() {
+    curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/late.prom" &&
+        grep -qx 'joulestat_source_up{source="rapl"} 1' "$E2E_TMP/late.prom"
+}
+e2e_wait 20 rapl_up || e2e_fail "RAPL was not taken up when its zones appeared: $(cat "$E2E_TMP/late.log")"
+grep -q 'info: rapl: using powercap: powercap: 4 zones' "$E2E_TMP/late.log" ||
+    e2e_fail "no line for RAPL taken up: $(cat "$E2E_TMP/late.log")"
+(($(grep -Ec '(warning|info): rapl: .*no intel-rapl powercap zones' "$E2E_TMP/late.log") == 1)) ||
+    e2e_fail "the missing RAPL was said more than once: $(cat "$E2E_TMP/late.log")"
+# Opened again after the start, under the system-call filter: nothing it needs is refused.
+! grep -h 'seccomp: refused' "$E2E_TMP/serve.log" "$E2E_TMP/late.log" ||
+    e2e_fail "opening RAPL again needed a refused system call"
 echo "check-sources: ok"

@@ -790,6 +790,52 @@ static void test_gap_longer_than_the_range(void **state) {
     assert_int_equal(f->ledger.rapl[0].energy_uj, 3000); /* and the 2000 uJ after it */
 }
 
+/* The counters closed and opened again (none read for a while: a driver reload), their
+ * readings now in the other order: each goes on from its own last reading, what it moved
+ * meanwhile is no data, and the next window is split as before. */
+static void test_reopened(void **state) {
+    struct fx *f = *state;
+    struct rapl_reading swapped[2];
+
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_NEW);
+    scan(f, 1, 1000, 1000, 5000, 9000);
+    row(f, 101, 5000, "python3", &f->id_a, 50, 0);
+    scan(f, 2, 1100, 1100, 6000, 9500);
+    assert_int_equal(rapl_of(f, "package")->energy_uj, 1000);
+    assert_int_equal(rapl_of(f, "dram")->energy_uj, 500);
+
+    cpu_accounting_rapl_reopened(f->acc, &f->ledger);
+    for (unsigned n = 3; n <= 4; n++) {
+        char stat[128];
+
+        swapped[0] = f->rapl[1];
+        swapped[0].raw = n == 3 ? 9800 : 10000;
+        swapped[1] = f->rapl[0];
+        swapped[1].raw = n == 3 ? 6700 : 7700;
+        (void)snprintf(stat, sizeof(stat), "cpu  %u 0 0 %u 0 0 0 0 0 0\nbtime 1\n", 1000 + 100 * n,
+                       1000 + 100 * n);
+        row(f, 101, 5000, "python3", &f->id_a, 50, 0);
+        ASSERT_OK(cpu_groups_track(&f->groups, f->rows, f->n_rows));
+        ASSERT_OK(tick(f, f->rows, f->n_rows, stat, swapped, 2, NOW(n)));
+        cpu_groups_finish(&f->groups);
+        f->n_rows = 0;
+        if (n == 3) { /* the 700 uJ and 300 uJ moved unread: nobody's it can tell */
+            assert_int_equal(rapl_of(f, "package")->energy_uj, 1700);
+            assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_NO_DATA], 700);
+            assert_int_equal(rapl_of(f, "dram")->energy_uj, 800);
+            assert_int_equal(rapl_of(f, "dram")->unattributed_uj[UNATTR_NO_DATA], 300);
+        }
+    }
+    /* Then split by CPU time again: the process had half of the node's busy window. */
+    assert_int_equal(rapl_of(f, "package")->energy_uj, 2700);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_NO_DATA], 700);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_DOWNTIME], 0);
+    assert_int_equal(rapl_of(f, "dram")->energy_uj, 1000);
+    assert_true(process(f, 101)->energy_uj[PKG] > 0);
+    assert_conserved(f, "package", PKG);
+    assert_conserved(f, "dram", DRAM);
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -817,6 +863,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_busy_time_from_the_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_packages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_longer_than_the_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reopened, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,6 @@ struct cpu_accounting {
      * list up to 1024 zones, and a zone left out would be energy nobody sees. */
     struct energy_counter *counters;
     size_t counters_cap;
-    bool rapl_reopened; /* counters resumed from the ledger's readings are no_data, not downtime */
     bool have_times;
     struct cpu_times last_times;
     uint64_t last_stat_ns;     /* when last_times was read */
@@ -393,9 +392,12 @@ static void mark_ended(const struct cpu_groups *groups, struct ledger *ledger) {
 void cpu_accounting_rapl_reopened(struct cpu_accounting *c, struct ledger *ledger) {
     if (c->counters_cap > 0)
         memset(c->counters, 0, c->counters_cap * sizeof(*c->counters));
-    for (size_t i = 0; i < ledger->n_rapl; i++)
-        ledger->rapl[i].restored |= ledger->rapl[i].raw_valid;
-    c->rapl_reopened = true;
+    for (size_t i = 0; i < ledger->n_rapl; i++) {
+        struct ledger_rapl *lr = &ledger->rapl[i];
+
+        lr->reopened |= lr->raw_valid & ~lr->restored; /* a restored die's is downtime */
+        lr->restored |= lr->raw_valid;
+    }
 }
 
 int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
@@ -443,7 +445,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         const struct rapl_reading *rd = &readings[i];
         struct energy_counter *counter = &c->counters[i];
         struct ledger_rapl *lr;
-        bool downtime = false;
+        bool downtime = false, reopened = false;
         uint64_t delta;
 
         if (!rd->valid || (unsigned)rd->domain >= SNAP_CPU_DOMAINS)
@@ -454,6 +456,10 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
             continue;
         }
         if (counter->unit.den == 0) {
+            uint32_t bit = rd->die < LEDGER_RAPL_MAX_DIES ? 1u << rd->die : 0;
+
+            reopened = lr->reopened & bit;
+            lr->reopened &= ~bit;
             (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
             downtime = rapl_resume(counter, lr, rd->die, now_ns);
         } else
@@ -467,7 +473,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (downtime) {
             /* Drawn while joulestat was not running, or not reading the counter: nobody's
              * that it can know. */
-            lr->unattributed_uj[c->rapl_reopened ? UNATTR_NO_DATA : UNATTR_DOWNTIME] += delta;
+            lr->unattributed_uj[reopened ? UNATTR_NO_DATA : UNATTR_DOWNTIME] += delta;
             continue;
         }
         if (!have_window) {
@@ -481,7 +487,6 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (r < 0 && ret == 0)
             ret = r;
     }
-    c->rapl_reopened = false;
     r = book_groups(c, now_ns, ledger);
     if (r < 0)
         return r;

@@ -53,6 +53,10 @@ enum rapl_mode rapl_get_mode(const struct rapl *r) {
     return r->mode;
 }
 
+size_t rapl_count(const struct rapl *r) {
+    return r->n;
+}
+
 static int pread_u64(int fd, uint64_t offset, uint64_t *ret) {
     uint64_t v;
     ssize_t n;

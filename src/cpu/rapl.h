@@ -84,6 +84,8 @@ int rapl_open(const struct rapl_options *o, struct rapl **ret, struct rapl_statu
 struct rapl *rapl_free(struct rapl *r);
 
 enum rapl_mode rapl_get_mode(const struct rapl *r);
+/* The counters it reads. */
+size_t rapl_count(const struct rapl *r);
 
 /*
  * Reads every counter once. *ret_readings points into the source and stays valid until the

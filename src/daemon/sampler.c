@@ -311,20 +311,16 @@ static void rapl_keep_open(struct sampler *s, uint64_t now_ns) {
 
     if (mode != RAPL_MODE_AUTO && mode != RAPL_MODE_POWERCAP)
         return; /* perf and the MSRs need what joulestat gives up after its start */
+    if (now_ns < s->rapl_next_open_ns)
+        return;
     if (s->rapl) {
         if (!s->rapl_failing || s->rapl_chosen != RAPL_MODE_POWERCAP ||
-            now_ns - s->rapl_failing_since_ns < s->rapl_retry_ns)
+            now_ns - s->rapl_failing_since_ns < RAPL_RETRY_FIRST_NS)
             return;
         if (complain_should_log(&s->rapl_reopen_complaint, now_ns))
             log_info("rapl: no energy counter has read for %llu s: opening them again",
                      (unsigned long long)((now_ns - s->rapl_failing_since_ns) / NSEC_PER_SEC));
-        s->rapl = rapl_free(s->rapl);
-        s->rapl_failing = false;
-        s->rapl_retry_ns = MIN(2 * s->rapl_retry_ns, RAPL_RETRY_MAX_NS);
-        /* What the zones moved meanwhile is counted from each one's last reading. */
-        cpu_accounting_rapl_reopened(s->cpu_accounting, &s->ledger);
-    } else if (now_ns < s->rapl_next_open_ns)
-        return;
+    }
     sampler_open_rapl(s, now_ns);
 }
 

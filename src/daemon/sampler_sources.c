@@ -135,6 +135,7 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
         .proc_fd = s->proc_fd,
         .mode = (enum rapl_mode)rapl_mode_from_string(s->cfg->rapl_source),
     };
+    struct rapl *fresh = NULL;
     int r;
 
     /* powercap and perf need only sysfs; the MSR interface needs --path.dev too and says so. */
@@ -149,12 +150,12 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
     } else
         s->rapl_retry_ns = RAPL_RETRY_FIRST_NS;
     s->rapl_tried = true;
-    r = rapl_open(&o, &s->rapl, &status);
+    r = rapl_open(&o, &fresh, &status);
+    s->rapl_next_open_ns = now_ns + s->rapl_retry_ns;
+    s->rapl_retry_ns = MIN(2 * s->rapl_retry_ns, RAPL_RETRY_MAX_NS); /* a good reading resets it */
     if (r < 0) {
-        s->rapl = NULL;
+        /* A handle whose counters stopped reading is kept: they may read again. */
         s->health[SOURCE_RAPL].up = false;
-        s->rapl_next_open_ns = now_ns + s->rapl_retry_ns;
-        s->rapl_retry_ns = MIN(2 * s->rapl_retry_ns, RAPL_RETRY_MAX_NS);
         /* Said already; or, tried again, still nothing there. */
         if (r == s->rapl_open_error || (r == -ENODEV && s->rapl_open_error != 0)) {
             log_debug("rapl: still cannot be opened: %s", status.reason);
@@ -167,13 +168,28 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
             log_warning_errno(r, "rapl: %s", status.reason);
         return;
     }
-    /* Opened again after its counters stopped reading: said when they read again. */
-    if (s->rapl_open_error != 0 || !s->rapl_reopen_complaint.active)
+    if (!s->rapl) { /* the first open, or the first that worked */
         log_info("rapl: using %s: %s", rapl_mode_to_string(status.chosen), status.reason);
+        s->health[SOURCE_RAPL].up = true;
+    } else {
+        /* Opened again after none of its counters read: up, and "working again", with the
+         * first reading. */
+        size_t had = rapl_count(s->rapl), has = rapl_count(fresh);
+
+        if (has < had)
+            log_warning("rapl: opened again with %zu of the %zu energy counters it had (%s); "
+                        "the others are read again after a restart",
+                        has, had, status.reason);
+        else
+            log_debug("rapl: opened again: %s", status.reason);
+        s->rapl = rapl_free(s->rapl);
+        /* What the zones moved meanwhile is counted from each one's last reading. */
+        cpu_accounting_rapl_reopened(s->cpu_accounting, &s->ledger);
+    }
+    s->rapl = fresh;
     s->rapl_chosen = status.chosen;
     s->rapl_open_error = 0;
     s->rapl_failing = false;
-    sampler_source_ok(s, SOURCE_RAPL);
 }
 
 /* The clocks now, and the boot they count in (read once: it is the boot's). */

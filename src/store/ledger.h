@@ -133,6 +133,9 @@ struct ledger_rapl {
     /* Dies whose reading was saved before a reboot, or before a time unknown: it counts
      * from nothing now, and is never bridged (kept so until the die is read again). */
     uint32_t raw_stale;
+    /* Dies whose counter was opened again while joulestat ran (of restored, not from the
+     * state file): what it moved meanwhile is no data, not downtime. */
+    uint32_t reopened;
     /* Time joulestat was down while the counter could have wrapped more than once: its
      * energy is unknown, and said so rather than guessed. */
     uint64_t downtime_unknown_us;

@@ -146,7 +146,8 @@ no_data() {
     awk -v want="joulestat_cpu_unattributed_energy_joules_total{package=\"$1\",domain=\"$2\",reason=\"no_data\"}" \
         '$1 == want { print $2 }' "$E2E_TMP/m.prom"
 }
-kill "$writer"
+kill "$writer" 2>/dev/null || true # it may have ended on a slow run
+wait "$writer" 2>/dev/null || true
 sleep 0.5 # a scan reads the package counter's last value
 curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" || e2e_fail "the scrape failed"
 before=$(no_data 1 dram)
@@ -182,7 +183,7 @@ expect '^        fix: load the msr module and give joulestat the host.s /dev \(-
 late=$E2E_TMP/late
 mkdir -p "$late/sys/class"
 cp -r "$src/tests/trees/rapl-powercap-skx/proc" "$late/proc"
-mkdir "$late/sys/class/powercap"
+mkdir "$late/sys/class/powercap" "$E2E_TMP/zones"
 port=$(e2e_free_port)
 "$js" serve --no-gpu --path.sysfs "$late/sys" --path.procfs "$late/proc" \
     --path.dev "$E2E_TMP/no-dev" --kubernetes-enabled=false --sample-interval 100ms \
@@ -191,7 +192,9 @@ port=$(e2e_free_port)
 E2E_PIDS+=($!)
 e2e_wait 15 grep -q 'debug: rapl: still cannot be opened' "$E2E_TMP/late.log" ||
     e2e_fail "RAPL was not tried again: $(cat "$E2E_TMP/late.log")"
-cp -r "$src/tests/trees/rapl-powercap-skx/sys/class/powercap/." "$late/sys/class/powercap/"
+# All at once, as the module makes them: a try between two copies would find some.
+cp -r "$src/tests/trees/rapl-powercap-skx/sys/class/powercap/." "$E2E_TMP/zones/"
+mv -T "$E2E_TMP/zones" "$late/sys/class/powercap"
 rapl_up() {
     curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/late.prom" &&
         grep -qx 'joulestat_source_up{source="rapl"} 1' "$E2E_TMP/late.prom"

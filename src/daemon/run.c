@@ -160,6 +160,39 @@ static bool tree_has(const struct tree *t, uint32_t pid) {
     return hashmap_get(&t->members, (uint64_t)pid + 1) != NULL;
 }
 
+/* Parents followed up from a GPU process to the command, at most. */
+#define RUN_PARENT_HOPS 16
+
+/* A GPU process that started and ended between two scans (a CUDA test of a few
+ * milliseconds) was never seen in the tree: the kernel's exec events say who started it,
+ * and who started that one, while they were as short-lived. */
+static void adopt_gpu_processes(struct sampler *sampler, struct tree *t, const struct snapshot *s) {
+    for (size_t i = 0; i < s->n_gpu_processes; i++) {
+        const struct snap_gpu_process *p = &s->gpu_processes[i];
+        double start = p->start_time_seconds;
+        uint32_t pid = p->pid, parent;
+        uint64_t starttime, own_start = 0;
+
+        if (tree_has(t, p->pid))
+            continue;
+        for (unsigned hop = 0; hop < RUN_PARENT_HOPS; hop++) {
+            if (sampler_exec_parent(sampler, pid, start, &parent, &starttime) < 0 || parent <= 1)
+                break;
+            if (hop == 0)
+                own_start = starttime;
+            if (tree_has(t, parent)) {
+                /* By its start time: a later holder of the pid is not the command's. */
+                if (hashmap_put(&t->members, (uint64_t)p->pid + 1,
+                                (void *)(uintptr_t)(own_start + 1)) >= 0)
+                    t->n_members++;
+                break;
+            }
+            pid = parent;
+            start = -1; /* a parent's start is not known here: its newest program */
+        }
+    }
+}
+
 /* What the command used, summed from the snapshot over its processes. */
 struct usage {
     uint64_t gpu_measured_uj[LEDGER_MAX_GPUS], gpu_estimated_uj[LEDGER_MAX_GPUS];
@@ -258,8 +291,10 @@ static void run_tick(struct sampler *sampler, struct snapshot_slot *slot, struct
 
     (void)sampler_tick(sampler, &now);
     snap = snapshot_slot_get(slot);
-    if (snap)
+    if (snap) {
+        adopt_gpu_processes(sampler, t, snap);
         meter_update(m, snap, command_cpu_seconds(t, extra_s), all_cpu_seconds(t->proc_fd));
+    }
     (void)snapshot_unref(snap);
 }
 

@@ -54,6 +54,13 @@ void sampler_stop(struct sampler *s);
 /* Sees every GPU window as it is split (replay --trace). Call before the first tick. */
 void sampler_set_window_observer(struct sampler *s, gpu_window_observer_fn fn, void *userdata);
 
+/* The parent, at its exec, of the program pid that started at start_time_seconds (unix
+ * time; < 0: any), and its start time (field 22 of its stat), as the kernel's exec events
+ * told (serve, run): for a process gone before a scan saw it. Returns 0, -ESRCH (not
+ * known) or -ENODEV (no exec events). */
+int sampler_exec_parent(struct sampler *s, uint32_t pid, double start_time_seconds,
+                        uint32_t *ret_ppid, uint64_t *ret_starttime);
+
 /* Overrides the process resolver (tests, replay). */
 void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userdata);
 

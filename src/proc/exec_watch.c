@@ -45,6 +45,7 @@ struct kept {
     /* The pid's last exec could not be read (a program gone within the batch): this record
      * is an earlier program's, maybe an earlier holder's of the pid, and is not served. */
     bool superseded;
+    uint32_t ppid;
     const struct workload_identity *identity;
     char comm[PROC_COMM_MAX];
 };
@@ -161,7 +162,7 @@ static void keep(struct exec_watch *w, uint32_t pid, const struct exec_record *r
         return; /* out of memory: this process is identified by scanning */
     if (k) {    /* a new program in the same process, or a reused pid */
         identity_pool_put(&w->identities, k->identity);
-        *k = (struct kept){.starttime = rec->starttime, .identity = id};
+        *k = (struct kept){.starttime = rec->starttime, .ppid = rec->ppid, .identity = id};
         memcpy(k->comm, rec->comm, sizeof(k->comm));
         return;
     }
@@ -172,7 +173,7 @@ static void keep(struct exec_watch *w, uint32_t pid, const struct exec_record *r
         identity_pool_put(&w->identities, id);
         return; /* out of memory: this process is identified by scanning */
     }
-    *k = (struct kept){.starttime = rec->starttime, .identity = id};
+    *k = (struct kept){.starttime = rec->starttime, .ppid = rec->ppid, .identity = id};
     memcpy(k->comm, rec->comm, sizeof(k->comm));
     w->ring[(w->ring_head + w->ring_len) % EXEC_WATCH_MAX] = pid;
     w->ring_len++;
@@ -197,6 +198,7 @@ static int read_record(int root_fd, uint32_t pid, struct exec_record *ret) {
     if (r < 0)
         return r;
     ret->starttime = st.starttime;
+    ret->ppid = st.ppid;
     memcpy(ret->comm, st.comm, sizeof(ret->comm));
     return 0;
 }
@@ -429,8 +431,10 @@ int exec_watch_lookup(struct exec_watch *w, uint32_t pid, struct exec_record *re
     pthread_mutex_lock(&w->lock);
     k = hashmap_get(&w->by_pid, (uint64_t)pid + 1);
     if (k && !k->superseded) {
-        *ret = (struct exec_record){
-            .starttime = k->starttime, .identity = *k->identity, .exited = k->exited_ns != 0};
+        *ret = (struct exec_record){.starttime = k->starttime,
+                                    .ppid = k->ppid,
+                                    .identity = *k->identity,
+                                    .exited = k->exited_ns != 0};
         memcpy(ret->comm, k->comm, sizeof(ret->comm));
         r = 0;
     }

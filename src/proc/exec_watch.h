@@ -27,6 +27,7 @@
 
 struct exec_record {
     uint64_t starttime; /* field 22 of <pid>/stat: with the pid, who it was */
+    uint32_t ppid;      /* its parent at the exec */
     char comm[PROC_COMM_MAX];
     struct workload_identity identity;
     bool exited;

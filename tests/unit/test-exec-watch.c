@@ -86,6 +86,7 @@ static void test_short_process_known_after_exit(void **state) {
     assert_true(rec.exited);
     assert_string_equal(rec.comm, "sleep");
     assert_true(rec.starttime > 0);
+    assert_int_equal(rec.ppid, getpid()); /* who started it, once it is gone */
     assert_true(rec.identity.slurm.job_id_valid);
     assert_int_equal(rec.identity.slurm.job_id, 4242);
     assert_int_equal(exec_watch_lookup(w, 0x3fffff, &rec), -ESRCH);

@@ -163,32 +163,59 @@ static bool tree_has(const struct tree *t, uint32_t pid) {
 /* Parents followed up from a GPU process to the command, at most. */
 #define RUN_PARENT_HOPS 16
 
-/* A GPU process that started and ended between two scans (a CUDA test of a few
+/* The start (field 22 of its stat) a member was seen with; 0 when not known. */
+static uint64_t member_start(const struct tree *t, uint32_t pid) {
+    uintptr_t v = (uintptr_t)hashmap_get(&t->members, (uint64_t)pid + 1);
+
+    return v > 1 ? (uint64_t)(v - 1) : 0;
+}
+
+/* Whether the member at pid is the process that started a child at child_start: it started
+ * no later, and the pid's newest program, if one is known, is the member's (not a later
+ * holder's of its pid). */
+static bool member_is_parent(struct sampler *sampler, const struct tree *t, uint32_t pid,
+                             uint64_t child_start) {
+    uint64_t start = member_start(t, pid), newest;
+    uint32_t ppid;
+
+    if (start == 0)
+        return true;
+    if (start > child_start)
+        return false;
+    return sampler_exec_parent(sampler, pid, -1, &ppid, &newest) < 0 || newest == start;
+}
+
+/* A GPU process that started and ended between two scans (a CUDA test of a few hundred
  * milliseconds) was never seen in the tree: the kernel's exec events say who started it,
- * and who started that one, while they were as short-lived. */
+ * and who started that one, while they were as short-lived. Each link is checked by start
+ * time: a parent starts before its child, and a reused pid is not its earlier holder. */
 static void adopt_gpu_processes(struct sampler *sampler, struct tree *t, const struct snapshot *s) {
     for (size_t i = 0; i < s->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &s->gpu_processes[i];
-        double start = p->start_time_seconds;
-        uint32_t pid = p->pid, parent;
-        uint64_t starttime, own_start = 0;
+        uint64_t own_start, child_start, parent_start;
+        uint32_t parent, grandparent;
 
-        if (tree_has(t, p->pid))
+        if (tree_has(t, p->pid) ||
+            sampler_exec_parent(sampler, p->pid, p->start_time_seconds, &parent, &own_start) < 0)
             continue;
-        for (unsigned hop = 0; hop < RUN_PARENT_HOPS; hop++) {
-            if (sampler_exec_parent(sampler, pid, start, &parent, &starttime) < 0 || parent <= 1)
-                break;
-            if (hop == 0)
-                own_start = starttime;
+        child_start = own_start;
+        for (unsigned hop = 0; hop < RUN_PARENT_HOPS && parent > 1; hop++) {
             if (tree_has(t, parent)) {
-                /* By its start time: a later holder of the pid is not the command's. */
-                if (hashmap_put(&t->members, (uint64_t)p->pid + 1,
-                                (void *)(uintptr_t)(own_start + 1)) >= 0)
+                if (member_is_parent(sampler, t, parent, child_start) &&
+                    hashmap_put(&t->members, (uint64_t)p->pid + 1,
+                                (void *)(uintptr_t)(own_start + 1)) >= 0) {
+                    log_debug("run: GPU process %u, gone before a scan saw it, was started "
+                              "by the command (exec events)",
+                              p->pid);
                     t->n_members++;
+                }
                 break;
             }
-            pid = parent;
-            start = -1; /* a parent's start is not known here: its newest program */
+            if (sampler_exec_parent(sampler, parent, -1, &grandparent, &parent_start) < 0 ||
+                parent_start > child_start)
+                break;
+            child_start = parent_start;
+            parent = grandparent;
         }
     }
 }
@@ -509,6 +536,7 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
      * command left running goes back out, and its cgroup away. */
     t.followed_cgroup = t.cg != NULL;
     t.cg = run_cgroup_free(t.cg);
+    sampler_stop_exec_watch(sampler); /* its thread's complaints stay out of the report */
     run_signals_give_back(&old_signals);
     signals_taken = false;
     if (r < 0) {

@@ -164,12 +164,18 @@ int sampler_exec_parent(struct sampler *s, uint32_t pid, double start_time_secon
     if (r < 0)
         return r == -ENOMEM ? -ESRCH : r;
     /* The same conversion as the process's own series: equal for the same program. */
-    if (start_time_seconds >= 0 && s->procfs &&
-        fabs(procfs_start_time_seconds(s->procfs, rec.starttime) - start_time_seconds) > 1e-3)
+    if (start_time_seconds >= 0 &&
+        (!s->procfs ||
+         fabs(procfs_start_time_seconds(s->procfs, rec.starttime) - start_time_seconds) > 1e-3))
         return -ESRCH; /* the pid's newer program, another process */
     *ret_ppid = rec.ppid;
     *ret_starttime = rec.starttime;
     return 0;
+}
+
+void sampler_stop_exec_watch(struct sampler *s) {
+    s->resolver.watch = NULL;
+    s->exec_watch = exec_watch_stop(s->exec_watch);
 }
 
 void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userdata) {

@@ -119,6 +119,9 @@ void sampler_start_exec_watch(struct sampler *s) {
 
     if (r == -EXDEV)
         log_debug("exec events: '%s' is not the kernel's procfs, not watched", s->cfg->procfs);
+    else if (r < 0 && s->cfg->command == COMMAND_RUN)
+        log_debug_errno(r, "exec events: not available (%m); a GPU process that ends between "
+                           "two scans is not followed");
     else if (r < 0)
         log_info_errno(r, "exec events: the process connector is not available (%m); processes "
                           "that exit between two scans are identified by what they left");

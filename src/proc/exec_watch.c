@@ -42,8 +42,9 @@
 struct kept {
     uint64_t starttime;
     uint64_t exited_ns; /* monotonic; 0 while it runs */
-    /* The pid's last exec could not be read (a program gone within the batch): this record
-     * is an earlier program's, maybe an earlier holder's of the pid, and is not served. */
+    /* The pid's last exec could not be read (a program gone within the batch), or the pid
+     * exited again without an exec (a process forked from another program held it): this
+     * record is an earlier holder's of the pid, and is not served. */
     bool superseded;
     uint32_t ppid;
     const struct workload_identity *identity;
@@ -235,7 +236,10 @@ static void on_exit_event(struct exec_watch *w, uint32_t pid, uint32_t parent) {
     if (k && !k->exited_ns) {
         k->exited_ns = clock_monotonic_ns();
         w->stats.exits++;
-    }
+    } else if (k)
+        /* A second exit with no exec between: a process forked without an exec held the
+         * pid since, and the record is not its. */
+        k->superseded = true;
     pthread_mutex_unlock(&w->lock);
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The process connector on the real kernel: a child that runs for 50 ms is known after it
- * exited and was reaped, with its program name and the SLURM job of its environment (this
- * test's cgroup names no job). Skipped where the kernel refuses the subscription (not root,
- * no CONFIG_PROC_EVENTS). */
+ * exited and was reaped, with its program name, its parent and the SLURM job of its
+ * environment (this test's cgroup names no job), until its pid is taken again. Skipped
+ * where the kernel refuses the subscription (not root, no CONFIG_PROC_EVENTS). */
 #include "testutil.h"
 
 #include <errno.h>
@@ -112,6 +112,35 @@ static void test_short_process_known_after_exit(void **state) {
         assert_string_equal(info.id.process_name, "sleep");
         assert_string_equal(info.id.slurm_job, "4242");
         procfs_scanner_free(scanner);
+    }
+
+    /* The pid taken again by a process forked without an exec (ns_last_pid, where this may
+     * write it): its exit, the pid's second with no exec between, sets the record aside, so
+     * that process is never taken for the sleep. */
+    {
+        pid_t again = -1;
+
+        for (int i = 0; i < 20 && again != child; i++) {
+            FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+
+            if (!f || fprintf(f, "%d", (int)child - 1) < 0 || fclose(f) != 0)
+                break;
+            again = fork();
+            assert_true(again >= 0);
+            if (again == 0) {
+                sleep_ms(20);
+                _exit(0);
+            }
+            assert_int_equal(waitpid(again, &status, 0), again);
+        }
+        if (again != child)
+            fprintf(stderr, "note: pid %d not taken again here: a reused pid is not tested\n",
+                    (int)child);
+        else {
+            for (int i = 0; i < 100 && exec_watch_lookup(w, (uint32_t)child, &rec) == 0; i++)
+                sleep_ms(20);
+            assert_int_equal(exec_watch_lookup(w, (uint32_t)child, &rec), -ESRCH);
+        }
     }
     w = exec_watch_stop(w);
 }

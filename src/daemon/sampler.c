@@ -2,7 +2,6 @@
 #include "sampler.h"
 
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -151,31 +150,6 @@ struct sampler *sampler_free(struct sampler *s) {
 
 void sampler_set_window_observer(struct sampler *s, gpu_window_observer_fn fn, void *userdata) {
     gpu_accounting_set_observer(s->gpu_accounting, fn, userdata);
-}
-
-int sampler_exec_parent(struct sampler *s, uint32_t pid, double start_time_seconds,
-                        uint32_t *ret_ppid, uint64_t *ret_starttime) {
-    struct exec_record rec;
-    int r;
-
-    if (!s->exec_watch)
-        return -ENODEV;
-    r = exec_watch_lookup(s->exec_watch, pid, &rec);
-    if (r < 0)
-        return r == -ENOMEM ? -ESRCH : r;
-    /* The same conversion as the process's own series: equal for the same program. */
-    if (start_time_seconds >= 0 &&
-        (!s->procfs ||
-         fabs(procfs_start_time_seconds(s->procfs, rec.starttime) - start_time_seconds) > 1e-3))
-        return -ESRCH; /* the pid's newer program, another process */
-    *ret_ppid = rec.ppid;
-    *ret_starttime = rec.starttime;
-    return 0;
-}
-
-void sampler_stop_exec_watch(struct sampler *s) {
-    s->resolver.watch = NULL;
-    s->exec_watch = exec_watch_stop(s->exec_watch);
 }
 
 void sampler_set_resolver(struct sampler *s, process_resolve_fn fn, void *userdata) {

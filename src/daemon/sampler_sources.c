@@ -3,6 +3,7 @@
  * state) and saying how each is doing. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <string.h>
 
 #include "fileio.h"
@@ -130,6 +131,31 @@ void sampler_start_exec_watch(struct sampler *s) {
                  "connector)");
 }
 
+int sampler_exec_parent(struct sampler *s, uint32_t pid, double start_time_seconds,
+                        uint32_t *ret_ppid, uint64_t *ret_starttime) {
+    struct exec_record rec;
+    int r;
+
+    if (!s->exec_watch)
+        return -ENODEV;
+    r = exec_watch_lookup(s->exec_watch, pid, &rec);
+    if (r < 0)
+        return r == -ENOMEM ? -ESRCH : r;
+    /* The same conversion as the process's own series: equal for the same program. */
+    if (start_time_seconds >= 0 &&
+        (!s->procfs ||
+         fabs(procfs_start_time_seconds(s->procfs, rec.starttime) - start_time_seconds) > 1e-3))
+        return -ESRCH; /* the pid's newer program, another process */
+    *ret_ppid = rec.ppid;
+    *ret_starttime = rec.starttime;
+    return 0;
+}
+
+void sampler_stop_exec_watch(struct sampler *s) {
+    s->resolver.watch = NULL;
+    s->exec_watch = exec_watch_stop(s->exec_watch);
+}
+
 void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
     struct rapl_status status;
     struct rapl_options o = {
@@ -171,7 +197,7 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
             log_warning_errno(r, "rapl: %s", status.reason);
         return;
     }
-    if (!s->rapl) { /* the first open, or the first that worked */
+    if (!s->rapl) { /* opened at last: at the start, or at a retry after it failed there */
         log_info("rapl: using %s: %s", rapl_mode_to_string(status.chosen), status.reason);
         s->health[SOURCE_RAPL].up = true;
     } else {

@@ -185,6 +185,14 @@ static bool member_is_parent(struct sampler *sampler, const struct tree *t, uint
     return sampler_exec_parent(sampler, pid, -1, &ppid, &newest) < 0 || newest == start;
 }
 
+/* Whether nothing alive at the last scan holds pid but the program that started at start: a
+ * process forked without an exec since holds it under the old record. */
+static bool record_is_alive_holder(const struct tree *t, uint32_t pid, uint64_t start) {
+    uintptr_t alive = (uintptr_t)hashmap_get(&t->starts, (uint64_t)pid + 1);
+
+    return alive == 0 || alive - 1 == start;
+}
+
 /* A GPU process that started and ended between two scans (a CUDA test of a few hundred
  * milliseconds) was never seen in the tree: the kernel's exec events say who started it,
  * and who started that one, while they were as short-lived. Each link is checked by start
@@ -212,7 +220,7 @@ static void adopt_gpu_processes(struct sampler *sampler, struct tree *t, const s
                 break;
             }
             if (sampler_exec_parent(sampler, parent, -1, &grandparent, &parent_start) < 0 ||
-                parent_start > child_start)
+                parent_start > child_start || !record_is_alive_holder(t, parent, parent_start))
                 break;
             child_start = parent_start;
             parent = grandparent;

@@ -314,7 +314,7 @@ static void rapl_keep_open(struct sampler *s, uint64_t now_ns) {
     if (now_ns < s->rapl_next_open_ns)
         return;
     if (s->rapl) {
-        if (!s->rapl_failing || s->rapl_chosen != RAPL_MODE_POWERCAP ||
+        if (!s->rapl_failing || rapl_get_mode(s->rapl) != RAPL_MODE_POWERCAP ||
             now_ns - s->rapl_failing_since_ns < RAPL_RETRY_FIRST_NS)
             return;
         if (complain_should_log(&s->rapl_reopen_complaint, now_ns))

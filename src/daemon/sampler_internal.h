@@ -69,13 +69,12 @@ struct sampler {
     struct rapl *rapl;
     struct complaint rapl_partial_complaint; /* some counters unreadable, others not */
     bool rapl_tried;                         /* opened once: later opens are retries */
-    enum rapl_mode rapl_chosen;              /* the interface in use while open */
-    uint64_t rapl_next_open_ns;              /* while RAPL is closed: when it is tried again ... */
-    uint64_t rapl_retry_ns;                  /* ... and how long it waits after that */
-    int rapl_open_error;                     /* the last failure to open it that was said; 0 none */
-    struct complaint rapl_reopen_complaint;  /* opened again because none read */
-    bool rapl_failing;                       /* no counter read at the last scans ... */
-    uint64_t rapl_failing_since_ns;          /* ... since this scan */
+    uint64_t rapl_next_open_ns; /* when it may be tried again (closed, or not reading) ... */
+    uint64_t rapl_retry_ns;     /* ... and how long it waits after that */
+    int rapl_open_error;        /* the last failure to open it that was said; 0 none */
+    struct complaint rapl_reopen_complaint; /* opened again because none read */
+    bool rapl_failing;                      /* no counter read at the last scans ... */
+    uint64_t rapl_failing_since_ns;         /* ... since this scan */
     struct cpu_accounting *cpu_accounting;
     struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
     struct slurm_watch *slurm_watch; /* SLURM job cgroups as they come and go; NULL: none */

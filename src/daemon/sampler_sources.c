@@ -216,7 +216,6 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
         cpu_accounting_rapl_reopened(s->cpu_accounting, &s->ledger);
     }
     s->rapl = fresh;
-    s->rapl_chosen = status.chosen;
     s->rapl_open_error = 0;
     s->rapl_failing = false;
 }

@@ -295,7 +295,11 @@ void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const c
     /* Through the pid directory, and the same process still (not a new holder of the pid):
      * else it is gone, and nothing is to be read. */
     stat_fd = procfs_open_read_stat(s, pid_fd, e->pid, &st);
-    if (stat_fd < 0 || st.starttime != e->starttime)
+    if (stat_fd < 0) {
+        e->exec_pending = stat_fd != -ESRCH && stat_fd != -ENOENT; /* out of fds: later */
+        return;
+    }
+    if (st.starttime != e->starttime)
         return;
     r = read_identity(s, pid_fd, &id);
     if (r >= 0)

@@ -154,7 +154,8 @@ kill "$pid"
 # before any scan of the command's processes saw it: the kernel's exec events say the
 # command started it, so its GPU energy is the command's. The command forks, at a pid free
 # now (ns_last_pid), a program of 150 ms half-way between two scans (every 200 ms from the
-# start); the simulated GPU serves a process at that pid just after it ended.
+# start); the simulated GPU serves a process at that pid just after it ended. A late scan
+# on a loaded machine may still see it: the line printed says which way it was followed.
 sim=$build/sim/libnvidia-ml.so.1
 if [[ ! -w /proc/sys/kernel/ns_last_pid ]]; then
     echo "run: SKIP: no writable ns_last_pid here, so a chosen pid cannot be forked"

@@ -122,8 +122,12 @@ static void test_short_process_known_after_exit(void **state) {
 
         for (int i = 0; i < 20 && again != child; i++) {
             FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+            int written;
 
-            if (!f || fprintf(f, "%d", (int)child - 1) < 0 || fclose(f) != 0)
+            if (!f)
+                break;
+            written = fprintf(f, "%d", (int)child - 1);
+            if (fclose(f) != 0 || written < 0)
                 break;
             again = fork();
             assert_true(again >= 0);

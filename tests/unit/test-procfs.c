@@ -18,8 +18,6 @@
 #include "procfs.h"
 #include "testutil.h"
 
-#include <sys/resource.h>
-
 /*
  * The scanner against fixture trees (tests/trees/procfs-*), each copied into a fresh
  * mkdtemp directory so a test can make processes start, exit and change between scans.

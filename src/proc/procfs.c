@@ -299,6 +299,7 @@ void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const c
         e->exec_pending = stat_fd != -ESRCH && stat_fd != -ENOENT; /* out of fds: later */
         return;
     }
+    s->stats.exec_stat_reads++;
     if (st.starttime != e->starttime)
         return;
     r = read_identity(s, pid_fd, &id);

@@ -65,13 +65,14 @@ struct procfs_process {
 
 struct procfs_stats {
     uint64_t scans;
-    uint64_t stat_reads;    /* successful reads of <pid>/stat */
-    uint64_t cgroup_reads;  /* successful reads of <pid>/cgroup: once per new process, and
-                             * again after its exec (exec_rereads) */
-    uint64_t exec_rereads;  /* identities read again at a known process's first exec */
-    uint64_t environ_reads; /* successful reads of <pid>/environ (SLUID / no-cgroup jobs) */
-    uint64_t vanished;      /* pids that disappeared while being read */
-    uint64_t parse_errors;  /* malformed stat (process skipped) or cgroup (identity none) */
+    uint64_t stat_reads;      /* successful reads of <pid>/stat */
+    uint64_t cgroup_reads;    /* successful reads of <pid>/cgroup: once per new process, and
+                               * again after its exec (exec_rereads) */
+    uint64_t exec_rereads;    /* identities read again at a known process's first exec */
+    uint64_t exec_stat_reads; /* of stat_reads, those at such an exec (to check the start) */
+    uint64_t environ_reads;   /* successful reads of <pid>/environ (SLUID / no-cgroup jobs) */
+    uint64_t vanished;        /* pids that disappeared while being read */
+    uint64_t parse_errors;    /* malformed stat (process skipped) or cgroup (identity none) */
     /* Other read failures (EACCES under hidepid or ptrace rules, EFBIG...): a pid dir or
      * stat -> process skipped; cgroup -> identity none; environ -> job id stays unknown.
      * An identity read failure is not retried for the same process. */

@@ -110,8 +110,16 @@ all_ended() {
         grep -Eq "^joulestat_slurm_job_active\{job_id=\"$j\"[,}].* 0$" <<<"$m" || return 1
     done
 }
-slurm_wait 30 all_ended ||
-    fail "joulestat did not book every job's end: $(curl -sf "$url_watch" | grep '^joulestat_slurm_job_active' | grep -v ' 0$')"
+# What each job's series says, for a failure: still active, ended, or never seen.
+job_states() {
+    local m j line
+    m=$(curl -sf "$url_watch") || { echo "(scrape failed)"; return; }
+    for j in "${jobs[@]}"; do
+        line=$(grep -E "^joulestat_slurm_job_active\{job_id=\"$j\"[,}]" <<<"$m" | head -1)
+        echo "job $j: ${line:-no series}"
+    done
+}
+slurm_wait 30 all_ended || fail "joulestat did not book every job's end: $(job_states)"
 # The other one: until a scan after the jobs ended (the zone is read at scans only).
 rapl_of() { curl -sf "$1" | awk '/^joulestat_rapl_energy_joules_total/ {print $2}'; }
 before=$(rapl_of "$url_nowatch")

@@ -360,6 +360,7 @@ static void test_identity_after_exec(void **state) {
     assert_int_equal(p->identity->slurm.job_id, 77);
     assert_string_equal(p->comm, "python3");
     assert_int_equal(stats(&f).exec_rereads, 1);
+    assert_int_equal(stats(&f).exec_stat_reads, 1); /* its start checked first */
     (void)scan(&f, &rows);
     assert_int_equal(stats(&f).exec_rereads, 1);
     /* Later renames (setproctitle) read nothing: the exec after placement is the first. */

@@ -78,7 +78,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         log_warning_errno(s->proc_fd, "procfs: cannot open '%s': %m, continuing without it",
                           cfg->procfs);
     else {
-        r = sampler_open_procfs(s, clock_monotonic_ns());
+        r = sampler_open_procfs(s, clock_monotonic_ns(), true);
         if (r < 0) {
             sampler_free(s);
             return r;
@@ -440,7 +440,7 @@ static int tick(struct sampler *s, const struct tick_time *t, bool always_publis
 
     s->ticks++;
     if (!s->procfs) {
-        r = sampler_open_procfs(s, t->mono_ns);
+        r = sampler_open_procfs(s, t->mono_ns, false);
         if (r < 0)
             ret = r;
     }

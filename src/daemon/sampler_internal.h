@@ -109,8 +109,9 @@ void sampler_open_gpu(struct sampler *s, uint64_t now_ns);
 /* One line on how processes are read: at start, and when the iterator stops working. */
 void sampler_log_scan_method(struct sampler *s);
 /* The process table; retried at every scan while it fails (a fake procfs filled later, a
- * /proc mounted late). Only -ENOMEM is returned. */
-int sampler_open_procfs(struct sampler *s, uint64_t now_ns);
+ * /proc mounted late), said from the first tick on (at_start: the try in sampler_new()).
+ * Only -ENOMEM is returned. */
+int sampler_open_procfs(struct sampler *s, uint64_t now_ns, bool at_start);
 /* The kernel's exec and exit events, so that a process gone before the next scan is still
  * known (exec_watch.h). Not for a test tree of /proc (its pids are not the kernel's). */
 void sampler_start_exec_watch(struct sampler *s);

@@ -67,7 +67,7 @@ void sampler_log_scan_method(struct sampler *s) {
                        s->cfg->procfs, reason ? reason : "failed");
 }
 
-int sampler_open_procfs(struct sampler *s, uint64_t now_ns) {
+int sampler_open_procfs(struct sampler *s, uint64_t now_ns, bool at_start) {
     struct procfs_options opts = {0}; /* auto: the scanner's default */
     int r;
 
@@ -85,7 +85,12 @@ int sampler_open_procfs(struct sampler *s, uint64_t now_ns) {
         return r;
     if (r < 0) {
         s->procfs = NULL;
-        if (complain_should_log(&s->procfs_complaint, now_ns))
+        /* A tree filled once its source starts (the simulated node's, at its first NVML
+         * call) is there by the first tick: said if it is not by then. */
+        if (at_start)
+            log_debug_errno(r, "procfs: cannot use '%s' yet: %m; tried again at the first tick",
+                            s->cfg->procfs);
+        else if (complain_should_log(&s->procfs_complaint, now_ns))
             log_warning_errno(r,
                               "procfs: cannot use '%s': %m; processes get no identity until "
                               "it works, retrying",

@@ -170,60 +170,60 @@ static uint64_t member_start(const struct tree *t, uint32_t pid) {
     return v > 1 ? (uint64_t)(v - 1) : 0;
 }
 
-/* Whether the member at pid is the process that started a child at child_start: it started
- * no later, and the pid's newest program, if one is known, is the member's (not a later
- * holder's of its pid). */
-static bool member_is_parent(struct sampler *sampler, const struct tree *t, uint32_t pid,
-                             uint64_t child_start) {
-    uint64_t start = member_start(t, pid), newest;
+/* One link up from a program that started at child_start: pid's exec record, if kept, must
+ * be its parent's (started no later, not a later holder's of the pid: the process alive at
+ * pid at the last scan, or a member seen there, started when it did). Returns 1 with the
+ * record, 0 without one, -1 when the record is another process's. */
+static int parent_record(struct sampler *sampler, const struct tree *t, uint32_t pid,
+                         uint64_t child_start, uint32_t *ret_ppid, uint64_t *ret_start) {
+    uintptr_t alive = (uintptr_t)hashmap_get(&t->starts, (uint64_t)pid + 1);
+    uint64_t start, seen = member_start(t, pid);
     uint32_t ppid;
 
-    if (start == 0)
-        return true;
-    if (start > child_start)
-        return false;
-    return sampler_exec_parent(sampler, pid, -1, &ppid, &newest) < 0 || newest == start;
-}
-
-/* Whether nothing alive at the last scan holds pid but the program that started at start: a
- * process forked without an exec since holds it under the old record. */
-static bool record_is_alive_holder(const struct tree *t, uint32_t pid, uint64_t start) {
-    uintptr_t alive = (uintptr_t)hashmap_get(&t->starts, (uint64_t)pid + 1);
-
-    return alive == 0 || alive - 1 == start;
+    if (sampler_exec_parent(sampler, pid, -1, &ppid, &start) < 0)
+        return 0;
+    if (start > child_start || (alive && alive - 1 != start) || (seen && seen != start))
+        return -1;
+    *ret_ppid = ppid;
+    *ret_start = start;
+    return 1;
 }
 
 /* A GPU process that started and ended between two scans (a CUDA test of a few hundred
  * milliseconds) was never seen in the tree: the kernel's exec events say who started it,
- * and who started that one, while they were as short-lived. Each link is checked by start
- * time: a parent starts before its child, and a reused pid is not its earlier holder. */
+ * and who started that one, while they were as short-lived, each link checked by start
+ * time. */
 static void adopt_gpu_processes(struct sampler *sampler, struct tree *t, const struct snapshot *s) {
     for (size_t i = 0; i < s->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &s->gpu_processes[i];
-        uint64_t own_start, child_start, parent_start;
-        uint32_t parent, grandparent;
+        uint64_t own_start, child_start;
+        uint32_t parent;
 
         if (tree_has(t, p->pid) ||
             sampler_exec_parent(sampler, p->pid, p->start_time_seconds, &parent, &own_start) < 0)
             continue;
         child_start = own_start;
         for (unsigned hop = 0; hop < RUN_PARENT_HOPS && parent > 1; hop++) {
-            if (tree_has(t, parent)) {
-                if (member_is_parent(sampler, t, parent, child_start) &&
+            uint32_t pid = parent;
+            int r = parent_record(sampler, t, pid, child_start, &parent, &child_start);
+
+            if (r < 0)
+                break; /* the pid's record is another process's */
+            if (tree_has(t, pid)) {
+                /* Without a record (its exec came before the watch): by the start it was
+                 * seen with. */
+                if ((r > 0 || member_start(t, pid) <= child_start) &&
                     hashmap_put(&t->members, (uint64_t)p->pid + 1,
                                 (void *)(uintptr_t)(own_start + 1)) >= 0) {
-                    log_debug("run: GPU process %u, gone before a scan saw it, was started "
-                              "by the command (exec events)",
+                    log_debug("run: GPU process %u, gone before a scan saw it, was started by "
+                              "the command (exec events)",
                               p->pid);
                     t->n_members++;
                 }
                 break;
             }
-            if (sampler_exec_parent(sampler, parent, -1, &grandparent, &parent_start) < 0 ||
-                parent_start > child_start || !record_is_alive_holder(t, parent, parent_start))
-                break;
-            child_start = parent_start;
-            parent = grandparent;
+            if (r == 0)
+                break; /* nothing kept says who started it */
         }
     }
 }

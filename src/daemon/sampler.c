@@ -286,12 +286,11 @@ static bool read_node_energy(struct sampler *s, const struct tick_time *t,
     r = rapl_sample(s->rapl, &node->rapl, &node->n_rapl);
     if (r < 0) {
         sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
-        if (!s->rapl_failing)
+        if (s->rapl_failing_since_ns == 0)
             s->rapl_failing_since_ns = t->mono_ns;
-        s->rapl_failing = true;
         return false;
     }
-    s->rapl_failing = false;
+    s->rapl_failing_since_ns = 0;
     s->rapl_retry_ns = RAPL_RETRY_FIRST_NS;
     (void)complain_release(&s->rapl_reopen_complaint); /* "working again" says it */
     sampler_source_ok(s, SOURCE_RAPL);
@@ -314,7 +313,7 @@ static void rapl_keep_open(struct sampler *s, uint64_t now_ns) {
     if (now_ns < s->rapl_next_open_ns)
         return;
     if (s->rapl) {
-        if (!s->rapl_failing || rapl_get_mode(s->rapl) != RAPL_MODE_POWERCAP ||
+        if (s->rapl_failing_since_ns == 0 || rapl_get_mode(s->rapl) != RAPL_MODE_POWERCAP ||
             now_ns - s->rapl_failing_since_ns < RAPL_RETRY_FIRST_NS)
             return;
         if (complain_should_log(&s->rapl_reopen_complaint, now_ns))

@@ -68,13 +68,11 @@ struct sampler {
     bool procfs_bpf; /* the scanner reads the task iterator (until it fails) */
     struct rapl *rapl;
     struct complaint rapl_partial_complaint; /* some counters unreadable, others not */
-    bool rapl_tried;                         /* opened once: later opens are retries */
     uint64_t rapl_next_open_ns; /* when it may be tried again (closed, or not reading) ... */
-    uint64_t rapl_retry_ns;     /* ... and how long it waits after that */
+    uint64_t rapl_retry_ns;     /* ... and how long it waits after that; 0: never tried */
     int rapl_open_error;        /* the last failure to open it that was said; 0 none */
     struct complaint rapl_reopen_complaint; /* opened again because none read */
-    bool rapl_failing;                      /* no counter read at the last scans ... */
-    uint64_t rapl_failing_since_ns;         /* ... since this scan */
+    uint64_t rapl_failing_since_ns;         /* no counter read since this scan; 0: they read */
     struct cpu_accounting *cpu_accounting;
     struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
     struct slurm_watch *slurm_watch; /* SLURM job cgroups as they come and go; NULL: none */

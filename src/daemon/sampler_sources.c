@@ -177,13 +177,12 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
         return;
     /* Tried again while running: powercap alone, the one way left once the capabilities
      * that perf and the MSRs need are dropped and the system-call filter is in. */
-    if (s->rapl_tried) {
+    if (s->rapl_retry_ns != 0) {
         if (o.mode != RAPL_MODE_AUTO && o.mode != RAPL_MODE_POWERCAP)
             return;
         o.mode = RAPL_MODE_POWERCAP;
     } else
         s->rapl_retry_ns = RAPL_RETRY_FIRST_NS;
-    s->rapl_tried = true;
     r = rapl_open(&o, &fresh, &status);
     s->rapl_next_open_ns = now_ns + s->rapl_retry_ns;
     s->rapl_retry_ns = MIN(2 * s->rapl_retry_ns, RAPL_RETRY_MAX_NS); /* a good reading resets it */
@@ -222,7 +221,7 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
     }
     s->rapl = fresh;
     s->rapl_open_error = 0;
-    s->rapl_failing = false;
+    s->rapl_failing_since_ns = 0;
 }
 
 /* The clocks now, and the boot they count in (read once: it is the boot's). */

@@ -15,14 +15,14 @@ static bool is_vanished(int r) {
 
 /* Our own shortage, not the process's: no identity may be cached from it (an fd limit
  * reached once would leave the process without a workload for its whole life). */
-static bool is_transient(int r) {
+bool identity_read_error_is_transient(int r) {
     return r == -ENOMEM || r == -EMFILE || r == -ENFILE || r == -EINTR || r == -EAGAIN;
 }
 
 /* -ESRCH and transient errors pass; other errors are counted and leave the identity as it
  * is. */
 static int read_error(struct identity_read_counts *c, int r) {
-    if (is_transient(r))
+    if (identity_read_error_is_transient(r))
         return r;
     if (is_vanished(r)) {
         c->vanished++;
@@ -61,7 +61,7 @@ static int read_environ(int pid_fd, struct workload_identity *id, struct identit
     if (r < 0 && !id->slurm.needs_environ) {
         /* only a possible job: a process gone now is dropped by the next scan, a tree
          * without environ files (fixtures) is not an error */
-        if (is_transient(r))
+        if (identity_read_error_is_transient(r))
             return r;
         if (!is_vanished(r))
             c->read_errors++;
@@ -112,7 +112,7 @@ int identity_read_at(int pid_fd, struct workload_identity *ret, struct identity_
     }
     if (id.slurm.needs_environ || workload_identity_wants_slurm_environ(&id) || wants_array(&id)) {
         r = read_environ(pid_fd, &id, c);
-        if (is_transient(r) || (r == -ESRCH && id.slurm.needs_environ))
+        if (identity_read_error_is_transient(r) || (r == -ESRCH && id.slurm.needs_environ))
             return r;
     }
     *ret = id;

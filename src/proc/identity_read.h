@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cgroup_path.h"
@@ -29,3 +30,7 @@ struct identity_read_counts {
  */
 int identity_read_at(int pid_fd, struct workload_identity *ret,
                      struct identity_read_counts *counts);
+
+/* Whether r is a shortage of ours, not the process's (the errors above): what failed is to
+ * be read again later, and nothing kept from it. */
+bool identity_read_error_is_transient(int r);

@@ -288,7 +288,7 @@ void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const c
     if (pid_fd < 0) {
         pid_fd = own_fd = procfs_open_pid_dir(s, e->pid);
         if (pid_fd < 0) {
-            e->exec_pending = pid_fd != -ESRCH && pid_fd != -ENOENT;
+            e->exec_pending = identity_read_error_is_transient(pid_fd);
             return;
         }
     }
@@ -296,7 +296,7 @@ void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const c
      * else it is gone, and nothing is to be read. */
     stat_fd = procfs_open_read_stat(s, pid_fd, e->pid, &st);
     if (stat_fd < 0) {
-        e->exec_pending = stat_fd != -ESRCH && stat_fd != -ENOENT; /* out of fds: later */
+        e->exec_pending = identity_read_error_is_transient(stat_fd); /* out of fds: later */
         return;
     }
     s->stats.exec_stat_reads++;
@@ -306,7 +306,7 @@ void procfs_follow_exec(struct procfs_scanner *s, struct cache_entry *e, const c
     if (r >= 0)
         r = identity_pool_get(&s->identities, &id, &pooled);
     if (r < 0) {
-        e->exec_pending = r != -ESRCH;
+        e->exec_pending = identity_read_error_is_transient(r);
         return;
     }
     identity_pool_put(&s->identities, e->identity);

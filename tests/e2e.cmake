@@ -22,7 +22,7 @@ set_tests_properties(restart PROPERTIES LABELS e2e TIMEOUT 120)
 add_test(NAME compat-queries
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/compat-queries.sh ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR})
-set_tests_properties(compat-queries PROPERTIES LABELS e2e TIMEOUT 300)
+set_tests_properties(compat-queries PROPERTIES LABELS "e2e;once" TIMEOUT 300)
 
 # joulestat run -- CMD: the command's status and energy.
 add_test(NAME run-command COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/run-command.sh

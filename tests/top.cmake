@@ -18,4 +18,4 @@ endif()
 # joulestat top in a real terminal (tmux): local sources and a /metrics URL, keys, pane.
 add_test(NAME top-tmux COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/top-tmux.sh ${CMAKE_BINARY_DIR}
                                ${CMAKE_SOURCE_DIR})
-set_tests_properties(top-tmux PROPERTIES LABELS e2e TIMEOUT 300)
+set_tests_properties(top-tmux PROPERTIES LABELS "e2e;once" TIMEOUT 300)

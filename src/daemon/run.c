@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +32,12 @@
 #include "snapshot.h"
 #include "store.h"
 
+/* A member whose pid went to another process: its GPU series is still the command's. */
+struct former_member {
+    uint32_t pid;
+    uint64_t start, next_start; /* field 22 of its stat, and of the pid's next holder's */
+};
+
 /* The command's processes: its own, every descendant seen at a scan and, where it has a
  * cgroup of its own, every process seen in that cgroup, by pid and start time (a pid reused
  * by another process is not the command's). */
@@ -44,6 +51,8 @@ struct tree {
     struct hashmap starts;  /* pid + 1 -> start time + 1, this scan, scratch */
     struct hashmap ticks;   /* pid + 1 -> CPU ticks + 1, this scan, scratch */
     unsigned n_members;
+    struct former_member *former; /* members whose pid was seen reused, for the report */
+    size_t n_former, cap_former;
     /* Of the members alive at the last scan: their own ticks and those of the children
      * they waited for (utime + stime + cutime + cstime), so a child's time is counted
      * after it exited too. */
@@ -74,6 +83,11 @@ static void tree_forget_reused(struct tree *t) {
             break;
         if ((uintptr_t)start != 1 && hashmap_get(&t->starts, key) &&
             hashmap_get(&t->starts, key) != start) {
+            /* Kept for the report; should it not fit, its GPU series is left out of it. */
+            if (grow_array(&t->former, &t->cap_former, t->n_former + 1, sizeof(*t->former)) >= 0)
+                t->former[t->n_former++] =
+                    (struct former_member){(uint32_t)(key - 1), (uint64_t)((uintptr_t)start - 1),
+                                           (uint64_t)(uintptr_t)hashmap_get(&t->starts, key) - 1};
             (void)hashmap_remove(&t->members, key);
             i = 0; /* the walk starts again after a removal */
         }
@@ -236,12 +250,44 @@ struct usage {
     bool by_cgroup; /* its processes were those of its cgroup, not only its tree's */
 };
 
-static void sum_usage(const struct snapshot *s, const struct tree *t, struct usage *u) {
+/* Whether a series that started at `seconds` (unix time, < 0 unknown) can be that of a
+ * process started at `start` (field 22; 0 unknown), before the pid's next holder started
+ * at `next` (0: none seen). The series may start later than the process: where no scan
+ * saw it, the driver's accounting gives when its GPU work began. */
+static bool started_within(struct sampler *sampler, double seconds, uint64_t start, uint64_t next) {
+    double from = start ? sampler_start_time_seconds(sampler, start) : -1;
+    double until = next ? sampler_start_time_seconds(sampler, next) : -1;
+
+    if (seconds < 0)
+        return true;
+    if (from >= 0 && seconds < from - 1e-3)
+        return false; /* an earlier holder's */
+    return until < 0 || seconds < until - 1e-3;
+}
+
+/* Whether a GPU process of the snapshot is a member, or was one, by pid and start time: a
+ * pid the command's process left may have gone to another's program, and the command's
+ * own series outlives its pid. */
+static bool is_member(struct sampler *sampler, const struct tree *t,
+                      const struct snap_gpu_process *p) {
+    if (tree_has(t, p->pid) &&
+        started_within(sampler, p->start_time_seconds, member_start(t, p->pid), 0))
+        return true;
+    for (size_t i = 0; i < t->n_former; i++)
+        if (t->former[i].pid == p->pid &&
+            started_within(sampler, p->start_time_seconds, t->former[i].start,
+                           t->former[i].next_start))
+            return true;
+    return false;
+}
+
+static void sum_usage(struct sampler *sampler, const struct snapshot *s, const struct tree *t,
+                      struct usage *u) {
     *u = (struct usage){.by_cgroup = t->followed_cgroup};
     for (size_t i = 0; i < s->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &s->gpu_processes[i];
 
-        if (!tree_has(t, p->pid) || p->gpu >= LEDGER_MAX_GPUS)
+        if (p->gpu >= LEDGER_MAX_GPUS || !is_member(sampler, t, p))
             continue;
         u->gpu_used[p->gpu] = true;
         u->gpu_measured_uj[p->gpu] += p->energy_measured_uj;
@@ -393,7 +439,8 @@ static void print_json(char **argv, const struct snapshot *s, const struct usage
     uint64_t total = cpu_total(u);
     bool first = true;
 
-    fprintf(stderr, "{\"command\": [");
+    /* On a line of its own, whatever the command left unfinished on stderr (a progress bar). */
+    fprintf(stderr, "\n{\"command\": [");
     for (char **a = argv; *a; a++) {
         fputs(a == argv ? "" : ", ", stderr);
         json_put_string(stderr, *a);
@@ -430,12 +477,14 @@ static void sleep_ns(uint64_t ns) {
     (void)nanosleep(&ts, NULL);
 }
 
-/* Waits up to ns, or until the command exits when its pidfd is open. */
+/* Waits up to ns, or until the command exits when its pidfd is open, or a signal comes
+ * (a SIGTERM to pass on is passed at once). */
 static void wait_exit(int pidfd, uint64_t ns) {
     struct pollfd p = {.fd = pidfd, .events = POLLIN};
 
-    if (pidfd < 0 || poll(&p, 1, (int)(ns / NSEC_PER_MSEC)) < 0)
-        sleep_ns(ns);
+    if (pidfd >= 0 && (poll(&p, 1, (int)(ns / NSEC_PER_MSEC)) >= 0 || errno == EINTR))
+        return;
+    sleep_ns(ns);
 }
 
 /* Ticks the sampler until the command exits; then the last window, with the command's
@@ -547,28 +596,28 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     sampler_stop_exec_watch(sampler); /* its thread's complaints stay out of the report */
     run_signals_give_back(&old_signals);
     signals_taken = false;
+    /* A reader of the report that went away ends nothing: the command's status comes back. */
+    (void)signal(SIGPIPE, SIG_IGN);
     if (r < 0) {
         log_error_errno(r, "run: cannot wait for the command: %m");
         goto finish;
     }
     status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
     *ret_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+    *ret_status = status;
+    r = 0;
     snap = snapshot_slot_get(slot);
     if (!snap) {
-        r = -ENODATA;
+        log_error("run: no reading was made: no energy to report");
         goto finish;
     }
-    sum_usage(snap, &t, &u);
+    sum_usage(sampler, snap, &t, &u);
     for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
         u.cpu_uj[d] = (uint64_t)meter.uj[d];
-    /* A reader of the report that went away ends nothing: the command's status comes back. */
-    (void)signal(SIGPIPE, SIG_IGN);
     if (c.json)
         print_json(c.run_argv, snap, &u, (double)(ended - started) / 1e9, status);
     else
         print_table(&c, c.run_argv, snap, &u, (double)(ended - started) / 1e9, status);
-    *ret_status = status;
-    r = 0;
 
 finish:
     if (signals_taken)
@@ -581,6 +630,7 @@ finish:
     hashmap_done(&t.alive);
     hashmap_done(&t.starts);
     hashmap_done(&t.ticks);
+    free(t.former);
     if (t.proc_fd >= 0)
         (void)close(t.proc_fd);
     return r;

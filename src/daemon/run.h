@@ -12,7 +12,8 @@
  * source that is missing is said so and the rest is reported.
  *
  * Returns 0 with *ret_status the command's exit status (128 + signal when killed) and
- * *ret_signal the signal that killed it (0: it exited), or -errno when the command could
- * not be started (127-style failures are reported as such).
+ * *ret_signal the signal that killed it (0: it exited), also when no report could be made
+ * after it ran (said so); or -errno when the command could not be started or waited for
+ * (-EACCES: found but not executable).
  */
 int run_command(const struct config *cfg, int *ret_status, int *ret_signal);

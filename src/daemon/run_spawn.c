@@ -22,7 +22,7 @@ static void on_signal_to_forward(int sig) {
     pending_signal = sig;
 }
 
-static const int run_signals[RUN_N_SIGNALS] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD};
+static const int run_signals[RUN_N_SIGNALS] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
 
 static bool was_ignored(const struct sigaction *old) {
     return !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN;
@@ -35,7 +35,8 @@ int run_signals_take(struct run_signals *s) {
 
         if (sigaction(sig, NULL, &s->old[i]) < 0)
             return -errno;
-        if (sig == SIGINT || sig == SIGQUIT || (sig != SIGCHLD && was_ignored(&s->old[i])))
+        if (sig == SIGINT || sig == SIGQUIT || sig == SIGPIPE ||
+            (sig != SIGCHLD && was_ignored(&s->old[i])))
             sa.sa_handler = SIG_IGN;
         else if (sig != SIGCHLD)
             sa.sa_handler = on_signal_to_forward;
@@ -92,6 +93,8 @@ static int resolve_command(const char *name, char *buf, size_t size) {
     }
 }
 
+static char shell[] = "/bin/sh";
+
 /* What the child tells the parent before exec, through a close-on-exec pipe. */
 struct spawn_report {
     int stage; /* SPAWN_* */
@@ -109,8 +112,9 @@ static void report_to_parent(int fd, int stage, int err) {
  * signal blocked, so none is lost to joulestat's handlers meanwhile. The command starts in
  * its cgroup (if any), with nothing blocked and the default action for each of run's
  * signals, but those joulestat was started with ignored. */
-static _Noreturn void exec_child(const char *file, char **argv, const struct run_signals *s,
-                                 const struct run_cgroup *cg, int report_fd) {
+static _Noreturn void exec_child(const char *file, char **argv, char **sh_argv,
+                                 const struct run_signals *s, const struct run_cgroup *cg,
+                                 int report_fd) {
     sigset_t none;
     int r;
 
@@ -125,6 +129,9 @@ static _Noreturn void exec_child(const char *file, char **argv, const struct run
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     execve(file, argv, environ);
+    /* A script without "#!": run by the shell, as execvp(), time and perf stat do. */
+    if (errno == ENOEXEC)
+        execve(sh_argv[0], sh_argv, environ);
     report_to_parent(report_fd, SPAWN_EXEC, errno);
     _exit(127);
 }
@@ -132,16 +139,28 @@ static _Noreturn void exec_child(const char *file, char **argv, const struct run
 int run_spawn(char **argv, const struct run_signals *s, const struct run_cgroup *cg, pid_t *ret_pid,
               bool *ret_in_cgroup) {
     _cleanup_(closep) int read_fd = -1, write_fd = -1;
+    _cleanup_(freep) char **sh_argv = NULL;
     struct spawn_report rep;
     sigset_t all, mask;
     bool in_cgroup = cg != NULL;
     char file[PATH_MAX];
+    size_t argc = 0;
     int fds[2], r;
     pid_t pid;
 
     r = resolve_command(argv[0], file, sizeof(file));
     if (r < 0)
         return r;
+    /* Made before fork(): the child may not allocate. */
+    while (argv[argc])
+        argc++;
+    sh_argv = calloc(argc + 2, sizeof(*sh_argv));
+    if (!sh_argv)
+        return -ENOMEM;
+    sh_argv[0] = shell;
+    sh_argv[1] = file;
+    for (size_t i = 1; i < argc; i++)
+        sh_argv[i + 1] = argv[i];
     if (pipe2(fds, O_CLOEXEC) < 0)
         return -errno;
     read_fd = fds[0];
@@ -152,7 +171,7 @@ int run_spawn(char **argv, const struct run_signals *s, const struct run_cgroup 
     (void)pthread_sigmask(SIG_SETMASK, &all, &mask);
     pid = fork();
     if (pid == 0)
-        exec_child(file, argv, s, cg, write_fd);
+        exec_child(file, argv, sh_argv, s, cg, write_fd);
     r = pid < 0 ? -errno : 0;
     (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
     if (r < 0)

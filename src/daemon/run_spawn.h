@@ -11,11 +11,13 @@
  * How `joulestat run` starts its command, and what signals do meanwhile. joulestat is a
  * bystander, as time(1) is: the terminal's SIGINT and SIGQUIT reach the command (its process
  * group) and are ignored here, so the report is still printed; SIGTERM and SIGHUP (kill, a
- * container stopped) are to be passed on to it (run_signals_pending()). SIGCHLD is the
- * default, so the command can be waited for. Any other signal joulestat was started with
+ * container stopped) are to be passed on to it (run_signals_pending()). SIGPIPE is ignored
+ * (`joulestat run -- make 2>&1 | head`: a warning written after head left must not end
+ * joulestat with the command still running). SIGCHLD is the default, so the command can
+ * be waited for. Any other signal joulestat was started with
  * ignored stays ignored, here and in the command.
  */
-#define RUN_N_SIGNALS 5
+#define RUN_N_SIGNALS 6
 
 struct run_signals {
     struct sigaction old[RUN_N_SIGNALS]; /* as joulestat was started */

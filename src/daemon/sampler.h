@@ -61,6 +61,10 @@ void sampler_set_window_observer(struct sampler *s, gpu_window_observer_fn fn, v
 int sampler_exec_parent(struct sampler *s, uint32_t pid, double start_time_seconds,
                         uint32_t *ret_ppid, uint64_t *ret_starttime);
 
+/* A process's start (field 22 of its stat) as unix time, by the same conversion as the
+ * series' start_time_seconds; < 0 when no procfs is read. */
+double sampler_start_time_seconds(const struct sampler *s, uint64_t starttime);
+
 /* Stops following exec events (run, before its report: the watch's thread logs nothing
  * into it). */
 void sampler_stop_exec_watch(struct sampler *s);

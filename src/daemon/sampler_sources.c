@@ -156,6 +156,10 @@ int sampler_exec_parent(struct sampler *s, uint32_t pid, double start_time_secon
     return 0;
 }
 
+double sampler_start_time_seconds(const struct sampler *s, uint64_t starttime) {
+    return s->procfs ? procfs_start_time_seconds(s->procfs, starttime) : -1;
+}
+
 void sampler_stop_exec_watch(struct sampler *s) {
     s->resolver.watch = NULL;
     s->exec_watch = exec_watch_stop(s->exec_watch);

@@ -21,6 +21,38 @@ status=0
 "$js" run --no-gpu --rapl-source off -- /no/such/command 2>"$E2E_TMP/err" || status=$?
 [[ $status == 127 ]] || e2e_fail "a missing command exited $status"
 grep -q "cannot start '/no/such/command'" "$E2E_TMP/err" || e2e_fail "no reason: $(cat "$E2E_TMP/err")"
+# Found but not executable: 126, as from a shell. A script without "#!" is run by sh, as
+# execvp(), time and perf stat run it.
+printf 'exit 7\n' >"$E2E_TMP/script"
+status=0
+"$js" run --no-gpu --rapl-source off -- "$E2E_TMP/script" 2>"$E2E_TMP/err" || status=$?
+[[ $status == 126 ]] || e2e_fail "a file without the x bit exited $status, not 126"
+chmod +x "$E2E_TMP/script"
+status=0
+"$js" run --no-gpu --rapl-source off -- "$E2E_TMP/script" 2>"$E2E_TMP/err" || status=$?
+[[ $status == 7 ]] || e2e_fail "a script without #! exited $status, not 7: $(cat "$E2E_TMP/err")"
+# joulestat ignores SIGPIPE while the command runs (a warning written after `| head` left
+# must not end it with the command still running); the command gets the default back.
+# shellcheck disable=SC2016
+"$js" run --no-gpu --rapl-source off -- sh -c \
+    'grep ^SigIgn: /proc/$PPID/status; grep ^SigIgn: /proc/self/status' >"$E2E_TMP/out" 2>/dev/null ||
+    e2e_fail "run failed: $(cat "$E2E_TMP/out")"
+python3 - "$E2E_TMP/out" <<'EOP' || e2e_fail "SIGPIPE dispositions: $(cat "$E2E_TMP/out")"
+import sys
+run, command = (int(l.split()[1], 16) for l in open(sys.argv[1]))
+assert run & (1 << 12), "joulestat does not ignore SIGPIPE"    # bit 13 - 1
+assert not command & (1 << 12), "the command starts with SIGPIPE ignored"
+EOP
+# --json is JSON whatever the arguments: quotes, control bytes, bytes that are not UTF-8,
+# and a command whose last line on stderr has no newline.
+"$js" run --json --no-gpu --rapl-source off -- sh -c 'printf partial >&2' $'q"\\\x01' \
+    $'caf\xc3\xa9 \xff\xc3 \xed\xa0\x80' 2>"$E2E_TMP/err" || e2e_fail "run --json failed"
+python3 - "$E2E_TMP/err" <<'EOP' || e2e_fail "run --json is no JSON: $(cat -v "$E2E_TMP/err")"
+import json, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")  # strict: raises on any bad byte
+report = json.loads([l for l in text.splitlines() if l.startswith('{"command"')][-1])
+assert report["command"][3:] == ['q"\\\x01', "caf\u00e9 \ufffd\ufffd \ufffd\ufffd\ufffd"], report
+EOP
 "$js" run 2>"$E2E_TMP/err" && e2e_fail "run without a command succeeded"
 grep -q "run needs a command" "$E2E_TMP/err" || e2e_fail "no usage: $(cat "$E2E_TMP/err")"
 

@@ -2,6 +2,7 @@
 #include "rapl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ int rapl_read_slot(const struct rapl_slot *s, uint64_t *ret_raw) {
 int rapl_add_counter(struct rapl *r, int fd, enum rapl_slot_kind kind, uint64_t offset,
                      const struct rapl_reading *tmpl) {
     _cleanup_(closep) int owned = fd;
-    struct rapl_slot slot = {fd, kind, offset};
+    struct rapl_slot slot = {.fd = fd, .kind = kind, .offset = offset};
     uint64_t raw;
     int k;
 
@@ -153,6 +154,29 @@ static bool has_domain_in(const struct rapl *r, size_t n, uint32_t package, uint
 bool rapl_has_domain(const struct rapl *r, uint32_t package, uint32_t die,
                      enum rapl_domain domain) {
     return has_domain_in(r, r->n, package, die, domain);
+}
+
+int rapl_reopen_unread(struct rapl *r, int sys_fd) {
+    int n = 0;
+
+    for (size_t i = 0; i < r->n; i++) {
+        struct rapl_slot *slot = &r->slots[i], fresh = *slot;
+        uint64_t raw, modulus = r->readings[i].modulus;
+
+        if (r->readings[i].valid || !slot->path[0])
+            continue;
+        fresh.fd = openat(sys_fd, slot->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fresh.fd < 0)
+            continue;
+        if (rapl_read_slot(&fresh, &raw) < 0 || (modulus != 0 && raw >= modulus)) {
+            (void)close(fresh.fd);
+            continue;
+        }
+        (void)close(slot->fd);
+        slot->fd = fresh.fd;
+        n++;
+    }
+    return n;
 }
 
 int rapl_sample(struct rapl *r, const struct rapl_reading **ret_readings, size_t *ret_n) {
@@ -234,6 +258,14 @@ int rapl_read_cpu_id(int proc_fd, struct cpu_id *ret_id) {
     return cpuinfo_parse(buf, size, ret_id);
 }
 
+int rapl_cpu_of(const struct rapl_options *o, struct cpu_id *ret_id) {
+    if (o->cpu.vendor != CPU_VENDOR_UNKNOWN) {
+        *ret_id = o->cpu;
+        return 0;
+    }
+    return rapl_read_cpu_id(o->proc_fd, ret_id);
+}
+
 /* Appends s to the NUL-terminated buf of `size` bytes, cutting it short if needed. */
 static void append(char *buf, size_t size, const char *s) {
     size_t used = strnlen(buf, size), room;
@@ -296,8 +328,7 @@ static void keep_one_per_package(const struct rapl_options *o, struct rapl *r) {
     struct cpu_id id;
     size_t kept = 0;
 
-    if (rapl_read_cpu_id(o->proc_fd, &id) < 0 ||
-        (id.vendor != CPU_VENDOR_AMD && id.vendor != CPU_VENDOR_HYGON))
+    if (rapl_cpu_of(o, &id) < 0 || (id.vendor != CPU_VENDOR_AMD && id.vendor != CPU_VENDOR_HYGON))
         return;
     for (size_t i = 0; i < r->n; i++) {
         struct rapl_reading rd = r->readings[i];
@@ -314,13 +345,18 @@ static void keep_one_per_package(const struct rapl_options *o, struct rapl *r) {
     r->n = kept;
 }
 
-int rapl_open(const struct rapl_options *o, struct rapl **ret, struct rapl_status *status) {
+int rapl_open(const struct rapl_options *given, struct rapl **ret, struct rapl_status *status) {
+    struct rapl_options opts = *given, *o = &opts;
     char tried[RAPL_REASON_MAX] = "";
     int err = 0, r;
 
     *status = (struct rapl_status){.chosen = RAPL_MODE_OFF};
     if ((unsigned)o->mode >= _RAPL_MODE_MAX)
         return -EINVAL;
+    /* Once for every backend and the check below: all go by the same vendor. */
+    if (rapl_cpu_of(given, &opts.cpu) < 0)
+        opts.cpu = (struct cpu_id){.vendor = CPU_VENDOR_UNKNOWN};
+    status->cpu = opts.cpu;
     if (o->mode == RAPL_MODE_OFF) {
         status->error = -ENODEV;
         (void)snprintf(status->reason, sizeof(status->reason), "off: disabled by configuration");

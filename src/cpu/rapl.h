@@ -48,6 +48,10 @@ struct rapl_options {
     enum rapl_dram_unit_rule dram_unit_rule; /* msr only: Broadwell-DE's DRAM unit */
     rapl_perf_open_fn perf_open;             /* NULL: the perf_event_open(2) system call */
     void *perf_userdata;
+    /* The CPU, as an earlier open read it (rapl_status.cpu), so that a reopen does not
+     * depend on reading it again: without the vendor, an AMD package's counter is kept once
+     * per CCD. Vendor unknown (zeroed): read from <procfs>/cpuinfo. */
+    struct cpu_id cpu;
 };
 
 #define RAPL_REASON_MAX 1024
@@ -57,6 +61,7 @@ struct rapl_options {
 struct rapl_status {
     enum rapl_mode chosen; /* RAPL_MODE_OFF when nothing could be opened */
     int error;             /* 0, or the -errno that made the (last) tried interface fail */
+    struct cpu_id cpu;     /* the CPU it went by; vendor unknown when it could not be read */
     char reason[RAPL_REASON_MAX];
 };
 
@@ -86,6 +91,12 @@ struct rapl *rapl_free(struct rapl *r);
 enum rapl_mode rapl_get_mode(const struct rapl *r);
 /* The counters it reads. */
 size_t rapl_count(const struct rapl *r);
+
+/* Opens again, by their sysfs path (powercap), the counters the last rapl_sample() could not
+ * read: the kernel registers a zone anew when its package's CPUs come back, and the file
+ * held open reads nothing more. A counter whose new file reads takes it; the next sample
+ * reads it from its last reading on. Returns how many were opened again. */
+int rapl_reopen_unread(struct rapl *r, int sys_fd);
 
 /*
  * Reads every counter once. *ret_readings points into the source and stays valid until the

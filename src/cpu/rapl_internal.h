@@ -17,10 +17,13 @@ enum rapl_slot_kind {
     RAPL_SLOT_PERF64,  /* 8-byte count of a perf event */
 };
 
+#define RAPL_SLOT_PATH_MAX 160
+
 struct rapl_slot {
     int fd;
     enum rapl_slot_kind kind;
     uint64_t offset;
+    char path[RAPL_SLOT_PATH_MAX]; /* under sysfs, to open it again (powercap); "" none */
 };
 
 struct rapl {
@@ -56,6 +59,8 @@ void rapl_explain_error(enum rapl_mode mode, int err, const char *object, char *
 
 /* Reads <proc>/cpuinfo. Returns 0 or -errno. */
 int rapl_read_cpu_id(int proc_fd, struct cpu_id *ret_id);
+/* o->cpu when its vendor is known, else rapl_read_cpu_id(). Returns 0 or -errno. */
+int rapl_cpu_of(const struct rapl_options *o, struct cpu_id *ret_id);
 
 /* CPU topology under <sysfs>/devices/system/cpu. */
 struct rapl_cpu {

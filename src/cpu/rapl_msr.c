@@ -141,7 +141,7 @@ int rapl_msr_open(const struct rapl_options *o, struct rapl **ret, char *reason,
     unsigned esu = 0;
     int r;
 
-    r = rapl_read_cpu_id(o->proc_fd, &id);
+    r = rapl_cpu_of(o, &id);
     if (r >= 0)
         r = layout_for(&id, &layout);
     if (r < 0) {

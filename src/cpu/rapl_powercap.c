@@ -215,6 +215,8 @@ static int add_zone(struct rapl *rapl, int sys_fd, const struct zone *z,
                     const struct rapl_reading *tmpl, char *detail, size_t size) {
     char path[ZONE_NAME_MAX + 64];
     struct rapl_reading rd = *tmpl;
+
+    _Static_assert(sizeof(path) <= RAPL_SLOT_PATH_MAX, "a zone's path fits its slot");
     uint64_t max_range;
     int fd, r;
 
@@ -233,7 +235,10 @@ static int add_zone(struct rapl *rapl, int sys_fd, const struct zone *z,
     if (fd < 0)
         return -errno;
     r = rapl_add_counter(rapl, fd, RAPL_SLOT_TEXT_UJ, 0, &rd);
-    return r < 0 ? r : 1;
+    if (r < 0)
+        return r;
+    (void)snprintf(rapl->slots[rapl->n - 1].path, RAPL_SLOT_PATH_MAX, "%s", path);
+    return 1;
 }
 
 int rapl_powercap_open(const struct rapl_options *o, struct rapl **ret, char *reason, size_t size) {
@@ -251,7 +256,7 @@ int rapl_powercap_open(const struct rapl_options *o, struct rapl **ret, char *re
         return r < 0 && r != -ENOENT ? r : -ENODEV;
     }
     /* Only to drop AMD's "core" sub-zone, which reads one core only; optional. */
-    (void)rapl_read_cpu_id(o->proc_fd, &cpu);
+    (void)rapl_cpu_of(o, &cpu);
 
     rapl = rapl_new(RAPL_MODE_POWERCAP);
     if (!rapl)

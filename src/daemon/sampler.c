@@ -294,11 +294,35 @@ static bool read_node_energy(struct sampler *s, const struct tick_time *t,
     s->rapl_retry_ns = RAPL_RETRY_FIRST_NS;
     (void)complain_release(&s->rapl_reopen_complaint); /* "working again" says it */
     sampler_source_ok(s, SOURCE_RAPL);
-    if ((size_t)r < node->n_rapl)
+    if ((size_t)r < node->n_rapl) {
         log_unreadable_counters(s, node, (size_t)r, t->mono_ns);
-    else if (complain_release(&s->rapl_partial_complaint))
+        if (s->rapl_unread_since_ns == 0)
+            s->rapl_unread_since_ns = t->mono_ns;
+        return true;
+    }
+    s->rapl_unread_since_ns = 0;
+    s->rapl_unread_retry_ns = RAPL_RETRY_FIRST_NS;
+    if (complain_release(&s->rapl_partial_complaint))
         log_info("rapl: every energy counter reads again");
     return true;
+}
+
+/* Some counters have not read for RAPL_RETRY_FIRST_NS while the others do (their zone was
+ * registered anew when its package's CPUs came back): their files are opened again, at the
+ * same intervals as a closed RAPL. */
+static void rapl_reopen_unread_counters(struct sampler *s, uint64_t now_ns) {
+    int n;
+
+    if (s->rapl_unread_since_ns == 0 || now_ns - s->rapl_unread_since_ns < RAPL_RETRY_FIRST_NS ||
+        now_ns < s->rapl_unread_next_ns || rapl_get_mode(s->rapl) != RAPL_MODE_POWERCAP)
+        return;
+    if (s->rapl_unread_retry_ns == 0)
+        s->rapl_unread_retry_ns = RAPL_RETRY_FIRST_NS;
+    s->rapl_unread_next_ns = now_ns + s->rapl_unread_retry_ns;
+    s->rapl_unread_retry_ns = MIN(2 * s->rapl_unread_retry_ns, RAPL_RETRY_MAX_NS);
+    n = rapl_reopen_unread(s->rapl, s->sys_fd);
+    if (n > 0)
+        log_debug("rapl: %d energy counter(s) that did not read opened again", n);
 }
 
 /* RAPL that could not be opened (energy_uj readable by root only, no zones until the
@@ -310,6 +334,10 @@ static void rapl_keep_open(struct sampler *s, uint64_t now_ns) {
 
     if (mode != RAPL_MODE_AUTO && mode != RAPL_MODE_POWERCAP)
         return; /* perf and the MSRs need what joulestat gives up after its start */
+    if (s->rapl && s->rapl_failing_since_ns == 0) {
+        rapl_reopen_unread_counters(s, now_ns);
+        return;
+    }
     if (now_ns < s->rapl_next_open_ns)
         return;
     if (s->rapl) {

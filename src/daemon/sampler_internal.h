@@ -73,6 +73,10 @@ struct sampler {
     int rapl_open_error;        /* the last failure to open it that was said; 0 none */
     struct complaint rapl_reopen_complaint; /* opened again because none read */
     uint64_t rapl_failing_since_ns;         /* no counter read since this scan; 0: they read */
+    struct cpu_id rapl_cpu;        /* as its first open read it (vendor unknown: not yet) */
+    uint64_t rapl_unread_since_ns; /* some counters unread since this scan; 0: all read */
+    uint64_t rapl_unread_next_ns;  /* when those are opened again (powercap) ... */
+    uint64_t rapl_unread_retry_ns; /* ... and how long it waits after that */
     struct cpu_accounting *cpu_accounting;
     struct cpu_groups cpu_groups;    /* the workloads' cgroup CPU time, for the CPU split */
     struct slurm_watch *slurm_watch; /* SLURM job cgroups as they come and go; NULL: none */

@@ -172,6 +172,7 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
         .dev_fd = s->dev_fd,
         .proc_fd = s->proc_fd,
         .mode = (enum rapl_mode)rapl_mode_from_string(s->cfg->rapl_source),
+        .cpu = s->rapl_cpu,
     };
     struct rapl *fresh = NULL;
     int r;
@@ -224,6 +225,8 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
         cpu_accounting_rapl_reopened(s->cpu_accounting, &s->ledger);
     }
     s->rapl = fresh;
+    if (status.cpu.vendor != CPU_VENDOR_UNKNOWN)
+        s->rapl_cpu = status.cpu;
     s->rapl_open_error = 0;
     s->rapl_failing_since_ns = 0;
 }

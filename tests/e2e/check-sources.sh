@@ -138,6 +138,21 @@ dram_counted() {
 }
 e2e_wait 10 dram_counted || e2e_fail "the 0.5 J the counter moved while unreadable is not counted"
 ((  $(grep -cF "$unreadable" "$E2E_TMP/serve.log") == 1 )) || e2e_fail "the unreadable counter was logged more than once"
+# The zone registered anew (its package's CPUs back online): the file held open reads
+# nothing more, the zone's new file does. That counter alone is opened again after 5 s, the
+# others going on, and what it moved meanwhile is counted (2.5 J -> 2.75 J).
+echo 2750000 >"$dram.new"
+echo "not a number" >"$dram" # what the descriptor held open reads
+mv "$dram.new" "$dram"       # what a new open reads
+e2e_wait 10 eval '(($(grep -cF "$unreadable" "$E2E_TMP/serve.log") == 2))' ||
+    e2e_fail "no line for the counter of the zone registered anew: $(cat "$E2E_TMP/serve.log")"
+dram_again() {
+    curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" &&
+        grep -qx 'joulestat_rapl_energy_joules_total{package="1",domain="dram"} 0.750000' "$E2E_TMP/m.prom"
+}
+e2e_wait 20 dram_again || e2e_fail "the counter of the zone registered anew was not opened again: $(grep rapl "$E2E_TMP/m.prom"; cat "$E2E_TMP/serve.log")"
+(($(grep -c "rapl: every energy counter reads again" "$E2E_TMP/serve.log") == 2)) ||
+    e2e_fail "no line for the counter reading again: $(cat "$E2E_TMP/serve.log")"
 
 # Every counter stops reading while the files open anew (the driver reloaded: the files held
 # open read nothing more): joulestat opens them again after 5 s, and what each moved
@@ -168,7 +183,7 @@ grep -q 'warning: rapl: cannot read the energy counters' "$E2E_TMP/serve.log" ||
 moved_counted() {
     curl -sf "http://127.0.0.1:$port/metrics" >"$E2E_TMP/m.prom" &&
         grep -qx 'joulestat_source_up{source="rapl"} 1' "$E2E_TMP/m.prom" &&
-        grep -qx 'joulestat_rapl_energy_joules_total{package="1",domain="dram"} 1.500000' "$E2E_TMP/m.prom"
+        grep -qx 'joulestat_rapl_energy_joules_total{package="1",domain="dram"} 1.750000' "$E2E_TMP/m.prom"
 }
 e2e_wait 10 moved_counted || e2e_fail "the 1 J moved while no counter read is not counted: $(cat "$E2E_TMP/m.prom")"
 awk -v a="$before" -v b="$(no_data 1 dram)" 'BEGIN { exit !(b - a > 0.999999 && b - a < 1.000001) }' ||

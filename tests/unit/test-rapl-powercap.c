@@ -113,12 +113,59 @@ static void test_amd_core_zone_skipped(void **state) {
     assert_int_equal(rd[0].modulus, UINT64_C(65532610988));
     e.rapl = rapl_free(e.rapl);
 
+    /* Opened again with the CPU the first open read and cpuinfo unreadable now (EMFILE at a
+     * retry): still AMD's layout, the core zone still skipped. */
+    {
+        struct rapl_options o = fixture_options(&e.fds, RAPL_MODE_POWERCAP);
+        struct rapl_status again;
+
+        assert_int_equal(e.status.cpu.vendor, CPU_VENDOR_AMD);
+        o.cpu = e.status.cpu;
+        o.proc_fd = -1;
+        ASSERT_OK(rapl_open(&o, &e.rapl, &again));
+        assert_int_equal(rapl_sample(e.rapl, &rd, &n), 1);
+        assert_int_equal(again.cpu.vendor, CPU_VENDOR_AMD);
+        e.rapl = rapl_free(e.rapl);
+    }
+
     /* On Intel the same layout keeps the core zone. */
     ASSERT_OK(test_write_file(e.root, "proc/cpuinfo",
                               "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t: 140\n"));
     ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 2);
     assert_int_equal(rd[1].domain, RAPL_DOMAIN_CORE);
+    fixture_rapl_done(&e);
+}
+
+/* A zone registered anew (its package's CPUs back online): the file held open reads nothing
+ * more. Only the counters that did not read are opened again, by their path; one whose new
+ * file reads takes it, one whose file is gone stays as it is. */
+static void test_reopen_unread(void **state) {
+    struct fixture_rapl e = {0};
+    const struct rapl_reading *rd;
+    char held[700], fresh[720];
+    size_t n;
+
+    fixture_rapl_open(&e, "rapl-powercap-skx");
+    ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
+    assert_int_equal(rapl_sample(e.rapl, &rd, &n), 4);
+    assert_int_equal(rapl_reopen_unread(e.rapl, e.fds.sys), 0); /* all read: nothing to do */
+    /* Package 1's dram: the held inode turns to junk, a new file takes its path. Package 0's
+     * dram: its file unreadable and gone. */
+    (void)snprintf(held, sizeof(held), "%s/sys/class/powercap/intel-rapl:1:0/energy_uj", e.root);
+    (void)snprintf(fresh, sizeof(fresh), "%s.new", held);
+    ASSERT_OK(test_write_file(e.root, "sys/class/powercap/intel-rapl:1:0/energy_uj.new", "777\n"));
+    zone_write(&e, "intel-rapl:1:0", "energy_uj", "junk\n");
+    assert_int_equal(rename(fresh, held), 0);
+    zone_write(&e, "intel-rapl:0:0", "energy_uj", "junk\n");
+    assert_int_equal(rapl_sample(e.rapl, &rd, &n), 2);
+    (void)snprintf(held, sizeof(held), "%s/sys/class/powercap/intel-rapl:0:0/energy_uj", e.root);
+    assert_int_equal(remove(held), 0);
+    assert_int_equal(rapl_reopen_unread(e.rapl, e.fds.sys), 1);
+    assert_int_equal(rapl_sample(e.rapl, &rd, &n), 3);
+    assert_true(rd[3].valid);
+    assert_int_equal(rd[3].raw, 777);
+    assert_false(rd[1].valid);
     fixture_rapl_done(&e);
 }
 
@@ -245,6 +292,7 @@ int main(void) {
         cmocka_unit_test(test_skylake_x_wrap),
         cmocka_unit_test(test_client_psys_and_mmio_duplicate),
         cmocka_unit_test(test_amd_core_zone_skipped),
+        cmocka_unit_test(test_reopen_unread),
         cmocka_unit_test(test_dies_and_hex_indices),
         cmocka_unit_test(test_zone_name_parse),
         cmocka_unit_test(test_broken_zones),

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "run.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,185 +17,33 @@
 
 #include "clock.h"
 #include "fileio.h"
-#include "hashmap.h"
 #include "json_out.h"
 #include "log.h"
 #include "macro.h"
-#include "parse_num.h"
 #include "proc_cpu_stat.h"
-#include "proc_pid_stat.h"
 #include "rapl_domain.h"
 #include "run_cgroup.h"
 #include "run_spawn.h"
+#include "run_tree.h"
 #include "sampler.h"
 #include "snapshot.h"
 #include "store.h"
 
-/* A member whose pid went to another process: its GPU series is still the command's. */
-struct former_member {
-    uint32_t pid;
-    uint64_t start, next_start; /* field 22 of its stat, and of the pid's next holder's */
-};
-
-/* The command's processes: its own, every descendant seen at a scan and, where it has a
- * cgroup of its own, every process seen in that cgroup, by pid and start time (a pid reused
- * by another process is not the command's). */
-struct tree {
-    pid_t root;
-    int proc_fd;
-    struct run_cgroup *cg;  /* NULL: the process tree only */
-    bool followed_cgroup;   /* cg was there to the command's end */
-    struct hashmap members; /* pid + 1 -> start time + 1 (1: unknown): in the tree */
-    struct hashmap alive;   /* pid + 1 -> ppid + 1, this scan, scratch */
-    struct hashmap starts;  /* pid + 1 -> start time + 1, this scan, scratch */
-    struct hashmap ticks;   /* pid + 1 -> CPU ticks + 1, this scan, scratch */
-    unsigned n_members;
-    struct former_member *former; /* members whose pid was seen reused, for the report */
-    size_t n_former, cap_former;
-    /* Of the members alive at the last scan: their own ticks and those of the children
-     * they waited for (utime + stime + cutime + cstime), so a child's time is counted
-     * after it exited too. */
-    uint64_t cpu_ticks;
-};
-
-/* The CPU ticks of the members alive now (after tree_scan()). */
-static void tree_sum_ticks(struct tree *t) {
-    for (size_t i = 0;;) {
-        uint64_t key;
-        void *v;
-
-        if (!hashmap_next(&t->ticks, &i, &key, &v))
-            break;
-        if (hashmap_get(&t->members, key))
-            t->cpu_ticks += (uint64_t)(uintptr_t)v - 1;
-    }
-}
-
-/* A member whose pid now names a process started at another time exited, and its pid went
- * to someone else: no longer in the tree. */
-static void tree_forget_reused(struct tree *t) {
-    for (size_t i = 0;;) {
-        uint64_t key;
-        void *start;
-
-        if (!hashmap_next(&t->members, &i, &key, &start))
-            break;
-        if ((uintptr_t)start != 1 && hashmap_get(&t->starts, key) &&
-            hashmap_get(&t->starts, key) != start) {
-            /* Kept for the report; should it not fit, its GPU series is left out of it. */
-            if (grow_array(&t->former, &t->cap_former, t->n_former + 1, sizeof(*t->former)) >= 0)
-                t->former[t->n_former++] =
-                    (struct former_member){(uint32_t)(key - 1), (uint64_t)((uintptr_t)start - 1),
-                                           (uint64_t)(uintptr_t)hashmap_get(&t->starts, key) - 1};
-            (void)hashmap_remove(&t->members, key);
-            i = 0; /* the walk starts again after a removal */
-        }
-    }
-}
-
-/* A process in the command's cgroup is the command's, whoever its parent is now. */
-static void adopt(pid_t pid, void *userdata) {
-    struct tree *t = userdata;
-    uint64_t key = (uint64_t)pid + 1;
-    void *start = hashmap_get(&t->starts, key);
-
-    if (start && !hashmap_get(&t->members, key) && hashmap_put(&t->members, key, start) >= 0)
-        t->n_members++;
-}
-
-/* One pass over /proc: adds the processes of the command's cgroup and those whose parent is
- * in the tree, until no more. */
-static void tree_scan(struct tree *t) {
-    _cleanup_(closedirp) DIR *dir = NULL;
-    struct dirent *de;
-    bool grew = true;
-    char buf[1024];
-
-    hashmap_clear(&t->alive);
-    hashmap_clear(&t->starts);
-    hashmap_clear(&t->ticks);
-    t->cpu_ticks = 0;
-    if (opendir_at(t->proc_fd, ".", false, &dir) < 0)
-        return;
-    while ((de = readdir(dir))) {
-        struct proc_pid_stat st;
-        char path[64];
-        uint32_t pid;
-        int len;
-
-        if (safe_atou32(de->d_name, &pid) < 0)
-            continue;
-        (void)snprintf(path, sizeof(path), "%u/stat", pid);
-        len = read_file_into_at(t->proc_fd, path, buf, sizeof(buf));
-        if (len < 0 || proc_pid_stat_parse(buf, (size_t)len, &st) < 0)
-            continue; /* gone since the listing */
-        (void)hashmap_put(&t->alive, (uint64_t)pid + 1, (void *)(uintptr_t)(st.ppid + 1));
-        (void)hashmap_put(&t->starts, (uint64_t)pid + 1, (void *)(uintptr_t)(st.starttime + 1));
-        (void)hashmap_put(&t->ticks, (uint64_t)pid + 1,
-                          (void *)(uintptr_t)(st.utime + st.stime + st.cutime + st.cstime + 1));
-    }
-    tree_forget_reused(t);
-    if (t->cg)
-        (void)run_cgroup_for_each_pid(t->cg, adopt, t);
-    while (grew) { /* children usually have higher pids, but pids wrap: until stable */
-        grew = false;
-        for (size_t i = 0;;) {
-            uint64_t key;
-            void *v;
-
-            if (!hashmap_next(&t->alive, &i, &key, &v))
-                break;
-            if (hashmap_get(&t->members, key) || !hashmap_get(&t->members, (uint64_t)(uintptr_t)v))
-                continue;
-            if (hashmap_put(&t->members, key, hashmap_get(&t->starts, key)) >= 0) {
-                t->n_members++;
-                grew = true;
-            }
-        }
-    }
-    tree_sum_ticks(t);
-}
-
-/* The root's start time + 1, as a member's value; 1 (unknown) if it is gone already. */
-static uintptr_t root_start(const struct tree *t) {
-    struct proc_pid_stat st;
-    char path[64], buf[1024];
-    int len;
-
-    (void)snprintf(path, sizeof(path), "%d/stat", (int)t->root);
-    len = read_file_into_at(t->proc_fd, path, buf, sizeof(buf));
-    if (len < 0 || proc_pid_stat_parse(buf, (size_t)len, &st) < 0)
-        return 1;
-    return (uintptr_t)st.starttime + 1;
-}
-
-static bool tree_has(const struct tree *t, uint32_t pid) {
-    return hashmap_get(&t->members, (uint64_t)pid + 1) != NULL;
-}
-
 /* Parents followed up from a GPU process to the command, at most. */
 #define RUN_PARENT_HOPS 16
-
-/* The start (field 22 of its stat) a member was seen with; 0 when not known. */
-static uint64_t member_start(const struct tree *t, uint32_t pid) {
-    uintptr_t v = (uintptr_t)hashmap_get(&t->members, (uint64_t)pid + 1);
-
-    return v > 1 ? (uint64_t)(v - 1) : 0;
-}
 
 /* One link up from a program that started at child_start: pid's exec record, if kept, must
  * be its parent's (started no later, not a later holder's of the pid: the process alive at
  * pid at the last scan, or a member seen there, started when it did). Returns 1 with the
  * record, 0 without one, -1 when the record is another process's. */
-static int parent_record(struct sampler *sampler, const struct tree *t, uint32_t pid,
+static int parent_record(struct sampler *sampler, const struct run_tree *t, uint32_t pid,
                          uint64_t child_start, uint32_t *ret_ppid, uint64_t *ret_start) {
-    uintptr_t alive = (uintptr_t)hashmap_get(&t->starts, (uint64_t)pid + 1);
-    uint64_t start, seen = member_start(t, pid);
+    uint64_t start, alive = run_tree_alive_start(t, pid), seen = run_tree_member_start(t, pid);
     uint32_t ppid;
 
     if (sampler_exec_parent(sampler, pid, -1, &ppid, &start) < 0)
         return 0;
-    if (start > child_start || (alive && alive - 1 != start) || (seen && seen != start))
+    if (start > child_start || (alive && alive != start) || (seen && seen != start))
         return -1;
     *ret_ppid = ppid;
     *ret_start = start;
@@ -207,13 +54,14 @@ static int parent_record(struct sampler *sampler, const struct tree *t, uint32_t
  * milliseconds) was never seen in the tree: the kernel's exec events say who started it,
  * and who started that one, while they were as short-lived, each link checked by start
  * time. */
-static void adopt_gpu_processes(struct sampler *sampler, struct tree *t, const struct snapshot *s) {
+static void adopt_gpu_processes(struct sampler *sampler, struct run_tree *t,
+                                const struct snapshot *s) {
     for (size_t i = 0; i < s->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &s->gpu_processes[i];
         uint64_t own_start, child_start;
         uint32_t parent;
 
-        if (tree_has(t, p->pid) ||
+        if (run_tree_has(t, p->pid) ||
             sampler_exec_parent(sampler, p->pid, p->start_time_seconds, &parent, &own_start) < 0)
             continue;
         child_start = own_start;
@@ -223,17 +71,14 @@ static void adopt_gpu_processes(struct sampler *sampler, struct tree *t, const s
 
             if (r < 0)
                 break; /* the pid's record is another process's */
-            if (tree_has(t, pid)) {
+            if (run_tree_has(t, pid)) {
                 /* Without a record (its exec came before the watch): by the start it was
                  * seen with. */
-                if ((r > 0 || member_start(t, pid) <= child_start) &&
-                    hashmap_put(&t->members, (uint64_t)p->pid + 1,
-                                (void *)(uintptr_t)(own_start + 1)) >= 0) {
+                if ((r > 0 || run_tree_member_start(t, pid) <= child_start) &&
+                    run_tree_adopt(t, p->pid, own_start) >= 0)
                     log_debug("run: GPU process %u, gone before a scan saw it, was started by "
                               "the command (exec events)",
                               p->pid);
-                    t->n_members++;
-                }
                 break;
             }
             if (r == 0)
@@ -250,44 +95,19 @@ struct usage {
     bool by_cgroup; /* its processes were those of its cgroup, not only its tree's */
 };
 
-/* Whether a series that started at `seconds` (unix time, < 0 unknown) can be that of a
- * process started at `start` (field 22; 0 unknown), before the pid's next holder started
- * at `next` (0: none seen). The series may start later than the process: where no scan
- * saw it, the driver's accounting gives when its GPU work began. */
-static bool started_within(struct sampler *sampler, double seconds, uint64_t start, uint64_t next) {
-    double from = start ? sampler_start_time_seconds(sampler, start) : -1;
-    double until = next ? sampler_start_time_seconds(sampler, next) : -1;
-
-    if (seconds < 0)
-        return true;
-    if (from >= 0 && seconds < from - 1e-3)
-        return false; /* an earlier holder's */
-    return until < 0 || seconds < until - 1e-3;
+/* The series' start_time_seconds for a start (field 22), by the sampler's conversion. */
+static double series_start_seconds(uint64_t starttime, void *userdata) {
+    return sampler_start_time_seconds(userdata, starttime);
 }
 
-/* Whether a GPU process of the snapshot is a member, or was one, by pid and start time: a
- * pid the command's process left may have gone to another's program, and the command's
- * own series outlives its pid. */
-static bool is_member(struct sampler *sampler, const struct tree *t,
-                      const struct snap_gpu_process *p) {
-    if (tree_has(t, p->pid) &&
-        started_within(sampler, p->start_time_seconds, member_start(t, p->pid), 0))
-        return true;
-    for (size_t i = 0; i < t->n_former; i++)
-        if (t->former[i].pid == p->pid &&
-            started_within(sampler, p->start_time_seconds, t->former[i].start,
-                           t->former[i].next_start))
-            return true;
-    return false;
-}
-
-static void sum_usage(struct sampler *sampler, const struct snapshot *s, const struct tree *t,
+static void sum_usage(struct sampler *sampler, const struct snapshot *s, const struct run_tree *t,
                       struct usage *u) {
     *u = (struct usage){.by_cgroup = t->followed_cgroup};
     for (size_t i = 0; i < s->n_gpu_processes; i++) {
         const struct snap_gpu_process *p = &s->gpu_processes[i];
 
-        if (p->gpu >= LEDGER_MAX_GPUS || !is_member(sampler, t, p))
+        if (p->gpu >= LEDGER_MAX_GPUS ||
+            !run_tree_owns(t, p->pid, p->start_time_seconds, series_start_seconds, sampler))
             continue;
         u->gpu_used[p->gpu] = true;
         u->gpu_measured_uj[p->gpu] += p->energy_measured_uj;
@@ -355,7 +175,7 @@ static double all_cpu_seconds(int proc_fd) {
  * once reaped); or its cgroup's, which counts every process that was ever in it, when more.
  * The tree's is more only when processes left the cgroup (su -, systemd-run --scope): they
  * are still in the tree. */
-static double command_cpu_seconds(const struct tree *t, double extra_s) {
+static double command_cpu_seconds(const struct run_tree *t, double extra_s) {
     double tree_s = (double)t->cpu_ticks / clock_ticks_per_s() + extra_s;
     uint64_t us;
 
@@ -365,7 +185,7 @@ static double command_cpu_seconds(const struct tree *t, double extra_s) {
 }
 
 /* Ticks the sampler and the CPU meter once. */
-static void run_tick(struct sampler *sampler, struct snapshot_slot *slot, struct tree *t,
+static void run_tick(struct sampler *sampler, struct snapshot_slot *slot, struct run_tree *t,
                      struct cpu_meter *m, double extra_s) {
     struct tick_time now = sampler_now();
     struct snapshot *snap;
@@ -491,7 +311,8 @@ static void wait_exit(int pidfd, uint64_t ns) {
  * own CPU time and its reaped children's from wait4(). *ret_ended_ns: when its exit was
  * seen (a pidfd wakes at once; without one, within a poll). Returns 0 or -errno. */
 static int follow(struct sampler *sampler, struct snapshot_slot *slot, const struct config *cfg,
-                  struct tree *t, struct cpu_meter *m, int *ret_wstatus, uint64_t *ret_ended_ns) {
+                  struct run_tree *t, struct cpu_meter *m, int *ret_wstatus,
+                  uint64_t *ret_ended_ns) {
     uint64_t poll_ns = sampler_poll_interval_ns(cfg), next_tick = clock_monotonic_ns();
     _cleanup_(closep) int pidfd = (int)syscall(SYS_pidfd_open, t->root, 0);
 
@@ -515,12 +336,12 @@ static int follow(struct sampler *sampler, struct snapshot_slot *slot, const str
             double root_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
-            tree_scan(t);
+            run_tree_scan(t);
             run_tick(sampler, slot, t, m, root_s);
             return 0;
         }
         if (now.mono_ns >= next_tick) {
-            tree_scan(t);
+            run_tree_scan(t);
             run_tick(sampler, slot, t, m, 0);
             next_tick += cfg->sample_interval_ns;
         } else
@@ -534,14 +355,17 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     struct snapshot_slot *slot = snapshot_slot_new();
     struct sampler *sampler = NULL;
     struct snapshot *snap = NULL;
-    struct tree t = {.proc_fd = -1};
+    _cleanup_(closep) int proc_fd = -1;
+    struct run_tree t;
     struct cpu_meter meter = {0};
     struct run_signals old_signals;
     bool signals_taken = false, in_cgroup = false;
     struct usage u;
     uint64_t started, ended = 0;
     int r, wstatus = 0, status;
+    pid_t root;
 
+    run_tree_init(&t, -1);
     if (!slot)
         return -ENOMEM;
     /* Short windows for a command that may last a second, and RAPL read at every tick: the
@@ -553,12 +377,9 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     /* The report sums the processes of the last snapshot: one that finished early must
      * still be in it, however long the rest ran. */
     c.metric_retention_ns = UINT64_MAX;
-    hashmap_init(&t.members);
-    hashmap_init(&t.alive);
-    hashmap_init(&t.starts);
-    hashmap_init(&t.ticks);
-    t.proc_fd = open(c.procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (t.proc_fd < 0) {
+    proc_fd = open(c.procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    t.proc_fd = proc_fd;
+    if (proc_fd < 0) {
         r = log_error_errno(-errno, "run: cannot open --path.procfs '%s': %m", c.procfs);
         goto finish;
     }
@@ -579,15 +400,14 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
         log_debug_errno(r, "run: no cgroup of its own for the command (%m): following its "
                            "process tree");
     started = clock_monotonic_ns();
-    r = run_spawn(c.run_argv, &old_signals, t.cg, &t.root, &in_cgroup);
+    r = run_spawn(c.run_argv, &old_signals, t.cg, &root, &in_cgroup);
     if (r < 0) {
         log_error_errno(r, "run: cannot start '%s': %m", c.run_argv[0]);
         goto finish;
     }
     if (!in_cgroup)
         t.cg = run_cgroup_free(t.cg);
-    (void)hashmap_put(&t.members, (uint64_t)t.root + 1, (void *)(uintptr_t)root_start(&t));
-    t.n_members = 1;
+    run_tree_set_root(&t, root);
     r = follow(sampler, slot, &c, &t, &meter, &wstatus, &ended);
     /* Before anything can end joulestat (a signal given back, a closed stderr): what the
      * command left running goes back out, and its cgroup away. */
@@ -626,12 +446,6 @@ finish:
     (void)run_cgroup_free(t.cg);
     sampler_free(sampler);
     snapshot_slot_free(slot);
-    hashmap_done(&t.members);
-    hashmap_done(&t.alive);
-    hashmap_done(&t.starts);
-    hashmap_done(&t.ticks);
-    free(t.former);
-    if (t.proc_fd >= 0)
-        (void)close(t.proc_fd);
+    run_tree_done(&t);
     return r;
 }

@@ -104,10 +104,10 @@ int main(int argc, char **argv) {
         int status = 0, signal_no = 0;
 
         /* The command's own status, as perf stat and time do; when it did not start, a
-         * shell's: 126 found but not executable, 127 otherwise. */
+         * shell's (126 found but not executable); 127 when joulestat could not run it. */
         r = run_command(&cfg, &status, &signal_no);
         if (r < 0)
-            return r == -EACCES || r == -EPERM ? 126 : 127;
+            return status ? status : 127;
         if (signal_no > 0)
             die_by_signal(signal_no);
         return status;

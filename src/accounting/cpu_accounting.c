@@ -36,6 +36,7 @@ struct cpu_accounting {
     bool have_times;
     struct cpu_times last_times;
     uint64_t last_stat_ns;     /* when last_times was read */
+    uint64_t last_tick_ns;     /* the scan before this one; 0 none */
     struct cpu_groups *groups; /* borrowed for the length of one tick */
 
     /* Scratch reused every window: no allocation per tick once warm. */
@@ -406,6 +407,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
                         struct ledger *ledger) {
     const struct rapl_reading *readings = node->rapl;
     size_t n_readings = node->n_rapl;
+    uint64_t window_start_ns = c->last_tick_ns;
     struct cpu_times times;
     uint64_t active = 0, total = 0, all_seen_us = 0, node_active = 0;
     bool have_window = false;
@@ -445,7 +447,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         const struct rapl_reading *rd = &readings[i];
         struct energy_counter *counter = &c->counters[i];
         struct ledger_rapl *lr;
-        bool downtime = false, reopened = false;
+        bool downtime = false, reopened = false, missed = false;
         uint64_t delta;
 
         if (!rd->valid || (unsigned)rd->domain >= SNAP_CPU_DOMAINS)
@@ -462,8 +464,10 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
             lr->reopened &= ~bit;
             (void)energy_counter_init(counter, rd->modulus, rd->unit, 0);
             downtime = rapl_resume(counter, lr, rd->die, now_ns);
-        } else
+        } else {
             (void)rapl_gap_unknown(counter, lr, rd->die, now_ns);
+            missed = rapl_missed_a_scan(lr, rd->die, window_start_ns);
+        }
         if (energy_counter_update(counter, rd->raw, &delta) < 0)
             continue;
         rapl_keep_raw(lr, rd, now_ns);
@@ -476,8 +480,10 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
             lr->unattributed_uj[reopened ? UNATTR_NO_DATA : UNATTR_DOWNTIME] += delta;
             continue;
         }
-        if (!have_window) {
-            /* No CPU-time window to split by (first scan, unreadable /proc/stat). */
+        if (!have_window || missed) {
+            /* No CPU-time window to split by (first scan, unreadable /proc/stat), or the
+             * counter did not read at the scan before: what it moved since was drawn in
+             * windows it did not see, and one window's CPU time cannot say by whom. */
             lr->unattributed_uj[UNATTR_NO_DATA] += delta;
             continue;
         }
@@ -487,6 +493,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         if (r < 0 && ret == 0)
             ret = r;
     }
+    c->last_tick_ns = now_ns;
     r = book_groups(c, now_ns, ledger);
     if (r < 0)
         return r;

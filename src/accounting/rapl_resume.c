@@ -56,6 +56,11 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
     return true;
 }
 
+bool rapl_missed_a_scan(const struct ledger_rapl *lr, uint32_t die, uint64_t window_start_ns) {
+    return window_start_ns != 0 && die < LEDGER_RAPL_MAX_DIES && (lr->raw_valid & (1u << die)) &&
+           lr->raw_read_ns[die] < (int64_t)window_start_ns;
+}
+
 void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd, uint64_t now_ns) {
     if (rd->die >= LEDGER_RAPL_MAX_DIES)
         return;

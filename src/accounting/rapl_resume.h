@@ -37,5 +37,9 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
 bool rapl_gap_unknown(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
                       uint64_t now_ns);
 
+/* Whether the die's counter, read before, did not read at the scan at window_start_ns (the
+ * one before this): its next delta reaches over windows it did not see. */
+bool rapl_missed_a_scan(const struct ledger_rapl *lr, uint32_t die, uint64_t window_start_ns);
+
 /* Keeps the reading, taken at now_ns, in lr (by its die), for the state file. */
 void rapl_keep_raw(struct ledger_rapl *lr, const struct rapl_reading *rd, uint64_t now_ns);

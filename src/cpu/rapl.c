@@ -115,7 +115,7 @@ int rapl_read_slot(const struct rapl_slot *s, uint64_t *ret_raw) {
 int rapl_add_counter(struct rapl *r, int fd, enum rapl_slot_kind kind, uint64_t offset,
                      const struct rapl_reading *tmpl) {
     _cleanup_(closep) int owned = fd;
-    struct rapl_slot slot = {.fd = fd, .kind = kind, .offset = offset};
+    struct rapl_slot slot = {fd, kind, offset};
     uint64_t raw;
     int k;
 
@@ -157,26 +157,7 @@ bool rapl_has_domain(const struct rapl *r, uint32_t package, uint32_t die,
 }
 
 int rapl_reopen_unread(struct rapl *r, int sys_fd) {
-    int n = 0;
-
-    for (size_t i = 0; i < r->n; i++) {
-        struct rapl_slot *slot = &r->slots[i], fresh = *slot;
-        uint64_t raw, modulus = r->readings[i].modulus;
-
-        if (r->readings[i].valid || !slot->path[0])
-            continue;
-        fresh.fd = openat(sys_fd, slot->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fresh.fd < 0)
-            continue;
-        if (rapl_read_slot(&fresh, &raw) < 0 || (modulus != 0 && raw >= modulus)) {
-            (void)close(fresh.fd);
-            continue;
-        }
-        (void)close(slot->fd);
-        slot->fd = fresh.fd;
-        n++;
-    }
-    return n;
+    return r->mode == RAPL_MODE_POWERCAP ? rapl_powercap_reopen_unread(r, sys_fd, &r->cpu) : 0;
 }
 
 int rapl_sample(struct rapl *r, const struct rapl_reading **ret_readings, size_t *ret_n) {
@@ -322,14 +303,15 @@ static int worse_error(int a, int b) {
  * AMD's RAPL counters are per package, but since Linux 6.10 a Zen 4 or later part names
  * each CCD a die (CPUID leaf 0x80000026): read once per die, a package of 12 CCDs was
  * counted 12 times. On AMD and Hygon only the first counter of each (package, domain) is
- * kept, as die 0.
+ * kept, as die 0. The source keeps the CPU it was opened for, for a reopen.
  */
 static void keep_one_per_package(const struct rapl_options *o, struct rapl *r) {
-    struct cpu_id id;
     size_t kept = 0;
 
-    if (rapl_cpu_of(o, &id) < 0 || (id.vendor != CPU_VENDOR_AMD && id.vendor != CPU_VENDOR_HYGON))
+    r->cpu = o->cpu;
+    if (o->cpu.vendor != CPU_VENDOR_AMD && o->cpu.vendor != CPU_VENDOR_HYGON)
         return;
+    r->dies_merged = true;
     for (size_t i = 0; i < r->n; i++) {
         struct rapl_reading rd = r->readings[i];
 

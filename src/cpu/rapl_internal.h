@@ -17,17 +17,16 @@ enum rapl_slot_kind {
     RAPL_SLOT_PERF64,  /* 8-byte count of a perf event */
 };
 
-#define RAPL_SLOT_PATH_MAX 160
-
 struct rapl_slot {
     int fd;
     enum rapl_slot_kind kind;
     uint64_t offset;
-    char path[RAPL_SLOT_PATH_MAX]; /* under sysfs, to open it again (powercap); "" none */
 };
 
 struct rapl {
     enum rapl_mode mode;
+    bool dies_merged;  /* a package's dies kept as one counter, die 0 (AMD's CCDs) */
+    struct cpu_id cpu; /* the CPU it was opened for */
     size_t n, cap_slots, cap_readings;
     struct rapl_slot *slots;
     struct rapl_reading *readings;
@@ -49,6 +48,10 @@ bool rapl_has_domain(const struct rapl *r, uint32_t package, uint32_t die, enum 
 int rapl_powercap_open(const struct rapl_options *o, struct rapl **ret, char *reason, size_t size);
 int rapl_perf_open(const struct rapl_options *o, struct rapl **ret, char *reason, size_t size);
 int rapl_msr_open(const struct rapl_options *o, struct rapl **ret, char *reason, size_t size);
+
+/* rapl_reopen_unread() for powercap: each unread counter from the zone that now counts its
+ * domain, package and die. Returns how many were opened again. */
+int rapl_powercap_reopen_unread(struct rapl *rapl, int sys_fd, const struct cpu_id *cpu);
 
 /*
  * Writes a one-line explanation of `err` while opening `object` with `mode` into buf,

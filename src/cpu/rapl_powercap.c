@@ -209,14 +209,45 @@ static const struct zone *find_parent(const struct zone *zones, size_t n, const 
     return NULL;
 }
 
+/* The domain, package and die a zone counts; a sub-zone (dram, core) takes its package and
+ * die from its parent. Returns 0, or < 0 for a zone that is no RAPL domain of a package. */
+static int zone_identity(int sys_fd, const struct zone *zones, size_t n, const struct zone *z,
+                         enum rapl_domain *ret_domain, uint32_t *ret_package, uint32_t *ret_die) {
+    const struct zone *top = z->depth == 1 ? z : find_parent(zones, n, z);
+    char name[ZONE_NAME_MAX], top_name[ZONE_NAME_MAX];
+    uint32_t package, die, top_package, top_die;
+    enum rapl_domain domain, top_domain;
+    bool has_package;
+
+    if (!top || read_zone_name(sys_fd, z->dir, name, sizeof(name)) < 0 ||
+        rapl_zone_name_parse(name, &domain, &package, &die, &has_package) < 0)
+        return -EINVAL;
+    if (!has_package) {
+        if (read_zone_name(sys_fd, top->dir, top_name, sizeof(top_name)) < 0 ||
+            rapl_zone_name_parse(top_name, &top_domain, &top_package, &top_die, &has_package) < 0 ||
+            top_domain != RAPL_DOMAIN_PACKAGE)
+            return -EINVAL;
+        package = top_package;
+        die = top_die;
+    }
+    *ret_domain = domain;
+    *ret_package = package;
+    *ret_die = die;
+    return 0;
+}
+
+/* Whether AMD's per-core "core" zone, which reads one core only: never counted. */
+static bool skipped_core_zone(const struct cpu_id *cpu, enum rapl_domain domain) {
+    return domain == RAPL_DOMAIN_CORE &&
+           (cpu->vendor == CPU_VENDOR_AMD || cpu->vendor == CPU_VENDOR_HYGON);
+}
+
 /* Opens one zone's counter and adds it. Returns 1 when added, 0 when skipped on purpose,
  * or -errno. */
 static int add_zone(struct rapl *rapl, int sys_fd, const struct zone *z,
                     const struct rapl_reading *tmpl, char *detail, size_t size) {
     char path[ZONE_NAME_MAX + 64];
     struct rapl_reading rd = *tmpl;
-
-    _Static_assert(sizeof(path) <= RAPL_SLOT_PATH_MAX, "a zone's path fits its slot");
     uint64_t max_range;
     int fd, r;
 
@@ -235,10 +266,7 @@ static int add_zone(struct rapl *rapl, int sys_fd, const struct zone *z,
     if (fd < 0)
         return -errno;
     r = rapl_add_counter(rapl, fd, RAPL_SLOT_TEXT_UJ, 0, &rd);
-    if (r < 0)
-        return r;
-    (void)snprintf(rapl->slots[rapl->n - 1].path, RAPL_SLOT_PATH_MAX, "%s", path);
-    return 1;
+    return r < 0 ? r : 1;
 }
 
 int rapl_powercap_open(const struct rapl_options *o, struct rapl **ret, char *reason, size_t size) {
@@ -262,28 +290,15 @@ int rapl_powercap_open(const struct rapl_options *o, struct rapl **ret, char *re
     if (!rapl)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        const struct zone *z = &zones[i], *top = z->depth == 1 ? z : find_parent(zones, n, z);
+        const struct zone *z = &zones[i];
         struct rapl_reading tmpl = {0};
-        char name[ZONE_NAME_MAX], top_name[ZONE_NAME_MAX];
-        uint32_t package, die, top_package, top_die;
-        enum rapl_domain domain, top_domain;
-        bool has_package;
+        uint32_t package, die;
+        enum rapl_domain domain;
         int k;
 
-        if (!top || read_zone_name(o->sys_fd, z->dir, name, sizeof(name)) < 0 ||
-            rapl_zone_name_parse(name, &domain, &package, &die, &has_package) < 0)
+        if (zone_identity(o->sys_fd, zones, n, z, &domain, &package, &die) < 0)
             continue;
-        if (!has_package) {
-            if (read_zone_name(o->sys_fd, top->dir, top_name, sizeof(top_name)) < 0 ||
-                rapl_zone_name_parse(top_name, &top_domain, &top_package, &top_die, &has_package) <
-                    0 ||
-                top_domain != RAPL_DOMAIN_PACKAGE)
-                continue;
-            package = top_package;
-            die = top_die;
-        }
-        if (domain == RAPL_DOMAIN_CORE &&
-            (cpu.vendor == CPU_VENDOR_AMD || cpu.vendor == CPU_VENDOR_HYGON)) {
+        if (skipped_core_zone(&cpu, domain)) {
             skipped++;
             continue;
         }
@@ -325,4 +340,55 @@ int rapl_powercap_open(const struct rapl_options *o, struct rapl **ret, char *re
                    first_error ? "; some zones unreadable: " : "", first_error ? detail : "");
     *ret = rapl;
     return 0;
+}
+
+/* The zone that now counts what reading rd counted, wherever the kernel numbered it when it
+ * registered it anew; NULL if none. Dies merged (AMD's CCDs): any die of the package. */
+static const struct zone *zone_counting(int sys_fd, const struct zone *zones, size_t n,
+                                        const struct rapl_reading *rd, bool dies_merged,
+                                        const struct cpu_id *cpu) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t package, die;
+        enum rapl_domain domain;
+
+        if (zone_identity(sys_fd, zones, n, &zones[i], &domain, &package, &die) == 0 &&
+            !skipped_core_zone(cpu, domain) && domain == rd->domain && package == rd->package &&
+            (dies_merged || die == rd->die))
+            return &zones[i];
+    }
+    return NULL;
+}
+
+int rapl_powercap_reopen_unread(struct rapl *rapl, int sys_fd, const struct cpu_id *cpu) {
+    _cleanup_(freep) struct zone *zones = NULL;
+    size_t n = 0;
+    int reopened = 0;
+
+    if (list_zones(sys_fd, &zones, &n) < 0)
+        return 0;
+    for (size_t i = 0; i < rapl->n; i++) {
+        struct rapl_slot *slot = &rapl->slots[i], fresh = *slot;
+        const struct rapl_reading *rd = &rapl->readings[i];
+        const struct zone *z;
+        char path[ZONE_NAME_MAX + 64];
+        uint64_t raw;
+
+        if (rd->valid || slot->kind != RAPL_SLOT_TEXT_UJ)
+            continue;
+        z = zone_counting(sys_fd, zones, n, rd, rapl->dies_merged, cpu);
+        if (!z)
+            continue;
+        (void)snprintf(path, sizeof(path), POWERCAP_DIR "/%s/energy_uj", z->dir);
+        fresh.fd = openat(sys_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fresh.fd < 0)
+            continue;
+        if (rapl_read_slot(&fresh, &raw) < 0 || (rd->modulus != 0 && raw >= rd->modulus)) {
+            (void)close(fresh.fd);
+            continue;
+        }
+        (void)close(slot->fd);
+        slot->fd = fresh.fd;
+        reopened++;
+    }
+    return reopened;
 }

@@ -403,6 +403,7 @@ int run_command(const struct config *given, int *ret_status, int *ret_signal) {
     r = run_spawn(c.run_argv, &old_signals, t.cg, &root, &in_cgroup);
     if (r < 0) {
         log_error_errno(r, "run: cannot start '%s': %m", c.run_argv[0]);
+        *ret_status = r == -EACCES || r == -EPERM ? 126 : 127; /* a shell's */
         goto finish;
     }
     if (!in_cgroup)

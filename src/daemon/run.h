@@ -13,7 +13,8 @@
  *
  * Returns 0 with *ret_status the command's exit status (128 + signal when killed) and
  * *ret_signal the signal that killed it (0: it exited), also when no report could be made
- * after it ran (said so); or -errno when the command could not be started or waited for
- * (-EACCES: found but not executable).
+ * after it ran (said so); or -errno when the command could not be started or waited for,
+ * with *ret_status a shell's status when it was not started (126: found but not
+ * executable, 127 otherwise), untouched on other failures.
  */
 int run_command(const struct config *cfg, int *ret_status, int *ret_signal);

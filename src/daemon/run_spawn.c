@@ -116,7 +116,7 @@ static _Noreturn void exec_child(const char *file, char **argv, char **sh_argv,
                                  const struct run_signals *s, const struct run_cgroup *cg,
                                  int report_fd) {
     sigset_t none;
-    int r;
+    int r, err;
 
     if (cg) {
         r = run_cgroup_enter(cg);
@@ -129,10 +129,12 @@ static _Noreturn void exec_child(const char *file, char **argv, char **sh_argv,
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     execve(file, argv, environ);
-    /* A script without "#!": run by the shell, as execvp(), time and perf stat do. */
-    if (errno == ENOEXEC)
+    err = errno;
+    /* A script without "#!": run by the shell, as execvp(), time and perf stat do (should
+     * that fail too, the script's own error is the one said). */
+    if (err == ENOEXEC)
         execve(sh_argv[0], sh_argv, environ);
-    report_to_parent(report_fd, SPAWN_EXEC, errno);
+    report_to_parent(report_fd, SPAWN_EXEC, err);
     _exit(127);
 }
 

@@ -225,6 +225,8 @@ void sampler_open_rapl(struct sampler *s, uint64_t now_ns) {
         cpu_accounting_rapl_reopened(s->cpu_accounting, &s->ledger);
     }
     s->rapl = fresh;
+    /* A new handle: its counters' own reopens start afresh. */
+    s->rapl_unread_since_ns = s->rapl_unread_next_ns = s->rapl_unread_retry_ns = 0;
     if (status.cpu.vendor != CPU_VENDOR_UNKNOWN)
         s->rapl_cpu = status.cpu;
     s->rapl_open_error = 0;

@@ -841,6 +841,42 @@ static void test_reopened(void **state) {
     assert_conserved(f, "dram", DRAM);
 }
 
+/* A counter that did not read at a scan (its zone gone with its package's CPUs) and reads
+ * again: what it moved since its last reading was drawn over windows it did not see, so it
+ * is no data, not the reading window's to split. The other counter is split as before. */
+static void test_counter_missed_a_scan(void **state) {
+    struct fx *f = *state;
+    uint64_t pkg_before, dram_before;
+
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_NEW);
+    scan(f, 1, 1000, 1000, 5000, 9000);
+    row(f, 101, 5000, "python3", &f->id_a, 50, 0);
+    scan(f, 2, 1100, 1100, 6000, 9500);
+    pkg_before = process(f, 101)->energy_uj[PKG];
+    dram_before = process(f, 101)->energy_uj[DRAM];
+    assert_true(pkg_before > 0 && dram_before > 0);
+
+    f->rapl[1].valid = false; /* dram unread at scan 3 */
+    row(f, 101, 5000, "python3", &f->id_a, 50, 0);
+    scan(f, 3, 1200, 1200, 7000, 9999);
+    f->rapl[1].valid = true;
+    row(f, 101, 5000, "python3", &f->id_a, 50, 0);
+    scan(f, 4, 1300, 1300, 8000, 10500);
+    assert_int_equal(rapl_of(f, "dram")->energy_uj, 1500);
+    assert_int_equal(rapl_of(f, "dram")->unattributed_uj[UNATTR_NO_DATA], 1000);
+    assert_int_equal(process(f, 101)->energy_uj[DRAM], dram_before);
+    assert_true(process(f, 101)->energy_uj[PKG] > pkg_before);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_NO_DATA], 0);
+
+    /* Read at every scan again: split again. */
+    row(f, 101, 5000, "python3", &f->id_a, 50, 0);
+    scan(f, 5, 1400, 1400, 9000, 11000);
+    assert_true(process(f, 101)->energy_uj[DRAM] > dram_before);
+    assert_int_equal(rapl_of(f, "dram")->unattributed_uj[UNATTR_NO_DATA], 1000);
+    assert_conserved(f, "package", PKG);
+    assert_conserved(f, "dram", DRAM);
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -869,6 +905,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_many_packages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_longer_than_the_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopened, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counter_missed_a_scan, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,33 +137,44 @@ static void test_amd_core_zone_skipped(void **state) {
     fixture_rapl_done(&e);
 }
 
-/* A zone registered anew (its package's CPUs back online): the file held open reads nothing
- * more. Only the counters that did not read are opened again, by their path; one whose new
- * file reads takes it, one whose file is gone stays as it is. */
+/* A package's zones registered anew (its CPUs back online), under the lowest free numbers:
+ * the files held open read nothing more. Only the counters that did not read are opened
+ * again, each from the zone that now counts its package and domain, wherever the kernel
+ * numbered it; one whose zone is gone stays as it is. */
 static void test_reopen_unread(void **state) {
     struct fixture_rapl e = {0};
     const struct rapl_reading *rd;
-    char held[700], fresh[720];
+    char from[700], to[720];
     size_t n;
 
     fixture_rapl_open(&e, "rapl-powercap-skx");
     ASSERT_OK(fixture_rapl_start(&e, RAPL_MODE_POWERCAP));
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 4);
     assert_int_equal(rapl_reopen_unread(e.rapl, e.fds.sys), 0); /* all read: nothing to do */
-    /* Package 1's dram: the held inode turns to junk, a new file takes its path. Package 0's
-     * dram: its file unreadable and gone. */
-    (void)snprintf(held, sizeof(held), "%s/sys/class/powercap/intel-rapl:1:0/energy_uj", e.root);
-    (void)snprintf(fresh, sizeof(fresh), "%s.new", held);
-    ASSERT_OK(test_write_file(e.root, "sys/class/powercap/intel-rapl:1:0/energy_uj.new", "777\n"));
+    /* What the descriptors held open read now. */
+    zone_write(&e, "intel-rapl:1", "energy_uj", "junk\n");
     zone_write(&e, "intel-rapl:1:0", "energy_uj", "junk\n");
-    assert_int_equal(rename(fresh, held), 0);
     zone_write(&e, "intel-rapl:0:0", "energy_uj", "junk\n");
-    assert_int_equal(rapl_sample(e.rapl, &rd, &n), 2);
-    (void)snprintf(held, sizeof(held), "%s/sys/class/powercap/intel-rapl:0:0/energy_uj", e.root);
-    assert_int_equal(remove(held), 0);
-    assert_int_equal(rapl_reopen_unread(e.rapl, e.fds.sys), 1);
+    assert_int_equal(rapl_sample(e.rapl, &rd, &n), 1);
+    /* Package 1 comes back as intel-rapl:5 (its files new); package 0's dram is gone. */
+    for (int i = 0; i < 2; i++) {
+        (void)snprintf(from, sizeof(from), "%s/sys/class/powercap/intel-rapl:1%s", e.root,
+                       i ? ":0" : "");
+        (void)snprintf(to, sizeof(to), "%s/sys/class/powercap/intel-rapl:5%s", e.root,
+                       i ? ":0" : "");
+        assert_int_equal(rename(from, to), 0);
+        (void)snprintf(to, sizeof(to), "%s/sys/class/powercap/intel-rapl:5%s/energy_uj", e.root,
+                       i ? ":0" : "");
+        assert_int_equal(remove(to), 0);
+    }
+    zone_write(&e, "intel-rapl:5", "energy_uj", "888\n");
+    zone_write(&e, "intel-rapl:5:0", "energy_uj", "777\n");
+    zone_remove(&e, "intel-rapl:0:0");
+    assert_int_equal(rapl_reopen_unread(e.rapl, e.fds.sys), 2);
     assert_int_equal(rapl_sample(e.rapl, &rd, &n), 3);
-    assert_true(rd[3].valid);
+    assert_true(rd[2].valid && rd[2].package == 1 && rd[2].domain == RAPL_DOMAIN_PACKAGE);
+    assert_int_equal(rd[2].raw, 888);
+    assert_true(rd[3].valid && rd[3].package == 1 && rd[3].domain == RAPL_DOMAIN_DRAM);
     assert_int_equal(rd[3].raw, 777);
     assert_false(rd[1].valid);
     fixture_rapl_done(&e);

@@ -77,6 +77,8 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power) {
         return NVML_ERROR_INVALID_ARGUMENT;
     if (d.mig >= 0)
         return NVML_ERROR_NOT_SUPPORTED;
+    if (sim_gpu_power_error_at(d.sg, d.t))
+        return NVML_ERROR_UNKNOWN; /* a transient read failure ("ERR!" in nvidia-smi) */
     *power = sim_model_power_mw(d.g);
     return NVML_SUCCESS;
 }

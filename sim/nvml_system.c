@@ -129,6 +129,8 @@ static nvmlReturn_t handle_by_index(unsigned int index, nvmlDevice_t *device) {
         return NVML_ERROR_UNINITIALIZED;
     if (!device || index >= st->sc->n_gpus)
         return NVML_ERROR_INVALID_ARGUMENT;
+    if (st->sc->gpus[index].no_permission)
+        return NVML_ERROR_NO_PERMISSION;
     nvmlReturn_t rc = sim_device(st, sim_gpu_handle(index), &d);
     if (rc != NVML_SUCCESS)
         return rc;

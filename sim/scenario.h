@@ -78,6 +78,7 @@ struct sim_mig {
 enum sim_fault_kind {
     SIM_FAULT_GPU_LOST,      /* device calls fail with GPU_IS_LOST in [at, until) */
     SIM_FAULT_COUNTER_RESET, /* driver reload at `at`: the energy counter restarts from 0 */
+    SIM_FAULT_POWER_ERROR,   /* nvmlDeviceGetPowerUsage fails with UNKNOWN in [at, until) */
 };
 
 struct sim_fault {
@@ -114,6 +115,7 @@ struct sim_gpu {
     uint32_t pci_bus;
     uint32_t minor;
     bool list_grows_once; /* fault: first process-list fill call says INSUFFICIENT_SIZE */
+    bool no_permission;   /* fault: its handle refused (a device cgroup: NO_PERMISSION) */
     size_t n_mig;
     struct sim_mig mig_instances[SIM_MAX_MIG];
     size_t n_faults;
@@ -163,3 +165,5 @@ struct sim_scenario *sim_scenario_free(struct sim_scenario *s);
 
 /* True when the GPU is lost at time t (scenario µs). */
 bool sim_gpu_lost_at(const struct sim_gpu *g, uint64_t t);
+/* Whether a power-error fault holds at scenario time t. */
+bool sim_gpu_power_error_at(const struct sim_gpu *g, uint64_t t);

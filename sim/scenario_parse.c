@@ -115,8 +115,16 @@ int parser_gpu_ref(struct parser *p, const struct sim_token *t, unsigned *ret) {
 }
 
 static int parse_fault(struct parser *p, const struct sim_directive *d) {
-    static const char *const kinds[] = {"gpu-lost", "counter-reset", "no-energy-counter",
-                                        "list-grows"};
+    static const char *const kinds[] = {"gpu-lost",   "counter-reset", "no-energy-counter",
+                                        "list-grows", "power-error",   "no-permission"};
+    enum {
+        KIND_GPU_LOST,
+        KIND_COUNTER_RESET,
+        KIND_NO_COUNTER,
+        KIND_LIST_GROWS,
+        KIND_POWER_ERROR,
+        KIND_NO_PERMISSION
+    };
     size_t kind = ARRAY_SIZE(kinds);
     unsigned gpu = 0;
     bool have_gpu = false, have_at = false, have_until = false;
@@ -140,10 +148,12 @@ static int parse_fault(struct parser *p, const struct sim_directive *d) {
             if (r < 0)
                 return r;
             have_gpu = true;
-        } else if (!strcmp(t->key, "at") && kind <= 1) {
+        } else if (!strcmp(t->key, "at") &&
+                   (kind <= KIND_COUNTER_RESET || kind == KIND_POWER_ERROR)) {
             CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &at));
             have_at = true;
-        } else if (!strcmp(t->key, "until") && kind == 0) {
+        } else if (!strcmp(t->key, "until") &&
+                   (kind == KIND_GPU_LOST || kind == KIND_POWER_ERROR)) {
             CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &until));
             have_until = true;
         } else
@@ -151,18 +161,22 @@ static int parse_fault(struct parser *p, const struct sim_directive *d) {
     }
     if (!have_gpu)
         return sim_lexer_fail(&p->lx, d->line, "fault %s: missing 'gpu'", kinds[kind]);
-    if (kind <= 1 && !have_at)
+    if ((kind <= KIND_COUNTER_RESET || kind == KIND_POWER_ERROR) && !have_at)
         return sim_lexer_fail(&p->lx, d->line, "fault %s: missing 'at'", kinds[kind]);
     if (have_until && until <= at)
-        return sim_lexer_fail(&p->lx, d->line, "fault gpu-lost: 'until' must be after 'at'");
+        return sim_lexer_fail(&p->lx, d->line, "fault %s: 'until' must be after 'at'", kinds[kind]);
 
     struct sim_gpu *g = &p->s->gpus[gpu];
-    if (kind == 2) {
+    if (kind == KIND_NO_COUNTER) {
         g->energy_supported = false;
         return 0;
     }
-    if (kind == 3) {
+    if (kind == KIND_LIST_GROWS) {
         g->list_grows_once = true;
+        return 0;
+    }
+    if (kind == KIND_NO_PERMISSION) {
+        g->no_permission = true;
         return 0;
     }
     if (g->n_faults >= SIM_MAX_FAULTS)
@@ -175,7 +189,9 @@ static int parse_fault(struct parser *p, const struct sim_directive *d) {
         pos--;
     }
     g->faults[pos] = (struct sim_fault){
-        .kind = kind == 0 ? SIM_FAULT_GPU_LOST : SIM_FAULT_COUNTER_RESET,
+        .kind = kind == KIND_GPU_LOST        ? SIM_FAULT_GPU_LOST
+                : kind == KIND_COUNTER_RESET ? SIM_FAULT_COUNTER_RESET
+                                             : SIM_FAULT_POWER_ERROR,
         .at_us = at,
         .until_us = until,
     };
@@ -317,6 +333,15 @@ struct sim_scenario *sim_scenario_free(struct sim_scenario *s) {
     free(s->gpus);
     free(s);
     return NULL;
+}
+
+bool sim_gpu_power_error_at(const struct sim_gpu *g, uint64_t t) {
+    for (size_t i = 0; i < g->n_faults; i++) {
+        const struct sim_fault *f = &g->faults[i];
+        if (f->kind == SIM_FAULT_POWER_ERROR && t >= f->at_us && t < f->until_us)
+            return true;
+    }
+    return false;
 }
 
 bool sim_gpu_lost_at(const struct sim_gpu *g, uint64_t t) {

@@ -171,6 +171,24 @@ static uint64_t process_key(const struct procfs_process *p) {
     return hash_u64(hash_u64(p->pid) ^ p->starttime);
 }
 
+/* An exited process is out of any workload now: its CPU series, if it had one, ends. */
+static void process_exited(const struct cpu_accounting *c, const struct procfs_process *p,
+                           uint64_t now_ns, struct ledger *ledger) {
+    struct snap_identity id;
+
+    if (!c->process_metrics || !p->identity)
+        return;
+    identity_to_labels(p->identity, p->comm, &id);
+    ledger_cpu_process_exited(ledger, p->pid, p->starttime, &id, now_ns);
+}
+
+void cpu_accounting_exits(const struct cpu_accounting *c, const struct procfs_process *rows,
+                          size_t n_rows, uint64_t now_ns, struct ledger *ledger) {
+    for (size_t i = 0; i < n_rows; i++)
+        if (rows[i].flags & PROCFS_PROCESS_EXITED)
+            process_exited(c, &rows[i], now_ns, ledger);
+}
+
 /* The process consumers, and the exited processes' CPU series. The groups of their
  * workloads exist already (cpu_groups_track()). */
 static int collect_processes(struct cpu_accounting *c, const struct procfs_process *rows,
@@ -185,13 +203,7 @@ static int collect_processes(struct cpu_accounting *c, const struct procfs_proce
         size_t g;
 
         if (p->flags & PROCFS_PROCESS_EXITED) {
-            /* Also out of any workload now: its series, if it had one, ends. */
-            if (c->process_metrics && p->identity) {
-                struct snap_identity id;
-
-                identity_to_labels(p->identity, p->comm, &id);
-                ledger_cpu_process_exited(ledger, p->pid, p->starttime, &id, now_ns);
-            }
+            process_exited(c, p, now_ns, ledger);
             continue;
         }
         if (p->cpu_ticks_delta == 0)

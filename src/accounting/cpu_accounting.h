@@ -54,6 +54,11 @@ struct cpu_node_reading {
  * time as of unknown energy where the counter may have wrapped more than once. */
 void cpu_accounting_rapl_reopened(struct cpu_accounting *c, struct ledger *ledger);
 
+/* A scan with no energy to split (RAPL unread): the processes it saw exit still end their
+ * CPU series (the scan reports an exit once; cpu_accounting_tick() does this itself). */
+void cpu_accounting_exits(const struct cpu_accounting *c, const struct procfs_process *rows,
+                          size_t n_rows, uint64_t now_ns, struct ledger *ledger);
+
 /*
  * One window. groups: the workloads' CPU groups, tracked for this scan
  * (cpu_groups_track(); their seen time is written here); processes: this scan's rows

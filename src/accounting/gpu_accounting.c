@@ -536,7 +536,9 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
         bool counted;
         int r;
 
-        if (!g)
+        /* A GPU whose handle is refused from the start (a device cgroup hides it) is not
+         * ours to read: no series, and not a failing source. */
+        if (!g || (!d->up && (d->error == -EACCES || d->error == -EPERM) && !g->present))
             continue;
         t = &a->tracks[d->index];
         if (t->saved_uuid[0] && gpu_restart_forget_another(a, t, d->uuid))

@@ -389,6 +389,8 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     if (r >= 0 && have_readings)
         r = cpu_accounting_tick(s->cpu_accounting, &s->cpu_groups, rows, (size_t)n_rows, &node,
                                 t->mono_ns, &s->ledger);
+    else if (r >= 0 && s->cpu_accounting)
+        cpu_accounting_exits(s->cpu_accounting, rows, (size_t)n_rows, t->mono_ns, &s->ledger);
     cpu_groups_finish(&s->cpu_groups);
     return r;
 }

@@ -97,7 +97,7 @@ struct gpu_device_reading {
     char name[GPU_NAME_MAX];
 
     bool up;   /* false: lost or failing this tick; the fields below are not valid */
-    int error; /* -errno when !up */
+    int error; /* -errno when !up; -EACCES/-EPERM: its handle refused (not ours to read) */
 
     bool energy_valid;  /* total-energy counter supported */
     uint64_t energy_mj; /* cumulative since driver load */

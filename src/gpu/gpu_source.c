@@ -19,6 +19,7 @@ static const struct gpu_backend *const gpu_backends[] = {GPU_BACKENDS(GPU_BACKEN
 
 struct gpu_device_slot {
     bool have_handle;
+    bool refused_said;    /* its handle was refused (not ours to read), and that was said */
     uint64_t retry_at_us; /* without a handle: next attempt at or after this time */
     uint64_t backoff_us;  /* current retry interval; 0 while the device is healthy */
 };
@@ -86,6 +87,12 @@ static int sample_device(struct gpu_source *s, size_t i, uint64_t now_us) {
             return 0; /* still waiting; the reading keeps up = false and its error */
         r = s->backend->device_open(s->state, i, rd);
         if (r < 0) {
+            if ((r == -EACCES || r == -EPERM) && !d->refused_said) {
+                log_info("%s: GPU %zu may not be opened (%s): not ours to measure here (a "
+                         "device cgroup?); it is left out",
+                         s->backend->name, i, strerror(-r));
+                d->refused_said = true;
+            }
             clear_reading(rd);
             mark_down(s, i, r, now_us);
             return 0;

@@ -224,7 +224,9 @@ static int read_modes(struct nvml_state *s, struct nvml_device *d, uint64_t now_
 }
 
 /* Energy and power: unsupported means "not valid" from now on; a transient error fails the
- * tick (the counter is cumulative, so the next good tick loses nothing). */
+ * tick (the counter is cumulative, so the next good tick loses nothing), but a failed power
+ * read beside a good energy read costs only the power gauge: the window is measured, and
+ * failing it would book it as no data. */
 static int read_meters(struct nvml_state *s, struct nvml_device *d, struct gpu_device_reading *rd) {
     int r;
 
@@ -245,19 +247,30 @@ static int read_meters(struct nvml_state *s, struct nvml_device *d, struct gpu_d
         if (r == 0) {
             rd->power_valid = true;
             rd->power_mw = mw;
-        } else if (nvml_feature_usable(d, GPU_FEATURE_POWER))
+        } else if (nvml_feature_usable(d, GPU_FEATURE_POWER) && (!rd->energy_valid || r == -ENODEV))
             return r;
     }
     return 0;
 }
 
-/* Modes first: MIG mode decides whether per-process utilisation exists. */
+/* Modes first: MIG mode decides whether per-process utilisation exists. A UUID the open
+ * could not read (a transient error) is asked for again until it is known: pod
+ * allocations, DCGM and the state file find the board by it. */
 static int nvml_read_energy(void *state, size_t index, uint64_t now_us,
                             struct gpu_device_reading *rd) {
     struct nvml_state *s = state;
     struct nvml_device *d = &s->devices[index];
     int r;
 
+    if (!rd->uuid[0] && s->api->device_get_uuid) {
+        char uuid[sizeof(rd->uuid)] = "";
+        nvmlReturn_t code = s->api->device_get_uuid(d->handle, uuid, sizeof(uuid));
+
+        if (code == NVML_ERROR_GPU_IS_LOST)
+            return -ENODEV;
+        if (code == NVML_SUCCESS)
+            memcpy(rd->uuid, uuid, sizeof(uuid));
+    }
     r = read_modes(s, d, now_us);
     if (r < 0)
         return r;

@@ -103,10 +103,11 @@ static bool same_gpu_labels(const struct snap_identity *a, const struct snap_ide
 
 /* A pid of a GPU given again to a process of the same labels (a relaunch loop, a small
  * pid_max): on /metrics both are one series, so the new entry goes on from the old one's
- * counters and the old entry, which has ended, is dropped; two entries would export the
- * same series twice. The same series, whatever the labels it does not carry: two SLURM
- * jobs' processes that differ only by job were two entries with one label set (a series
- * twice in one scrape, which Prometheus and promtool refuse). A workload's energy was
+ * counters and the old entry, which has ended (a pid is one process's at a time, whether
+ * or not a sweep has marked it inactive yet: the sweep runs at publish, seconds apart), is
+ * dropped; two entries would export the same series twice. The same series, whatever the labels it
+ * does not carry: two SLURM jobs' processes that differ only by job were two entries with one label
+ * set (a series twice in one scrape, which Prometheus and promtool refuse). A workload's energy was
  * booked as it went, so nothing moves between jobs. */
 static void take_over_reused_pid(struct ledger *l, struct ledger_process *p) {
     uint64_t slot = gpu_pid_slot(p);
@@ -121,7 +122,7 @@ static void take_over_reused_pid(struct ledger *l, struct ledger_process *p) {
 
         if (!e)
             break;
-        if (e != p && !e->active && same_gpu_labels(e->id, p->id)) {
+        if (e != p && same_gpu_labels(e->id, p->id)) {
             p->measured_uj = e->measured_uj;
             p->estimated_uj = e->estimated_uj;
             if (later)

@@ -354,8 +354,55 @@ static void test_lost_gpu_primes_again(void **state) {
     dlclose(sim.dl);
 }
 
+/* A power read that fails for a while beside a good energy counter: the GPU stays up and
+ * its energy is read, only the power gauge is missing; without a counter the GPU fails.
+ * A GPU whose handle is refused is said so by its error. */
+static const char power_error_scenario[] =
+    "scenario name=nvml-power-error duration=10s sample-period=167ms\n"
+    "gpu 0 uuid=GPU-sim-0 name=\"NVIDIA H100 80GB HBM3\" idle=60W max=700W\n"
+    "gpu 1 uuid=GPU-sim-1 name=\"Tesla P100-PCIE-16GB\" idle=30W max=250W\n"
+    "process 100 gpu=0 name=train sm=40 coef=300W memory=2GiB\n"
+    "fault power-error gpu=0 at=2s until=4s\n"
+    "fault power-error gpu=1 at=2s until=4s\n"
+    "fault no-energy-counter gpu=1\n"
+    "gpu 2 uuid=GPU-sim-2 name=\"NVIDIA H100 80GB HBM3\" idle=60W max=700W\n"
+    "fault no-permission gpu=2\n";
+
+static void test_power_error_keeps_energy(void **state) {
+    static const uint64_t at_ms[] = {1000, 3000, 5000};
+    struct sim sim;
+    struct gpu_source *src = NULL;
+    const struct gpu_device_reading *d = NULL;
+    const char *reason = NULL;
+    uint64_t t_ms = 0, energy_mj = 0;
+    size_t n = 0;
+
+    (void)state;
+    sim_open(&sim, power_error_scenario);
+    struct gpu_source_options opts = {.library_path = sim.path};
+    ASSERT_OK(gpu_source_open(&opts, &src, &reason));
+    for (size_t k = 0; k < ARRAY_SIZE(at_ms); k++) {
+        ASSERT_OK(sim.advance((at_ms[k] - t_ms) * (SEC / 1000)));
+        t_ms = at_ms[k];
+        d = sample_at(src, &sim, &n);
+        assert_int_equal(n, 3);
+        assert_true(d[0].up && d[0].energy_valid);
+        assert_true(d[0].energy_mj > energy_mj);
+        energy_mj = d[0].energy_mj;
+        assert_int_equal(d[0].power_valid, t_ms != 3000);
+        /* No energy counter: the power is all there is, and its failure fails the GPU. */
+        assert_int_equal(d[1].up, t_ms != 3000);
+        /* Its handle refused (a device cgroup): down as not ours. */
+        assert_false(d[2].up);
+        assert_int_equal(d[2].error, -EACCES);
+    }
+    gpu_source_close(src);
+    dlclose(sim.dl);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_power_error_keeps_energy),
         cmocka_unit_test(test_scenario_from_environment),
         cmocka_unit_test(test_scenario_through_source),
         cmocka_unit_test(test_unsampled_through_source),

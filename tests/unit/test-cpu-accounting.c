@@ -877,6 +877,24 @@ static void test_counter_missed_a_scan(void **state) {
     assert_conserved(f, "dram", DRAM);
 }
 
+/* Processes that exit while no RAPL counter reads (no tick to split): the scan says each
+ * exit once, and their series end all the same, so retention lets them go. */
+static void test_exit_without_readings(void **state) {
+    struct fx *f = *state;
+
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_NEW);
+    scan(f, 1, 1000, 1000, 5000, 9000);
+    row(f, 101, 5000, "python3", &f->id_a, 50, 0);
+    scan(f, 2, 1100, 1100, 6000, 9500);
+    assert_true(process(f, 101)->active);
+    row(f, 101, 5000, "python3", &f->id_a, 0, PROCFS_PROCESS_EXITED);
+    cpu_accounting_exits(f->acc, f->rows, f->n_rows, NOW(3), &f->ledger);
+    f->n_rows = 0;
+    assert_false(process(f, 101)->active);
+    ledger_sweep(&f->ledger, NOW(400), NOW(400), 300 * 1000000000ULL);
+    assert_int_equal(f->ledger.cpu_processes.size, 0);
+}
+
 static void test_errors(void **state) {
     struct cpu_accounting *c = NULL;
     struct cpu_accounting_options o = {.policy = IDLE_POLICY_MEMORY, .clk_tck = 100};
@@ -906,6 +924,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_gap_longer_than_the_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopened, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counter_missed_a_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_without_readings, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,9 @@
 
 #include "gpu-accounting-fixture.h"
 
+#include <errno.h>
+#include <stdio.h>
+
 /* Two processes sampled at the same instants with fixed SM shares. */
 static void set_two_processes(struct fixture *f, uint32_t sm_a, uint32_t sm_b, uint64_t from_us,
                               uint64_t to_us, uint64_t step_us) {
@@ -122,6 +125,32 @@ static void test_lost_gpu_energy_is_no_data(void **state _unused_) {
     assert_int_equal(process_total(f, 100, NULL, NULL), 150000000);
     assert_int_equal(g->energy_uj, 400000000);
     assert_conserved(f);
+    fixture_free(f);
+}
+
+/* A GPU whose handle is refused from the start (a device cgroup hides it): no series, and
+ * not counted as a GPU down; one refused after it was read is down as any other. */
+static void test_refused_gpu_is_not_ours(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    struct gpu_tick_stats stats;
+
+    f->dev.up = false;
+    f->dev.error = -EACCES;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000, NULL, NULL,
+                                  &f->ledger, &stats));
+    assert_int_equal(stats.devices_down, 0);
+    assert_false(ledger_gpu(&f->ledger, 0)->present);
+    f->dev.up = true;
+    f->dev.error = 0;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 1000);
+    assert_true(ledger_gpu(&f->ledger, 0)->present);
+    f->dev.up = false;
+    f->dev.error = -EACCES;
+    f->now_us += USEC_PER_SEC;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000, NULL, NULL,
+                                  &f->ledger, &stats));
+    assert_int_equal(stats.devices_down, 1);
     fixture_free(f);
 }
 
@@ -232,8 +261,15 @@ static void test_power_integration_is_estimated(void **state _unused_) {
     fixture_free(f);
 }
 
+/* The process at the pid: started at *userdata, its command named after its start (a pid
+ * reused by the same command in the same container is one series on /metrics, and goes on
+ * from the old one's counters: test-ledger-workload-cache). */
 static int resolve_with_start(void *userdata, uint32_t pid _unused_, struct process_info *ret) {
-    *ret = (struct process_info){.start_ticks = *(uint64_t *)userdata};
+    uint64_t start = *(uint64_t *)userdata;
+
+    *ret = (struct process_info){.start_ticks = start};
+    (void)snprintf(ret->id.process_name, sizeof(ret->id.process_name), "job-%llu",
+                   (unsigned long long)start);
     return 0;
 }
 
@@ -268,6 +304,7 @@ static void test_pid_reuse_is_a_new_process(void **state _unused_) {
         ledger_process_get(&f->ledger, 0, 100, 1000, &(struct snap_identity){0}, &first), 0);
     assert_int_equal(
         ledger_process_get(&f->ledger, 0, 100, 5000, &(struct snap_identity){0}, &second), 0);
+    assert_string_equal(first->id->process_name, "job-1000");
     assert_int_equal(first->measured_uj, 100000000);
     assert_int_equal(second->measured_uj, 50000000);
     fixture_free(f);
@@ -677,6 +714,7 @@ int main(void) {
         cmocka_unit_test(test_idle_unattributed_policy),
         cmocka_unit_test(test_no_consumers_and_learned_idle),
         cmocka_unit_test(test_lost_gpu_energy_is_no_data),
+        cmocka_unit_test(test_refused_gpu_is_not_ours),
         cmocka_unit_test(test_counter_reset_and_glitch),
         cmocka_unit_test(test_short_window_and_spike),
         cmocka_unit_test(test_name_not_read),

@@ -253,8 +253,9 @@ static void test_renamed_process_ends_its_old_series(void **state) {
 }
 
 /* A GPU pid given again to a process of the same labels is one series: the new process
- * goes on from the ended one's counters, which leaves the ledger. Other labels, or the old
- * process still running, keep two. The labels are those its series carry. */
+ * goes on from the ended one's counters, which leaves the ledger, whether or not a sweep
+ * has marked it inactive yet. Other labels keep two. The labels are those its series
+ * carry. */
 static void test_reused_pid_is_one_series(void **state) {
     struct snap_identity id = {.process_name = "infer", .container_id = CTR_A};
     struct snap_identity other = {.process_name = "train", .container_id = CTR_A};
@@ -265,7 +266,7 @@ static void test_reused_pid_is_one_series(void **state) {
     ledger_init(&l);
     ASSERT_OK(ledger_process_get(&l, 0, 500, 10, &id, &old));
     ASSERT_OK(ledger_add_gpu_energy(&l, old, 50000000, false, 1 * SEC));
-    /* still running at the next tick: a new start time is another process, kept apart */
+    /* another process on the pid, with other labels: kept apart */
     ledger_sweep(&l, 1 * SEC, 1 * SEC, 300 * SEC);
     assert_int_equal(ledger_process_get(&l, 0, 500, 20, &other, &p), 1);
     assert_int_equal(p->measured_uj, 0);
@@ -309,6 +310,12 @@ static void test_reused_pid_is_one_series(void **state) {
     ledger_sweep(&l, 5 * SEC, 5 * SEC, 300 * SEC);
     assert_int_equal(ledger_process_get(&l, 0, 500, 20, &id, &p), 1);
     assert_int_equal(p->measured_uj, 50000000);
+    assert_int_equal(l.processes.size, 1);
+    /* Again before any sweep (they run at publish, seconds apart): the entry just booked
+     * is still marked active, and is one series with the new one all the same. */
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 1000000, false, 6 * SEC));
+    assert_int_equal(ledger_process_get(&l, 0, 500, 30, &id, &p), 1);
+    assert_int_equal(p->measured_uj, 51000000);
     assert_int_equal(l.processes.size, 1);
     ledger_done(&l);
 }

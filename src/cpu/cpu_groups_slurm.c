@@ -53,8 +53,10 @@ static void adopt(struct cpu_groups *g, size_t index) {
     if (i == SIZE_MAX) {
         struct cgroup_cpu *cg = NULL;
 
-        if (!j->fresh && (j->gone || !j->have_usage))
+        if (!j->fresh && (j->gone || !j->have_usage)) {
+            (void)log_debug("slurm: step %s went before its time was read: not counted", j->path);
             return; /* nothing known of its time before it went */
+        }
         /* A live step whose cgroup cannot be opened now (out of descriptors, or gone since
          * the watch's report) waits for the next take: made without it, the group would
          * end at once with the step's whole time, and be made again from 0. */

@@ -64,6 +64,7 @@ static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
         return 0; /* removed already: nothing of it to read */
     }
     w->n_steps++;
+    log_debug("slurm: following step %s%s", path, fresh ? " (new)" : "");
     slurm_watch_step_read(j);
     if (j->pub.gone)
         slurm_watch_step_ended(w, j);
@@ -217,10 +218,10 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
         return;
     if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
         /* (d may move as the arrays grow: child holds what is needed of it.) */
-        if (lv == LEVEL_STEP)
-            (void)add_step(w, child, true);
-        else
-            (void)add_dir(w, child, lv, true);
+        int r = lv == LEVEL_STEP ? add_step(w, child, true) : add_dir(w, child, lv, true);
+
+        if (r < 0)
+            (void)log_debug_errno(r, "slurm: cannot follow %s: %m", child);
     } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_STEP) {
         step_removed(w, child);
     }

@@ -48,7 +48,8 @@ start_joulestat() { # NAME FLAGS...: sets url_NAME
     SLURM_OTHER_PIDS+=($!)
     printf -v "url_$name" 'http://127.0.0.1:%s/metrics' "$port"
 }
-start_joulestat watch
+# At debug level, so that a failure shows what the watch saw of each job.
+start_joulestat watch --log-level debug
 start_joulestat nowatch --slurm-watch=false
 # shellcheck disable=SC2154 # url_watch and url_nowatch are set by start_joulestat
 {
@@ -118,6 +119,10 @@ job_states() {
         line=$(grep -E "^joulestat_slurm_job_active\{job_id=\"$j\"[,}]" <<<"$m" | head -1)
         echo "job $j: ${line:-no series}"
     done
+    echo "--- every job and step series:"
+    grep -E '^joulestat_slurm_(job|step)_active' <<<"$m"
+    echo "--- what the watch said:"
+    grep -E 'slurm' "$tmp/joulestat-watch.log" | tail -60
 }
 slurm_wait 30 all_ended || fail "joulestat did not book every job's end: $(job_states)"
 # The other one: until a scan after the jobs ended (the zone is read at scans only).

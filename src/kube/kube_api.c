@@ -47,6 +47,7 @@ struct kube_api {
     char rv[KUBE_RV_MAX];
     uint64_t rng;
     bool failing;             /* the last report was a failure */
+    bool listed;              /* a LIST has succeeded: later ones read every pod anew */
     unsigned watches_refused; /* watches in a row the server answered with an error */
 };
 
@@ -207,7 +208,9 @@ int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
         return r;
     }
     (void)cu->global_init(CURL_GLOBAL_DEFAULT);
-    r = list_pods(&(struct kube_request){.cu = cu, .js = js, .o = o, .report = &rep}, &list);
+    r = list_pods(&(struct kube_request){
+                      .cu = cu, .js = js, .o = o, .resource_version = "0", .report = &rep},
+                  &list);
     cu->global_cleanup();
     if (r >= 0) {
         rep = (struct kube_report){.ok = true, .http_status = 200, .n_pods = list.n_pods};
@@ -219,9 +222,13 @@ int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
 
 static int do_list(struct kube_api *a, struct kube_report *rep) {
     struct watch w = {.api = a};
+    /* The first from the API server's cache, as client-go's reflector does (a DaemonSet
+     * rollout lists from every node at once); a LIST again after a 410 or a refused watch
+     * reads every pod anew, so as not to go back before what was seen. */
     struct kube_request req = {.cu = a->cu,
                                .js = a->js,
                                .o = &a->o,
+                               .resource_version = a->listed ? NULL : "0",
                                .report = rep,
                                .on_progress = on_progress,
                                .userdata = &w};
@@ -231,6 +238,7 @@ static int do_list(struct kube_api *a, struct kube_report *rep) {
     r = list_pods(&req, &list);
     if (r < 0)
         return r;
+    a->listed = true;
     memcpy(a->rv, list.resource_version, sizeof(a->rv));
     *rep = (struct kube_report){.ok = true, .http_status = 200, .n_pods = list.n_pods};
     r = kube_model_replace(&a->model, &list, clock_monotonic_ns());
@@ -257,8 +265,10 @@ static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_eve
     strbuf_init(&req.body);
     r = kube_request_perform(&req);
     strbuf_done(&req.body);
-    if (r == -ESTALE)
-        a->rv[0] = '\0'; /* 410 Gone: LIST again */
+    /* 410 Gone, or an event too large to take (the same watch would stop at it again):
+     * LIST again. */
+    if (r == -ESTALE || r == -EFBIG)
+        a->rv[0] = '\0';
     else if (r >= 0)
         watch_answered(a); /* the server ended it cleanly */
     *ret_events = w.events;
@@ -315,8 +325,10 @@ static void *watcher(void *userdata) {
         if (r >= 0 || r == -ESTALE) {
             a->watches_refused = 0;
             backoff = 0;
-            /* A server that ends every watch at once must not make us spin. */
-            if (!listing && r >= 0 && events == 0 && clock_monotonic_ns() - started < NSEC_PER_SEC)
+            /* A server that ends every watch at once, or answers every one 410, must not
+             * make us spin. */
+            if (!listing && (r >= 0 || r == -ESTALE) && events == 0 &&
+                clock_monotonic_ns() - started < NSEC_PER_SEC)
                 sleep_ns(a, a->o.backoff_min_ns);
             continue;
         }

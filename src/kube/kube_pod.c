@@ -166,10 +166,13 @@ static int get_resource_version(const struct jansson_api *js, const json_t *obj,
 }
 
 /* Strict RFC 8259 parse of one document; a parse failure is -EBADMSG. jansson reports an
- * allocation failure as an error too, with its own code. */
+ * allocation failure as an error too, with its own code. A "\u0000" in a string is valid
+ * JSON, and any pod may carry one in a free-text field (an annotation, an argument, a
+ * termination message): refused, it failed the whole list, and pods went unnamed until
+ * that pod was deleted. get_string() keeps such a string out of what is read. */
 static int load(const struct jansson_api *js, const char *buf, size_t len, json_t **ret) {
     json_error_t err;
-    json_t *j = js->loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+    json_t *j = js->loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
 
     if (!j)
         return json_error_code(&err) == json_error_out_of_memory ? -ENOMEM : -EBADMSG;

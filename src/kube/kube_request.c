@@ -128,7 +128,7 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 /* The Status message of an error body, or a short excerpt of it. */
 static void error_detail(const struct jansson_api *js, const struct strbuf *body, char *buf,
                          size_t size) {
-    json_t *j = body->len ? js->loadb(body->buf, body->len, 0, NULL) : NULL;
+    json_t *j = body->len ? js->loadb(body->buf, body->len, JSON_ALLOW_NUL, NULL) : NULL;
     const char *msg = js->string_value(js->object_get(j, "message"));
 
     (void)snprintf(buf, size, "%.200s", msg ? msg : body->len ? body->buf : "empty body");
@@ -191,7 +191,8 @@ int kube_request_perform(struct kube_request *req) {
         strbuf_printf(&url, "&watch=1&allowWatchBookmarks=true&timeoutSeconds=%u",
                       o->watch_timeout_s ? o->watch_timeout_s : 300);
         r = append_query(cu, req->curl, &url, "resourceVersion", req->resource_version);
-    }
+    } else if (r >= 0 && req->resource_version && req->resource_version[0])
+        r = append_query(cu, req->curl, &url, "resourceVersion", req->resource_version);
     headers = cu->slist_append(headers, "Accept: application/json");
     if (auth && headers)
         headers = cu->slist_append(headers, auth);

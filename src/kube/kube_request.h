@@ -21,7 +21,9 @@ struct kube_request {
     const struct jansson_api *js;
     const struct kube_api_options *o;
     bool watch;
-    const char *resource_version; /* a watch's: where it starts */
+    /* A watch's: where it starts. A LIST's, when set: "0" lets the API server answer
+     * from its watch cache (indexed by node) instead of a quorum read of every pod. */
+    const char *resource_version;
     struct kube_report *report;   /* filled when the request fails */
     /* A watch: each complete line of the stream, without its newline; a negative return
      * ends the request with that error. */

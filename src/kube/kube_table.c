@@ -265,6 +265,8 @@ int kube_table_uid_by_name(const struct kube_table *t, const char *namespace_, c
         return -ENOENT;
     if (p->info.finished)
         return -ESRCH;
-    *ret_uid = p->info.uid;
+    /* A static pod's cgroups carry the kubelet's config hash, not the mirror pod's UID: its
+     * processes are booked under the hash, and so must its allocations be. */
+    *ret_uid = p->config_hash ? p->config_hash : p->info.uid;
     return 0;
 }

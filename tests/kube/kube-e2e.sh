@@ -142,6 +142,12 @@ e2e_wait 45 check has "$url" $metric pid=4401 pod=late-job-q7w2z namespace=ml co
 e2e_wait 10 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1 again"
 echo "step 4: names back at t=$((SECONDS - t0)) s"
 grep -q "WATCH .* gone=1" "$d/api-requests.log" || e2e_fail "the 410 re-list path was not taken"
+# joulestat's first LIST from the API server's cache (resourceVersion=0; the test's own
+# readiness probes send none), the one after the 410 a read of every pod anew.
+awk '/WATCH/ { exit } /LIST .*resourceVersion=0/ { ok = 1; exit } END { exit !ok }' "$d/api-requests.log" ||
+    e2e_fail "the first LIST was not from the cache: $(grep -E 'LIST|WATCH' "$d/api-requests.log")"
+awk '/gone=1/ { gone = 1; next } gone && /LIST/ { ok = $0 !~ /resourceVersion/; exit } END { exit !ok }' \
+    "$d/api-requests.log" || e2e_fail "the LIST after the 410 was from the cache: $(grep -E 'LIST|gone' "$d/api-requests.log")"
 
 # 4b. It goes away again and comes back knowing our resourceVersion: the watch resumes
 #     without a LIST, and that alone must bring the source back up (it stayed 0 for good).

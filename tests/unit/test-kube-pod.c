@@ -155,6 +155,19 @@ static void test_pod_list_edge(void **state) {
     assert_false(l.pods[3]->finished);
     kube_pod_list_done(&l);
 
+    /* A NUL in a free-text field of one pod (valid JSON): the list parses, the pod is
+     * named, and a name with a NUL is no name. */
+    static const char nul[] =
+        "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"9\"},\"items\":["
+        "{\"metadata\":{\"uid\":\"1\",\"name\":\"a\",\"namespace\":\"n\","
+        "\"annotations\":{\"note\":\"x\\u0000y\"}}},"
+        "{\"metadata\":{\"uid\":\"2\",\"name\":\"b\\u0000c\",\"namespace\":\"n\"}}]}";
+    ASSERT_OK(kube_parse_pod_list(js, nul, strlen(nul), &l));
+    assert_int_equal(l.n_pods, 1);
+    assert_int_equal(l.n_skipped, 1);
+    assert_string_equal(l.pods[0]->name, "a");
+    kube_pod_list_done(&l);
+
     /* An empty node: items null or absent. */
     static const char empty[] =
         "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":null}";

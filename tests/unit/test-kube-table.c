@@ -88,6 +88,9 @@ static void test_table_lookups(void **state) {
 
     ASSERT_OK(kube_table_uid_by_name(t, "ml", "trainer", &uid));
     assert_string_equal(uid, "u-3");
+    /* a static pod by its config hash, as its processes are booked */
+    ASSERT_OK(kube_table_uid_by_name(t, "kube-system", "etcd-node-a", &uid));
+    assert_string_equal(uid, "9aac5b5c8815def09a2ef9e37b89da55");
     ASSERT_ERRNO(kube_table_uid_by_name(t, "ml", "infer", &uid), ENOENT);
     ASSERT_ERRNO(kube_table_uid_by_name(t, "serving/infer", "", &uid), ENOENT);
     /* a pod that has finished: known, but holding nothing */

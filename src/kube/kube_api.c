@@ -208,9 +208,9 @@ int kube_api_probe(const struct kube_api_options *o, struct kube_report *ret) {
         return r;
     }
     (void)cu->global_init(CURL_GLOBAL_DEFAULT);
-    r = list_pods(&(struct kube_request){
-                      .cu = cu, .js = js, .o = o, .resource_version = "0", .report = &rep},
-                  &list);
+    r = list_pods(
+        &(struct kube_request){.cu = cu, .js = js, .o = o, .resource_version = "0", .report = &rep},
+        &list);
     cu->global_cleanup();
     if (r >= 0) {
         rep = (struct kube_report){.ok = true, .http_status = 200, .n_pods = list.n_pods};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "fileio.h"
 #include "macro.h"
 
@@ -125,13 +126,19 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
     return 0;
 }
 
-/* The Status message of an error body, or a short excerpt of it. */
+/* The Status message of an error body, or a short excerpt of it, escaped: it goes to the
+ * log, and from there to a terminal (joulestat top prints its log at exit). */
 static void error_detail(const struct jansson_api *js, const struct strbuf *body, char *buf,
                          size_t size) {
     json_t *j = body->len ? js->loadb(body->buf, body->len, JSON_ALLOW_NUL, NULL) : NULL;
     const char *msg = js->string_value(js->object_get(j, "message"));
+    char excerpt[201];
 
-    (void)snprintf(buf, size, "%.200s", msg ? msg : body->len ? body->buf : "empty body");
+    (void)snprintf(excerpt, sizeof(excerpt), "%s",
+                   msg         ? msg
+                   : body->len ? body->buf
+                               : "empty body");
+    (void)escape_terminal(excerpt, buf, size);
     jansson_decref(js, j);
 }
 

@@ -24,7 +24,7 @@ struct kube_request {
     /* A watch's: where it starts. A LIST's, when set: "0" lets the API server answer
      * from its watch cache (indexed by node) instead of a quorum read of every pod. */
     const char *resource_version;
-    struct kube_report *report;   /* filled when the request fails */
+    struct kube_report *report; /* filled when the request fails */
     /* A watch: each complete line of the stream, without its newline; a negative return
      * ends the request with that error. */
     int (*on_line)(struct kube_request *req, const char *line, size_t len);

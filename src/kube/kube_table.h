@@ -53,8 +53,8 @@ int kube_table_container_by_id(const struct kube_table *t, const char *container
 
 /* UID of the pod (namespace, name), for sources that know pods only by name (kubelet
  * pod-resources): as its cgroups carry it, so a static pod's config hash. A live pod wins
- * over deleted pods of the same name; among deleted ones, the most recently deleted. 0, -ENOENT, or -ESRCH for a pod whose phase is Succeeded or
- * Failed (kubelets have listed the devices of such pods). The string lives as long as the
- * table. */
+ * over deleted pods of the same name; among deleted ones, the most recently deleted. 0, -ENOENT, or
+ * -ESRCH for a pod whose phase is Succeeded or Failed (kubelets have listed the devices of such
+ * pods). The string lives as long as the table. */
 int kube_table_uid_by_name(const struct kube_table *t, const char *namespace_, const char *name,
                            const char **ret_uid);

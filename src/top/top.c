@@ -133,7 +133,8 @@ static int ui_loop(const struct config *cfg, struct top_source *src, struct top_
         top_ui_draw(ui, m, &view, &st);
         wake = MIN(next_refresh, next_poll);
         now = clock_monotonic_ns();
-        if (!top_ui_key(ui, &view, wake > now ? (int)((wake - now) / 1000000 + 1) : 0))
+        /* At most a second: the clock on screen moves, whatever the interval. */
+        if (!top_ui_key(ui, &view, wake > now ? (int)MIN((wake - now) / 1000000 + 1, 1000) : 0))
             break;
     }
     top_ui_close(ui);

@@ -121,6 +121,10 @@ static struct top_row *table_get(struct top_table *t, const char *key) {
         }
         return r;
     }
+    if (t->n >= TOP_ROWS_MAX) {
+        t->dropped++;
+        return NULL;
+    }
     if (grow_array(&t->rows, &t->cap, t->n + 1, sizeof(*t->rows)) < 0)
         return NULL;
     r = &t->rows[t->n];
@@ -235,7 +239,7 @@ static int workload_sample(struct top_model *m, enum top_level l, const struct p
         return 0;
     r = table_get(&m->levels[l], key);
     if (!r)
-        return -ENOMEM;
+        return m->levels[l].n >= TOP_ROWS_MAX ? 0 : -ENOMEM; /* past the cap: not kept */
     /* The GPU and CPU series of a workload may not carry its names alike (one made before
      * the API server answered): a name, once known, is kept. Until the API names it, a
      * pod is known by its UID alone. */
@@ -312,6 +316,8 @@ static int on_sample(const struct prom_sample *s, void *userdata) {
         uint32_t pid;
 
         if (safe_atou32(label(s, "pid"), &pid) < 0)
+            return 0;
+        if (m->n_obs >= TOP_ROWS_MAX) /* as many as rows are kept */
             return 0;
         if (grow_array(&m->obs, &m->cap_obs, m->n_obs + 1, sizeof(*m->obs)) < 0)
             return -ENOMEM;
@@ -455,9 +461,11 @@ int top_model_update(struct top_model *m, const char *text, size_t len, double n
         m->frame_node_valid[c] = false;
         m->frame_node_j[c] = 0;
     }
-    for (unsigned l = 0; l < _TOP_LEVEL_MAX; l++)
+    for (unsigned l = 0; l < _TOP_LEVEL_MAX; l++) {
+        m->levels[l].dropped = 0;
         for (size_t i = 0; i < m->levels[l].n; i++)
             m->levels[l].rows[i].seen = false;
+    }
     n = prom_parse_text(text, len, on_sample, m, &m->bad_lines);
     if (n < 0)
         return n;

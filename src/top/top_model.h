@@ -73,9 +73,14 @@ struct top_row {
     bool seen, is_new;
 };
 
+/* Rows kept per level: a node has thousands of processes at most, and a page of a million
+ * series (a hostile or misconfigured /metrics, 64 MiB) would otherwise cost gigabytes. */
+#define TOP_ROWS_MAX 100000
+
 struct top_table {
     struct top_row *rows;
     size_t n, cap;
+    size_t dropped;       /* rows of this frame beyond TOP_ROWS_MAX, not shown */
     struct hashmap index; /* hash of key -> row index + 1 */
 };
 

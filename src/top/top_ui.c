@@ -360,9 +360,10 @@ static void draw_header(const struct top_ui *ui, const struct top_model *m,
             (void)snprintf(power[c], sizeof(power[c]), "%s", m->node_valid[c] ? "-" : "n/a");
     (void)escape_terminal(v->filter, filter, sizeof(filter));
     (void)snprintf(
-        line, sizeof(line), "Node GPU %s  CPU %s | %s: %zu of %zu | sort: %s%s | filter: %s",
+        line, sizeof(line), "Node GPU %s  CPU %s | %s: %zu of %zu%s | sort: %s%s | filter: %s",
         power[TOP_GPU], power[TOP_CPU], top_level_plural(v->level), shown, m->levels[v->level].n,
-        top_sort_to_string(v->sort), v->reverse ? " (reversed)" : "", v->filter[0] ? filter : "-");
+        m->levels[v->level].dropped ? " (more not kept)" : "", top_sort_to_string(v->sort),
+        v->reverse ? " (reversed)" : "", v->filter[0] ? filter : "-");
     put_line(ui, 1, 0, line);
     if (st->error && st->error[0]) {
         (void)snprintf(line, sizeof(line), "! %s", st->error);

@@ -292,6 +292,35 @@ static void test_many_rows(void **state) {
     free(text);
 }
 
+/* A page with more processes than top keeps: the first TOP_ROWS_MAX are kept, the rest
+ * dropped and counted, and the frame is taken all the same (its pods too). */
+static void test_rows_capped(void **state) {
+    const size_t n = TOP_ROWS_MAX + 500;
+    size_t cap = n * 96 + 256, len = 0;
+    char *text = malloc(cap);
+    struct top_model m;
+
+    (void)state;
+    assert_non_null(text);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "x_energy_joules_total{pid=\"%zu\",gpu=\"0\",process_name=\"p\","
+                                "energy_estimated=\"true\"} 1\n",
+                                i + 1);
+    len += (size_t)snprintf(text + len, cap - len,
+                            "joulestat_pod_energy_joules_total{namespace=\"n\",pod=\"a\","
+                            "pod_uid=\"u\",component=\"gpu\"} 5\n");
+    assert_true(len < cap);
+    top_model_init(&m);
+    ASSERT_OK(top_model_update(&m, text, len, 50));
+    assert_int_equal(m.levels[TOP_LEVEL_PROCESS].n, TOP_ROWS_MAX);
+    assert_int_equal(m.levels[TOP_LEVEL_PROCESS].dropped, 500);
+    assert_int_equal(m.levels[TOP_LEVEL_POD].n, 1);
+    assert_int_equal(m.levels[TOP_LEVEL_POD].dropped, 0);
+    top_model_done(&m);
+    free(text);
+}
+
 static void test_view(void **state) {
     struct frame f = {.t = 1,
                       .gpu_total = 1,
@@ -360,6 +389,7 @@ int main(void) {
         cmocka_unit_test(test_plain_clock),
         cmocka_unit_test(test_series_gone_is_no_spike),
         cmocka_unit_test(test_many_rows),
+        cmocka_unit_test(test_rows_capped),
         cmocka_unit_test(test_view),
     };
 

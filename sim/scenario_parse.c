@@ -335,20 +335,20 @@ struct sim_scenario *sim_scenario_free(struct sim_scenario *s) {
     return NULL;
 }
 
-bool sim_gpu_power_error_at(const struct sim_gpu *g, uint64_t t) {
+/* Whether a timed fault of this kind holds at scenario time t. */
+static bool fault_holds(const struct sim_gpu *g, enum sim_fault_kind kind, uint64_t t) {
     for (size_t i = 0; i < g->n_faults; i++) {
         const struct sim_fault *f = &g->faults[i];
-        if (f->kind == SIM_FAULT_POWER_ERROR && t >= f->at_us && t < f->until_us)
+        if (f->kind == kind && t >= f->at_us && t < f->until_us)
             return true;
     }
     return false;
 }
 
+bool sim_gpu_power_error_at(const struct sim_gpu *g, uint64_t t) {
+    return fault_holds(g, SIM_FAULT_POWER_ERROR, t);
+}
+
 bool sim_gpu_lost_at(const struct sim_gpu *g, uint64_t t) {
-    for (size_t i = 0; i < g->n_faults; i++) {
-        const struct sim_fault *f = &g->faults[i];
-        if (f->kind == SIM_FAULT_GPU_LOST && t >= f->at_us && t < f->until_us)
-            return true;
-    }
-    return false;
+    return fault_holds(g, SIM_FAULT_GPU_LOST, t);
 }

@@ -481,6 +481,11 @@ int top_model_update(struct top_model *m, const char *text, size_t len, double n
             return -ENOMEM;
     roll_up(m);
     t = m->frame_has_time ? m->frame_time : now_seconds;
+    /* The clock went back (stepped, or another exporter behind the same URL): no rate
+     * spans it, and this frame is a new start. (Waiting for the clock to pass the last
+     * fresh frame froze every power column meanwhile.) */
+    if (m->primed && t < m->frame_seconds)
+        m->primed = false;
     for (unsigned c = 0; c < _TOP_COMPONENT_MAX; c++) {
         /* Fresh: a later sample whose device counters moved (or, without them, any). */
         bool fresh = t > m->fresh_seconds[c] &&

@@ -235,6 +235,12 @@ static void test_plain_clock(void **state) {
     ASSERT_OK(top_model_update(&m, f2, strlen(f2), 52));
     ASSERT_NEAR(row(&m, TOP_LEVEL_PROCESS, "1 p")->power_w[TOP_GPU], 2);
     assert_false(m.node_valid[TOP_GPU]);
+    /* The clock steps back an hour: that frame starts again, the next has a rate. */
+    ASSERT_OK(top_model_update(&m, f1, strlen(f1), 52 - 3600));
+    assert_false(row(&m, TOP_LEVEL_PROCESS, "1 p")->power_valid[TOP_GPU]);
+    ASSERT_OK(top_model_update(&m, f2, strlen(f2), 54 - 3600));
+    assert_true(row(&m, TOP_LEVEL_PROCESS, "1 p")->power_valid[TOP_GPU]);
+    ASSERT_NEAR(row(&m, TOP_LEVEL_PROCESS, "1 p")->power_w[TOP_GPU], 2);
     top_model_done(&m);
 }
 

@@ -271,9 +271,9 @@ static void log_unreadable_counters(struct sampler *s, const struct cpu_node_rea
                     rapl_domain_to_string(first->domain));
 }
 
-/* The node's CPU time (/proc/stat) and the RAPL counters, read back to back. Returns
- * whether the counters were read. */
-static bool read_node_energy(struct sampler *s, const struct tick_time *t,
+/* The node's CPU time (/proc/stat) and the RAPL counters, read back to back (a counter
+ * that did not read is marked so in node). */
+static void read_node_energy(struct sampler *s, const struct tick_time *t,
                              struct cpu_node_reading *node) {
     size_t stat_len = 0;
     int r;
@@ -288,7 +288,7 @@ static bool read_node_energy(struct sampler *s, const struct tick_time *t,
         sampler_source_failed(s, SOURCE_RAPL, r, t->mono_ns, "cannot read the energy counters");
         if (s->rapl_failing_since_ns == 0)
             s->rapl_failing_since_ns = t->mono_ns;
-        return false;
+        return;
     }
     s->rapl_failing_since_ns = 0;
     s->rapl_retry_ns = RAPL_RETRY_FIRST_NS;
@@ -298,13 +298,12 @@ static bool read_node_energy(struct sampler *s, const struct tick_time *t,
         log_unreadable_counters(s, node, (size_t)r, t->mono_ns);
         if (s->rapl_unread_since_ns == 0)
             s->rapl_unread_since_ns = t->mono_ns;
-        return true;
+        return;
     }
     s->rapl_unread_since_ns = 0;
     s->rapl_unread_retry_ns = RAPL_RETRY_FIRST_NS;
     if (complain_release(&s->rapl_partial_complaint))
         log_info("rapl: every energy counter reads again");
-    return true;
 }
 
 /* Some counters have not read for RAPL_RETRY_FIRST_NS while the others do (their zone was
@@ -355,7 +354,6 @@ static void rapl_keep_open(struct sampler *s, uint64_t now_ns) {
 static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     const struct procfs_process *rows = NULL;
     struct cpu_node_reading node = {0};
-    bool have_readings = false;
     int n_rows = 0, r;
 
     if (s->procfs && s->exec_watch &&
@@ -367,8 +365,12 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
      * window). */
     cpu_groups_prepare(&s->cpu_groups);
     rapl_keep_open(s, t->mono_ns);
+    /* Open but unread (every counter failed), the scan is still accounted, with no energy:
+     * the steps the SLURM watch reported ended here are booked and said ended (it reports
+     * an end once), and the CPU-time window moves on; what the counters moved meanwhile is
+     * no data at their next reading. */
     if (s->rapl)
-        have_readings = read_node_energy(s, t, &node);
+        read_node_energy(s, t, &node);
     if (s->procfs) {
         n_rows = procfs_scan(s->procfs, &rows);
         if (n_rows == -ENOMEM)
@@ -386,7 +388,7 @@ static int tick_cpu(struct sampler *s, const struct tick_time *t) {
     /* The groups follow their processes and SLURM steps with or without energy to split,
      * so that those which ended are let go (without RAPL, every job step's stayed). */
     r = cpu_groups_track(&s->cpu_groups, rows, (size_t)n_rows);
-    if (r >= 0 && have_readings)
+    if (r >= 0 && s->rapl)
         r = cpu_accounting_tick(s->cpu_accounting, &s->cpu_groups, rows, (size_t)n_rows, &node,
                                 t->mono_ns, &s->ledger);
     else if (r >= 0 && s->cpu_accounting)

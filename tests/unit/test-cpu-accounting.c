@@ -380,6 +380,34 @@ static void test_steps_end_with_their_job(void **state) {
                      workload(f, WORKLOAD_JOB)->cpu_uj);
 }
 
+/* A step that ends in a scan where no RAPL counter reads (the zone reloading): the scan
+ * still books it, with no energy, and says it ended (the watch reports a step's end once:
+ * left to a later scan, its group was gone, and the job never had a series). What the
+ * counters moved meanwhile is no data at the next reading. */
+static void test_step_ends_while_rapl_unread(void **state) {
+    struct fx *f = *state;
+    struct workload_identity batch = f->id_job;
+
+    memcpy(batch.slurm.step, "batch", 6);
+    ASSERT_OK(
+        test_write_file(f->root, "proc/301/cgroup", "0::/" JOB_DIR "/step_batch/user/task_0\n"));
+    write_usage(f, JOB_DIR "/step_batch", 1000000);
+    row(f, 301, 1, "bash", &batch, 10, PROCFS_PROCESS_NEW);
+    scan(f, 1, 100, 100, 1000000, 0);
+    row(f, 301, 1, "bash", &batch, 50, 0);
+    scan(f, 2, 200, 200, 2000000, 0);
+    assert_true(step_workload(f, "batch")->active);
+
+    f->rapl[0].valid = f->rapl[1].valid = false;
+    scan_step_ended(f, 3, workload_group_key(&batch), 3000000);
+    assert_false(step_workload(f, "batch")->active);
+    assert_false(workload(f, WORKLOAD_JOB)->active);
+    f->rapl[0].valid = f->rapl[1].valid = true;
+    scan(f, 4, 400, 400, 4000000, 0);
+    assert_int_equal(rapl_of(f, "package")->unattributed_uj[UNATTR_NO_DATA], 2000000);
+    assert_conserved(f, "package", PKG);
+}
+
 static void test_render(void **state) {
     struct fx *f = *state;
     struct snapshot *snap;
@@ -925,6 +953,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reopened, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counter_missed_a_scan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_without_readings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_step_ends_while_rapl_unread, setup, teardown),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

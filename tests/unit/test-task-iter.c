@@ -382,9 +382,9 @@ static void scan_busy_child(bool try_bpf) {
      * starts programs meanwhile), and for a new one that exited before the rest of its
      * identity was read (vanished, not a row: seen in a CI run beside other tests). */
     if (uses)
-        assert_true(st.stat_reads - st0.stat_reads <=
-                    (uint64_t)fresh + st.exec_stat_reads - st0.exec_stat_reads + st.vanished -
-                        st0.vanished);
+        assert_true(st.stat_reads - st0.stat_reads <= (uint64_t)fresh + st.exec_stat_reads -
+                                                          st0.exec_stat_reads + st.vanished -
+                                                          st0.vanished);
     else
         assert_true(st.stat_reads - st0.stat_reads + st.schedstat_reads - st0.schedstat_reads +
                         st.vanished - st0.vanished >=

@@ -18,4 +18,6 @@ endif()
 # joulestat top in a real terminal (tmux): local sources and a /metrics URL, keys, pane.
 add_test(NAME top-tmux COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/e2e/top-tmux.sh ${CMAKE_BINARY_DIR}
                                ${CMAKE_SOURCE_DIR})
-set_tests_properties(top-tmux PROPERTIES LABELS "e2e;once" TIMEOUT 300)
+# Alone: its exporter learns two intensities from regular ticks, and beside the live fuzzers
+# (a core each) under ASan one was still unlearned after 120 s in a CI run.
+set_tests_properties(top-tmux PROPERTIES LABELS "e2e;once" TIMEOUT 300 RUN_SERIAL ON)

@@ -115,6 +115,10 @@ def main():
                     if n.endswith("_energy_joules_total") and l.get("component") == "cpu"
                     and not n.startswith("joulestat_slurm_step"))
     print("package %d uJ = workloads %d + unattributed %d" % (rapl, workloads, unattributed))
+    for n, l, v in watch:  # by reason: system, no data, downtime, ...
+        if n == "joulestat_cpu_unattributed_energy_joules_total":
+            print("  unattributed %s: %d uJ" % (",".join("%s=%s" % kv for kv in sorted(l.items())),
+                                              micro(v)))
     if rapl <= 0 or workloads + unattributed != rapl:
         failures.append("conservation: workloads %d + unattributed %d != package %d uJ"
                         % (workloads, unattributed, rapl))

@@ -133,6 +133,9 @@ slurm_wait 30 rapl_moved || fail "joulestat (no watch) did not scan"
 curl -sf "$url_watch" >"$tmp/watch.prom" || fail "scrape failed"
 curl -sf "$url_nowatch" >"$tmp/nowatch.prom" || fail "scrape failed"
 
+# On a failure, what the daemons said of RAPL and their warnings, beside their logs' ends.
+said() { grep -hE 'Z (warning|error): |rapl' "$tmp"/joulestat-*.log | grep -v 'Z debug: ' | tail -40; }
 python3 "$src/tests/slurm/check_last_joule.py" "$watts" "$tmp" "$tmp/watch.prom" \
-    "$tmp/nowatch.prom" "$array" "${jobs[@]}" || fail "SLURM jobs are not booked to their last joule"
+    "$tmp/nowatch.prom" "$array" "${jobs[@]}" ||
+    fail "SLURM jobs are not booked to their last joule; the daemons said: $(said)"
 echo "PASS: slurm-last-joule (long job $long s)"

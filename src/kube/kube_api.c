@@ -56,6 +56,11 @@ struct kube_api {
  * for the whole list again, as client-go's reflector does, rather than for ever. */
 #define KUBE_WATCH_REFUSALS_RELIST 3
 
+/* A watch resumed after a failure that the server has held open this long, answered 200
+ * and no error event: the API is back. On a quiet node no event or bookmark (about one a
+ * minute) may come to say so; an error event comes as soon as the watch starts. */
+#define KUBE_WATCH_SETTLED_NS (3 * NSEC_PER_SEC)
+
 static void publish(struct kube_api *a) {
     struct kube_table *t = NULL, *old;
 
@@ -73,6 +78,7 @@ struct watch {
     struct kube_api *api;
     size_t events;
     bool changed;
+    uint64_t started_ns; /* a watch's: when its request was sent */
 };
 
 /* A watch that delivered an event after a failure (or that the server ended cleanly): the
@@ -144,13 +150,27 @@ static void events_done(struct kube_request *req) {
     }
 }
 
+/* Whether a watch has been held open, answered 200, for KUBE_WATCH_SETTLED_NS. */
+static bool watch_settled(struct kube_request *req, const struct watch *w) {
+    long status = req->status;
+
+    if (!req->watch || clock_monotonic_ns() - w->started_ns < KUBE_WATCH_SETTLED_NS)
+        return false;
+    if (status == 0) /* no body yet; the status line came with the headers */
+        (void)req->cu->easy_getinfo(req->curl, CURLINFO_RESPONSE_CODE, &status);
+    return status == 200;
+}
+
 /* Stops the request when the thread is told to; meanwhile, an idle watch still ages deleted
- * pods out. */
+ * pods out, and one resumed after a failure says the API is back once it has settled. */
 static bool on_progress(struct kube_request *req) {
-    struct kube_api *a = ((struct watch *)req->userdata)->api;
+    struct watch *w = req->userdata;
+    struct kube_api *a = w->api;
 
     if (stopper_stopping(&a->stopper))
         return true;
+    if (a->failing && watch_settled(req, w))
+        watch_answered(a);
     if (clock_monotonic_ns() >= kube_model_next_expiry(&a->model) &&
         kube_model_expire(&a->model, clock_monotonic_ns()) > 0)
         publish(a);
@@ -249,7 +269,7 @@ static int do_list(struct kube_api *a, struct kube_report *rep) {
 }
 
 static int do_watch(struct kube_api *a, struct kube_report *rep, size_t *ret_events) {
-    struct watch w = {.api = a};
+    struct watch w = {.api = a, .started_ns = clock_monotonic_ns()};
     struct kube_request req = {.cu = a->cu,
                                .js = a->js,
                                .o = &a->o,

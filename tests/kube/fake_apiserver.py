@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """A small Kubernetes API server for tests and the demo: GET /api/v1/pods with a nodeName
 field selector, as a LIST (PodList) or a WATCH (chunked, one JSON event per line,
-bookmarks, 410 for resource versions it does not know), over HTTPS (--cert, --key) or
-plain HTTP, with a bearer-token check.
+bookmarks every --bookmark-interval, 410 for resource versions it does not know), over
+HTTPS (--cert, --key) or plain HTTP, with a bearer-token check.
 
 It is driven through a control file: each line appended to it is a JSON command,
   {"op": "add", "file": "pod.json"}   ADDED (or MODIFIED when the UID is known)
@@ -201,7 +201,7 @@ def make_handler(state, token_file, log):
                     obj["metadata"]["resourceVersion"] = str(rv)
                     self.chunk({"type": kind, "object": obj})
                     sent = rv
-                if time.monotonic() - last_bookmark > 2:
+                if time.monotonic() - last_bookmark > state.bookmark_s:
                     self.chunk({"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1",
                                 "metadata": {"resourceVersion": str(current)}}})
                     sent = max(sent, current)
@@ -229,6 +229,9 @@ def main():
     ap.add_argument("--state")
     ap.add_argument("--log", default=os.devnull)
     ap.add_argument("--rv-start", type=int, default=48000)
+    ap.add_argument("--bookmark-interval", type=float, default=2.0,
+                    help="seconds between BOOKMARK events of an open watch (a real API "
+                         "server's are about a minute apart)")
     a = ap.parse_args()
 
     with open(a.pods) as f:
@@ -238,6 +241,7 @@ def main():
         with open(extra) as f:
             pods.append(json.load(f))
     state = State(pods, a.node, a.rv_start, a.state)
+    state.bookmark_s = a.bookmark_interval
     # a restarted server must not replay the previous one's commands
     offset_start = os.path.getsize(a.control) if os.path.exists(a.control) else 0
 

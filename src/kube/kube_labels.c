@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -137,6 +138,11 @@ static void on_report(const struct kube_report *rep, void *userdata) {
     if (rep->failure < _KUBE_FAIL_MAX && complain_should_log(&k->complaints[rep->failure], now))
         log_failure(k, rep);
 }
+/* A token sent over plain http can be read by anyone on the path: kubectl proxy on
+ * loopback needs none (--kubernetes-token-file=), an API server is reached over https. */
+static bool token_in_clear(const struct kube_api_options *o) {
+    return o->token_file && strncasecmp(o->url, "http://", 7) == 0;
+}
 
 int kube_labels_new(const struct kube_labels_options *opts, struct kube_labels **ret) {
     struct kube_api_options o;
@@ -165,6 +171,11 @@ int kube_labels_new(const struct kube_labels_options *opts, struct kube_labels *
         free(k);
         return 0;
     }
+    if (token_in_clear(&o))
+        log_warning("kubernetes: %s is plain http, and the token %s is sent with every request "
+                    "unencrypted; use https, or --kubernetes-token-file= for a local kubectl "
+                    "proxy",
+                    o.url, o.token_file);
     o.report = on_report;
     o.userdata = k;
     r = kube_api_start(&o, &k->api);
@@ -297,6 +308,11 @@ void kube_labels_check(const struct kube_labels_options *opts) {
                strerror(-r));
         return;
     }
+    if (token_in_clear(&o))
+        printf("kubeapi warning   %s is plain http: the token %s is sent unencrypted\n"
+               "        fix: an https URL, or --kubernetes-token-file= for a local kubectl "
+               "proxy\n",
+               url, o.token_file);
     r = kube_api_probe(&o, &rep);
     if (r >= 0) {
         printf("kubeapi ok        %s: reachable, auth OK, %zu pods on node %s\n", url, rep.n_pods,

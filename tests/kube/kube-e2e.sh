@@ -106,6 +106,13 @@ grep -q "kubeapi down .*auth failed (HTTP 401: Unauthorized)" <<<"$out" ||
 out=$("$build/joulestat" check "${kube_flags[@]}" --kubernetes-token-file "$d/token" \
     --kubernetes-ca-file /dev/null 2>&1 || true)
 grep -q "kubeapi down .*unreachable" <<<"$out" || e2e_fail "check (untrusted CA): $out"
+# A token over plain http is said (the https server does not answer it), and only then.
+out=$("$build/joulestat" check --kubernetes-api-url "http://127.0.0.1:$api_port" \
+    --node-name node-a --no-gpu --rapl-source off --kubernetes-token-file "$d/token" 2>&1 || true)
+grep -q "kubeapi warning .*plain http: the token .* is sent unencrypted" <<<"$out" ||
+    e2e_fail "check (token over http): $out"
+out=$("$build/joulestat" check "${kube_flags[@]}" --kubernetes-token-file "$d/token" 2>&1 || true)
+! grep -q "kubeapi warning" <<<"$out" || e2e_fail "check (https) warned: $out"
 
 # 2. The trainer pod is deleted (its process stopped at 10 s) and recreated: same name, new UID.
 #    Before it, an event no one can read: the watcher lists again rather than resume the

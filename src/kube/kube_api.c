@@ -111,7 +111,10 @@ static int handle_event(struct kube_request *req, const char *line, size_t len) 
         a->rv[0] = '\0';
         return r;
     }
-    w->events++;
+    /* An ERROR event is no progress: a server that answers each watch with one at once
+     * (410 after every LIST) is waited for like one that ends each watch at once. */
+    if (e.type != KUBE_EVENT_ERROR)
+        w->events++;
     switch (e.type) {
     case KUBE_EVENT_ADDED:
     case KUBE_EVENT_MODIFIED:

@@ -11,6 +11,9 @@ It is driven through a control file: each line appended to it is a JSON command,
   {"op": "expire"}                    every open watch gets ERROR 410 (history dropped)
   {"op": "garbage"}                   an event no client can read (a 300-character name),
                                       kept in the history like any other
+  {"op": "huge"}                      a MODIFIED event of a known pod with a 17 MiB annotation
+                                      (over a client's 16 MiB line), in the history only
+  {"op": "gone", "on": true}          every watch gets ERROR 410 at once (false: no more)
   {"op": "refuse", "count": N}         the next N watches get HTTP 504 "Too large resource
                                       version" (an API server whose cache lags after an etcd
                                       restore); LISTs are answered
@@ -40,6 +43,7 @@ class State:
         self.history = []  # (rv, type, pod)
         self.epoch = 0  # bumped by "expire"
         self.refuse = 0  # watches left to refuse
+        self.always_gone = False  # every watch answered 410 at once
         self.closes = 0  # bumped by "close"
         self.state_path = state_path
         for p in pods:
@@ -78,6 +82,11 @@ class State:
             elif op == "garbage":
                 self.rv += 1
                 self.history.append((self.rv, "GARBAGE", None))
+            elif op == "huge":
+                self.rv += 1
+                self.history.append((self.rv, "HUGE", None))
+            elif op == "gone":
+                self.always_gone = bool(cmd["on"])
             elif op == "refuse":
                 self.refuse = int(cmd["count"])
             elif op == "close":
@@ -165,7 +174,7 @@ def make_handler(state, token_file, log):
             self.end_headers()
             with state.cond:
                 epoch, closes = state.epoch, state.closes
-                gone = since < state.floor or since > state.rv
+                gone = since < state.floor or since > state.rv or state.always_gone
             self.note(f"WATCH rv={since} gone={int(gone)}")
             if gone:
                 self.chunk({"type": "ERROR", "object": status(
@@ -191,6 +200,13 @@ def make_handler(state, token_file, log):
                         410, "Expired", "too old resource version")})
                     return self.end_stream()
                 for rv, kind, pod in pending:
+                    if kind == "HUGE" and state.pods:
+                        obj = json.loads(json.dumps(next(iter(state.pods.values()))))
+                        obj["metadata"]["resourceVersion"] = str(rv)
+                        obj["metadata"].setdefault("annotations", {})["blob"] = "x" * (17 << 20)
+                        self.chunk({"type": "MODIFIED", "object": obj})
+                        sent = rv
+                        continue
                     if kind == "GARBAGE":
                         self.chunk({"type": "ADDED", "object": {"kind": "Pod", "metadata": {
                             "name": "x" * 300, "namespace": "ml", "uid": "garbage",

@@ -186,6 +186,35 @@ echo '{"op": "refuse", "count": 0}' >>"$d/control"
 e2e_wait 30 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1 after the LIST"
 echo "step 4c: refused watches, then a LIST, at t=$((SECONDS - t0)) s"
 
+# 4d. A watch event larger than joulestat takes (17 MiB): the same watch would stop at it
+#     again, so it lists again, once, and goes on watching from the list.
+lists=$(grep -c "LIST" "$d/api-requests.log")
+echo '{"op": "huge"}' >>"$d/control"
+e2e_wait 15 grep -q "response larger than the limit" "$d/joulestat-good.log" ||
+    e2e_fail "the oversized event was not said"
+e2e_wait 15 relisted || e2e_fail "an oversized event did not lead to a new LIST"
+e2e_wait 15 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1 after the LIST"
+sleep 2
+(($(grep -c "LIST" "$d/api-requests.log") == lists + 1)) ||
+    e2e_fail "one LIST after the oversized event: $(grep -E 'LIST|WATCH' "$d/api-requests.log" | tail)"
+check has "$url" $metric pid=4101 pod=infer-5c9f7d6b8-x2kq4 || e2e_fail "names lost after it"
+echo "step 4d: an oversized event, then one LIST, at t=$((SECONDS - t0)) s"
+
+# 4e. A server that answers every watch 410 at once: LIST and WATCH again, but not in a
+#     spin: at most one round a second.
+gone_before=$(grep -c "gone=1" "$d/api-requests.log")
+answered_gone() { (($(grep -c "gone=1" "$d/api-requests.log") > gone_before)); }
+echo '{"op": "gone", "on": true}' >>"$d/control"
+echo '{"op": "close"}' >>"$d/control"
+e2e_wait 10 answered_gone || e2e_fail "no 410 answer"
+rounds=$(grep -c "gone=1" "$d/api-requests.log")
+sleep 5
+rounds=$(($(grep -c "gone=1" "$d/api-requests.log") - rounds))
+echo '{"op": "gone", "on": false}' >>"$d/control"
+((rounds >= 2 && rounds <= 6)) || e2e_fail "watches answered 410 in 5 s: $rounds (want 2-6)"
+e2e_wait 15 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1 after the 410s"
+echo "step 4e: $rounds rounds of 410 in 5 s, at t=$((SECONDS - t0)) s"
+
 # 5. The wrong token: names empty, one clear log line, energy intact (monitor below).
 check none "$bad_url" $metric pod || e2e_fail "wrong token: names must stay empty"
 # The failure repeats every second or so; its line repeats only at the rate limit's doubling

@@ -14,9 +14,9 @@ It is driven through a control file: each line appended to it is a JSON command,
   {"op": "huge"}                      a MODIFIED event of a known pod with a 17 MiB annotation
                                       (over a client's 16 MiB line), in the history only
   {"op": "gone", "on": true}          every watch gets ERROR 410 at once (false: no more)
-  {"op": "refuse", "count": N}         the next N watches get HTTP 504 "Too large resource
+  {"op": "refuse", "count": N}        the next N watches get HTTP 504 "Too large resource
                                       version" (an API server whose cache lags after an etcd
-                                      restore); LISTs are answered
+                                      restore), with a terminal escape; LISTs are answered
   {"op": "close"}                     every open watch ends, as a server's timeout ends it
 The current pods are written to --state after each change, so a restarted server
 (--pods STATE --rv-start N) continues where this one stopped. SIGTERM ends it at once,
@@ -164,8 +164,10 @@ def make_handler(state, token_file, log):
                 state.refuse -= 1 if refused else 0
             if refused:
                 self.note(f"WATCH rv={since} refused")
+                # with a terminal escape, as a hostile or broken server might send
                 return self.send_json(504, status(504, "Timeout",
-                                                  f"Too large resource version: {since}"))
+                                                  f"Too large resource version: {since}"
+                                                  "\u001b]0;owned\u0007"))
             timeout = min(int(q.get("timeoutSeconds", "300")), 300)
             deadline = time.monotonic() + timeout
             self.send_response(200)

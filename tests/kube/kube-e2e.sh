@@ -184,6 +184,10 @@ relisted() { (($(grep -c "LIST" "$d/api-requests.log") > lists)); }
 e2e_wait 45 relisted || e2e_fail "refused watches never led to a new LIST"
 echo '{"op": "refuse", "count": 0}' >>"$d/control"
 e2e_wait 30 source_up "$url" 1 || e2e_fail "source_up{kubernetes_api} should be 1 after the LIST"
+# The refusal's message carries a terminal escape: the log has it escaped, never raw.
+grep -qE 'Too large resource version: [0-9]+\\x1b\]0;owned\\x07; retrying' "$d/joulestat-good.log" ||
+    e2e_fail "the refusal's message is not in the log, escaped: $(grep -a 'HTTP 504' "$d/joulestat-good.log")"
+! grep -q $'\x1b' "$d/joulestat-good.log" || e2e_fail "a raw escape reached the log"
 echo "step 4c: refused watches, then a LIST, at t=$((SECONDS - t0)) s"
 
 # 4d. A watch event larger than joulestat takes (17 MiB): the same watch would stop at it

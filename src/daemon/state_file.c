@@ -126,6 +126,11 @@ int state_file_save(const char *dir, const struct ledger *l, const struct gpu_ba
     if (r < 0)
         (void)unlinkat(dfd, STATE_TMP_NAME, 0);
 finish:
+    /* The old state is behind what is published from now on: restored at a later start,
+     * every counter would go down to it, which Prometheus takes as a reset and counts the
+     * whole restored value again. Without it, that start counts from zero: a true reset. */
+    if (r < 0)
+        (void)unlinkat(dfd, STATE_FILE_NAME, 0);
     strbuf_done(&text);
     return r;
 }

@@ -177,6 +177,20 @@ serve_once 11 1
 [[ -d $state/joulestat.state.bad && -f $state/joulestat.state ]] ||
     e2e_fail "an unreadable state was not set aside: $(ls -l "$state")"
 grep -q "cannot read .*set aside" "$E2E_TMP/log11" || e2e_fail "no clear message: $(cat "$E2E_TMP/log11")"
+# A save that fails after others succeeded (here the temporary file cannot be made): the
+# last saved state goes, or a restart would take the counters down to it.
+rm -rf "$state"/joulestat.state*
+serve_once 12 1
+[[ -f $state/joulestat.state ]] || e2e_fail "no state saved"
+serve_once 13 2 &
+sleep 1.5
+mkdir "$state/joulestat.state.tmp"
+wait $! || e2e_fail "exporter 13"
+[[ ! -e $state/joulestat.state ]] || e2e_fail "the state left behind by failed saves is kept"
+grep -q 'cannot save the counters to --state-dir, and the last saved ones are removed' \
+    "$E2E_TMP/log13" || e2e_fail "no save error: $(cat "$E2E_TMP/log13")"
+rm -rf "$state/joulestat.state.tmp"
+
 # A state directory that cannot be written: joulestat runs, says so once, and reports the
 # state source down.
 state=$E2E_TMP/not-a-directory

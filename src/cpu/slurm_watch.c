@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup_cpu.h"
@@ -30,9 +31,12 @@ static struct watch_dir *dir_by_wd(struct slurm_watch *w, int wd) {
     return NULL;
 }
 
-/* Adds an inotify watch on <mount><path>[/file]. Returns the wd or -errno. */
-static int add_inotify(struct slurm_watch *w, const char *path, const char *file, uint32_t mask) {
+/* Adds an inotify watch on <mount><path>[/file], and says its inode. Returns the wd or
+ * -errno. */
+static int add_inotify(struct slurm_watch *w, const char *path, const char *file, uint32_t mask,
+                       uint64_t *ret_ino) {
     char full[SLURM_WATCH_PATH_MAX + 64];
+    struct stat st;
     int n, wd;
 
     n = snprintf(full, sizeof(full), "/proc/self/fd/%d/%s%s%s%s", w->sys_fd, w->mount, path,
@@ -40,10 +44,24 @@ static int add_inotify(struct slurm_watch *w, const char *path, const char *file
     if (n < 0 || (size_t)n >= sizeof(full))
         return -ENAMETOOLONG;
     wd = inotify_add_watch(w->ino_fd, full, mask);
-    return wd < 0 ? -errno : wd;
+    if (wd < 0)
+        return -errno;
+    *ret_ino = stat(full, &st) == 0 ? (uint64_t)st.st_ino : 0;
+    return wd;
+}
+
+/* The inode at <mount><path> now, or 0. */
+static uint64_t inode_of(struct slurm_watch *w, const char *path) {
+    char rel[SLURM_WATCH_PATH_MAX + 32];
+    struct stat st;
+
+    (void)snprintf(rel, sizeof(rel), "%s%s", w->mount, path);
+    return fstatat(w->sys_fd, rel, &st, 0) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
 static void step_events(struct slurm_watch *w, const struct watch_dir *d);
+static void forget_tree(struct slurm_watch *w, const char *path);
+static void step_removed(struct slurm_watch *w, const char *path);
 
 static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
     struct step *j;
@@ -69,13 +87,15 @@ static int add_step(struct slurm_watch *w, const char *path, bool fresh) {
     if (j->pub.gone)
         slurm_watch_step_ended(w, j);
     if (w->v2) {
-        r = add_inotify(w, path, "cgroup.events", IN_MODIFY);
+        uint64_t ino = 0;
+
+        r = add_inotify(w, path, "cgroup.events", IN_MODIFY, &ino);
         if (r >= 0) {
             int g = grow_array(&w->dirs, &w->cap_dirs, w->n_dirs + 1, sizeof(*w->dirs));
 
             if (g < 0)
                 return g;
-            w->dirs[w->n_dirs] = (struct watch_dir){.wd = r, .level = LEVEL_STEP};
+            w->dirs[w->n_dirs] = (struct watch_dir){.wd = r, .ino = ino, .level = LEVEL_STEP};
             (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
             w->n_dirs++;
             /* A step that ran may have emptied before its watch was there (a directory
@@ -125,23 +145,31 @@ static void open_slurm_root(struct slurm_watch *w, const char *path) {
 }
 
 static int add_dir(struct slurm_watch *w, const char *path, enum slurm_level level, bool fresh) {
+    uint64_t ino = 0;
     int wd, r;
 
-    for (size_t i = 0; i < w->n_dirs; i++)
-        if (w->dirs[i].level == level && strcmp(w->dirs[i].path, path) == 0)
+    for (size_t i = 0; i < w->n_dirs; i++) {
+        if (w->dirs[i].level != level || strcmp(w->dirs[i].path, path) != 0)
+            continue;
+        if (w->dirs[i].ino == inode_of(w, path))
             return 0;
+        /* Removed and made again while its removal went unseen (the queue overflowed): the
+         * watch held is on the old one. */
+        forget_tree(w, path);
+        break;
+    }
     wd = add_inotify(w, path, NULL,
-                     IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR);
+                     IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR, &ino);
     if (wd < 0)
         return wd;
     r = grow_array(&w->dirs, &w->cap_dirs, w->n_dirs + 1, sizeof(*w->dirs));
     if (r < 0)
         return r;
-    w->dirs[w->n_dirs] = (struct watch_dir){.wd = wd, .level = level, .fresh = fresh};
+    w->dirs[w->n_dirs] = (struct watch_dir){.wd = wd, .ino = ino, .level = level, .fresh = fresh};
     (void)snprintf(w->dirs[w->n_dirs].path, SLURM_WATCH_PATH_MAX, "%s", path);
     /* A job directory made while watched: all its steps' time is known from 0 (a parent
      * keeps the time of its removed children, in v1 and v2). */
-    if (level == LEVEL_JOB && fresh)
+    if (level == LEVEL_JOB && fresh && !w->resyncing)
         w->dirs[w->n_dirs].exact = cgroup_cpu_open(w->sys_fd, path, &w->dirs[w->n_dirs].cg) >= 0;
     w->n_dirs++;
     if (level == LEVEL_ROOT)
@@ -188,10 +216,38 @@ static void step_removed(struct slurm_watch *w, const char *path) {
     struct step *j = slurm_watch_step_by_path(w, path);
 
     if (j && !j->pub.gone) {
+        /* Ended already (v2, populated 0): a scan between that and now still found its
+         * directory, so its end is said again, for a scan that finds it gone. */
+        if (j->pub.ended)
+            atomic_fetch_add(&w->ended, 1);
         slurm_watch_step_read(j); /* fails: the directory is gone; keeps the last usage */
         j->pub.gone = true;
         j->cg = cgroup_cpu_free(j->cg);
         slurm_watch_step_ended(w, j);
+    }
+}
+
+/* A directory removed (or moved away), and every one followed under it, let go: its step
+ * (if it is one) as removed, its watch and its entry. On cgroupfs a removed directory's own
+ * watch gets no IN_IGNORED (tmpfs sends one), and held, it would keep one made again by the
+ * same name (a user's uid_<n> after their last job on the node, a requeued job's job_<n>)
+ * from being followed. */
+static void forget_tree(struct slurm_watch *w, const char *path) {
+    size_t len = strlen(path);
+
+    for (size_t i = 0; i < w->n_dirs;) {
+        struct watch_dir *d = &w->dirs[i];
+        char gone[SLURM_WATCH_PATH_MAX];
+
+        if (strncmp(d->path, path, len) != 0 || (d->path[len] != '\0' && d->path[len] != '/')) {
+            i++;
+            continue;
+        }
+        memcpy(gone, d->path, sizeof(gone));
+        if (d->level == LEVEL_STEP)
+            step_removed(w, gone);
+        (void)inotify_rm_watch(w->ino_fd, d->wd);
+        drop_dir(w, d->wd); /* the last one moves to i */
     }
 }
 
@@ -222,8 +278,10 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
 
         if (r < 0)
             (void)log_debug_errno(r, "slurm: cannot follow %s: %m", child);
-    } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && lv == LEVEL_STEP) {
-        step_removed(w, child);
+    } else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+        if (lv == LEVEL_STEP)
+            step_removed(w, child);
+        forget_tree(w, child);
     }
 }
 
@@ -254,7 +312,11 @@ static void resync(struct slurm_watch *w) {
             continue;
         }
         memcpy(path, w->dirs[i].path, sizeof(path));
-        list_dir(w, path, w->dirs[i].level, false);
+        /* What is new in a directory watched all along was made while it was: fresh. A
+         * job's steps may have come and gone unseen, though: its usage is not theirs. */
+        w->resyncing = true;
+        list_dir(w, path, w->dirs[i].level, w->dirs[i].level != LEVEL_TOP);
+        w->resyncing = false;
     }
 }
 

@@ -25,6 +25,7 @@ enum slurm_level {
 
 struct watch_dir {
     int wd;
+    uint64_t ino; /* the directory's, or the step's cgroup.events': one made again differs */
     enum slurm_level level;
     bool fresh; /* created while its parent was watched */
     char path[SLURM_WATCH_PATH_MAX];
@@ -61,6 +62,7 @@ struct slurm_watch {
     size_t n_steps, cap_steps;
     struct cgroup_cpu *root;
     char root_path[SLURM_WATCH_PATH_MAX];
+    bool resyncing; /* listing again after lost events (resync()) */
 };
 
 /* The level a child named name of a directory at level parent has, or -1: not followed

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -545,6 +546,70 @@ static void test_v1_array_after_exec(void **state) {
     env_done(&e);
 }
 
+/* On cgroupfs a removed directory's own watch gets no IN_IGNORED (tmpfs sends one): the
+ * watch lets go of a directory at its parent's IN_DELETE, so that one made again by the same
+ * name (a user's uid_<n> after their last job on the node ended) is followed anew. On the
+ * real cpuacct hierarchy, a directory of it bind-mounted into the fake root; skipped where
+ * there is none, or no right to make one or to mount. */
+static void test_v1_made_again_on_cgroupfs(void **state) {
+    static const char *const made[] = {"/slurm_node1", "/slurm_node1/uid_0",
+                                       "/slurm_node1/uid_0/job_1",
+                                       "/slurm_node1/uid_0/job_1/step_batch"};
+    char base[128], mnt[600], path[700];
+    struct slurm_watch *w = NULL;
+    struct env e;
+
+    (void)snprintf(base, sizeof(base), "/sys/fs/cgroup/cpuacct/joulestat-test-%d", (int)getpid());
+    if (access("/sys/fs/cgroup/cpuacct/cpuacct.usage", F_OK) < 0 || mkdir(base, 0755) < 0)
+        skip();
+    ASSERT_OK(test_mkdtemp(e.root, sizeof(e.root)));
+    ASSERT_OK(test_write_file(e.root, "sys/fs/cgroup/cpuacct/.keep", ""));
+    (void)snprintf(mnt, sizeof(mnt), "%s/sys/fs/cgroup/cpuacct", e.root);
+    if (mount(base, mnt, NULL, MS_BIND, NULL) < 0) {
+        (void)rmdir(base);
+        test_rm_rf(e.root);
+        skip();
+    }
+    (void)snprintf(path, sizeof(path), "%s/sys", e.root);
+    e.sys_fd = open_root(path);
+    assert_true(e.sys_fd >= 0);
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
+
+    /* A job of uid 0, the only one on the node: its uid directory goes with it. */
+    for (size_t i = 0; i < 4; i++) {
+        (void)snprintf(path, sizeof(path), "%s%s", mnt, made[i]);
+        assert_int_equal(mkdir(path, 0755), 0);
+    }
+    wait_for(w, "/slurm_node1/uid_0/job_1/step_batch", 0, false);
+    for (size_t i = 3; i >= 1; i--) {
+        (void)snprintf(path, sizeof(path), "%s%s", mnt, made[i]);
+        assert_int_equal(rmdir(path), 0);
+    }
+    wait_for(w, "/slurm_node1/uid_0/job_1/step_batch", 0, true);
+
+    /* The user's next job makes it again. */
+    (void)snprintf(path, sizeof(path), "%s/slurm_node1/uid_0", mnt);
+    assert_int_equal(mkdir(path, 0755), 0);
+    (void)snprintf(path, sizeof(path), "%s/slurm_node1/uid_0/job_2", mnt);
+    assert_int_equal(mkdir(path, 0755), 0);
+    (void)snprintf(path, sizeof(path), "%s/slurm_node1/uid_0/job_2/step_0", mnt);
+    assert_int_equal(mkdir(path, 0755), 0);
+    wait_for(w, "/slurm_node1/uid_0/job_2/step_0", 0, false);
+
+    assert_null(slurm_watch_free(w));
+    (void)rmdir(path);
+    (void)snprintf(path, sizeof(path), "%s/slurm_node1/uid_0/job_2", mnt);
+    (void)rmdir(path);
+    (void)snprintf(path, sizeof(path), "%s/slurm_node1/uid_0", mnt);
+    (void)rmdir(path);
+    (void)snprintf(path, sizeof(path), "%s/slurm_node1", mnt);
+    (void)rmdir(path);
+    (void)close(e.sys_fd);
+    assert_int_equal(umount2(mnt, MNT_DETACH), 0);
+    assert_int_equal(rmdir(base), 0);
+    test_rm_rf(e.root);
+}
+
 static void test_nothing_to_watch(void **state) {
     char root[512], path[600];
     struct slurm_watch *w = NULL;
@@ -565,6 +630,7 @@ int main(void) {
         cmocka_unit_test(test_v1_job_to_its_end),
         cmocka_unit_test(test_v1_two_steps_end_together),
         cmocka_unit_test(test_v1_array_after_exec),
+        cmocka_unit_test(test_v1_made_again_on_cgroupfs),
         cmocka_unit_test(test_v2_populated_0),
         cmocka_unit_test(test_v2_step_gone_before_its_event),
         cmocka_unit_test(test_v2_sluid_job_named_by_its_number),

@@ -4,8 +4,9 @@
 # (slurm-acct runs it against real slurmdbd). It always exits 0 (a failing Epilog drains
 # the node), a timeout that is not a number included; the job's figure is written once its
 # joulestat_slurm_job_active is 0; a job still active at the timeout is written "partial";
-# and where joulestat does not answer at all, nothing is written (no false 0 J) and the job
-# is not held for the whole timeout.
+# and where joulestat does not answer at all, or has no series of the job, nothing is
+# written (no false 0 J) and the job is not held for the whole timeout; a sacctmgr that
+# hangs is given 10 s, once.
 # Usage: epilog-check.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 src=$2
@@ -19,10 +20,12 @@ cat >"$bin/curl" <<EOS
 [ -f "$E2E_TMP/metrics" ] || exit 7
 cat "$E2E_TMP/metrics"
 EOS
-# sacctmgr: records its arguments, answers as a modification does.
+# sacctmgr: records its arguments, answers as a modification does; with $E2E_TMP/hang, it
+# never answers (slurmdbd behind a firewall that drops its packets).
 cat >"$bin/sacctmgr" <<EOS
 #!/bin/sh
 printf '%s\n' "\$*" >>"$E2E_TMP/sacctmgr.log"
+[ ! -e "$E2E_TMP/hang" ] || exec sleep 600
 echo " Modified jobs..."
 EOS
 chmod +x "$bin/curl" "$bin/sacctmgr"
@@ -59,6 +62,23 @@ run 1
 grep -q 'energy_j=112.750 .* partial$' "$E2E_TMP/sacctmgr.log" ||
     e2e_fail "partial figure: $(cat "$E2E_TMP/sacctmgr.log")"
 echo "ok: a job still active at the timeout is partial"
+
+touch "$E2E_TMP/hang"
+metrics 0
+start=$(date +%s)
+run 30
+(($(date +%s) - start < 20)) || e2e_fail "held the job $(($(date +%s) - start)) s on a hung sacctmgr"
+(($(wc -l <"$E2E_TMP/sacctmgr.log") == 1)) || e2e_fail "a hung sacctmgr was retried"
+rm "$E2E_TMP/hang"
+echo "ok: a hung sacctmgr is given 10 s, once"
+
+grep -v 'job_id="42"' "$E2E_TMP/metrics" >"$E2E_TMP/metrics.other"
+mv "$E2E_TMP/metrics.other" "$E2E_TMP/metrics"
+start=$(date +%s)
+run 30
+(($(date +%s) - start < 15)) || e2e_fail "held the job $(($(date +%s) - start)) s, never seen"
+[[ ! -e $E2E_TMP/sacctmgr.log ]] || e2e_fail "wrote a job never seen: $(cat "$E2E_TMP/sacctmgr.log")"
+echo "ok: a job joulestat has no series of: nothing written, the job not held"
 
 rm -f "$E2E_TMP/metrics"
 start=$(date +%s)

@@ -352,7 +352,9 @@ static int restore_gpu(struct ledger *l, const struct fields *f, const struct le
         return -EBADMSG;
     if (!baselines)
         return 0;
-    if (get(f, "raw_mj") && get(f, "at_us")) {
+    /* A time down that is unknown (no boot id, and a wall clock behind the save) is not
+     * bridged, as RAPL's is not: the counter starts over at its first reading. */
+    if (get(f, "raw_mj") && get(f, "at_us") && (rs->counting || rs->rebooted)) {
         baselines[index].valid = true;
         /* After a reboot the counter counts from the driver's load, all of it while down. */
         baselines[index].raw_mj = rs->rebooted ? 0 : raw;

@@ -456,6 +456,8 @@ static void test_unknown_time_is_not_bridged(void **state _unused_) {
     restore_gpu_saved_at(&saved, &now, &l, got);
     assert_false(last_restart.counting);
     assert_int_equal(last_restart.downtime_us, 0);
+    assert_false(got[0].valid); /* the GPU's counter starts over, as RAPL's */
+    assert_string_equal(got[0].uuid, ledger_gpu(&l, 0)->uuid); /* its board still known */
     ledger_done(&l);
 }
 

@@ -564,6 +564,8 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
         if (!d->up) {
             stats.devices_down++;
             t->gap = true;
+            /* Power is integrated again from the next reading, not across the outage. */
+            t->power_primed = false;
             continue;
         }
 

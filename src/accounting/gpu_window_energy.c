@@ -10,6 +10,12 @@
 /* The least time a counter delta is bounded by (max power x this): a step or two. */
 #define GLITCH_BOUND_MIN_US 1000000
 
+/* A power reading no board draws (above the plausibility bound of the counters' deltas) is
+ * garbage, not power: integrated, one would be hundreds of kilojoules. */
+static bool power_plausible(const struct gpu_accounting *a, bool valid, uint32_t power_mw) {
+    return valid && (double)power_mw <= a->opts.max_power_watts * 1000.0;
+}
+
 /* Trapezoid from the last power reading to this one: (P0 + P1) / 2 * dt; mW * us = nJ, so
  * the unit is 1/2000 uJ. Monotonic time: a step of the wall clock is no energy. */
 static uint64_t integrate_power(struct gpu_track *t, uint32_t power_mw, uint64_t now_ns) {
@@ -26,6 +32,7 @@ static uint64_t integrate_power(struct gpu_track *t, uint32_t power_mw, uint64_t
 bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
                    const struct gpu_device_reading *d, uint64_t now_ns, uint64_t *ret_uj,
                    struct gpu_tick_stats *stats) {
+    bool power_ok = power_plausible(a, d->power_valid, d->power_mw);
     uint64_t delta;
     int event;
 
@@ -59,14 +66,20 @@ bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
             t->energy_since_ns =
                 event != COUNTER_FIRST && t->energy_read_ns ? t->energy_read_ns : now_ns;
         t->energy_read_ns = now_ns;
+        /* The counter answers again after windows integrated from power: this one's energy
+         * is the power's up to now, the counter's from here on. */
+        if (event == COUNTER_FIRST && t->power_primed && t->window_open && power_ok) {
+            delta = t->power_polled_uj + integrate_power(t, d->power_mw, now_ns);
+            event = COUNTER_ADVANCED;
+        }
         /* The power reading kept too: should the counter stop answering (NOT_SUPPORTED), the
          * window it leaves open is integrated from here, not dropped. */
-        if (d->power_valid) {
-            t->power_primed = true;
+        t->power_primed = power_ok;
+        if (power_ok) {
             t->last_power_mw = d->power_mw;
             t->last_power_ns = now_ns;
-            t->power_polled_uj = 0;
         }
+        t->power_polled_uj = 0;
         if (event == COUNTER_FIRST)
             return false;
         *ret_uj = delta;
@@ -76,7 +89,7 @@ bool window_energy(struct gpu_accounting *a, struct gpu_track *t,
      * windows integrated here as well. It starts over from its next reading. */
     t->counter.primed = false;
     t->after_glitch = false;
-    if (!d->power_valid)
+    if (!power_ok)
         return false;
     if (!t->power_primed || !t->window_open) {
         t->power_primed = true;
@@ -98,6 +111,8 @@ void gpu_accounting_poll(struct gpu_accounting *a, const struct gpu_poll_reading
         if (polls[i].index >= LEDGER_MAX_GPUS || !polls[i].power_valid)
             continue;
         t = &a->tracks[polls[i].index];
+        if (!power_plausible(a, true, polls[i].power_mw))
+            continue;
         if (t->power_primed && t->window_open && now_ns > t->last_power_ns)
             t->power_polled_uj += integrate_power(t, polls[i].power_mw, now_ns);
     }

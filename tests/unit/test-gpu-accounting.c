@@ -196,6 +196,17 @@ static void test_counter_stops_answering(void **state _unused_) {
     assert_true(g->energy_estimated);
     assert_int_equal(process_total(f, 100, NULL, NULL), 250000000);
     assert_conserved(f);
+    /* It answers again: its first reading's window is still the power's (100 J), and the
+     * counter's delta counts from there. */
+    f->dev.energy_valid = true;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 7000000);
+    assert_int_equal(g->energy_uj, 350000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 7120000);
+    assert_int_equal(g->energy_uj, 470000000);
+    assert_int_equal(process_total(f, 100, NULL, NULL), 470000000);
+    assert_conserved(f);
     fixture_free(f);
 }
 
@@ -257,6 +268,16 @@ static void test_power_integration_is_estimated(void **state _unused_) {
     assert_int_equal(process_total(f, 100, &measured, &estimated), 300000000);
     assert_int_equal(measured, 0);
     assert_true(ledger_gpu(&f->ledger, 0)->energy_estimated);
+    assert_conserved(f);
+    /* A reading no board draws (4.3 MW) is no power: the next good one integrates over it. */
+    f->dev.power_mw = UINT32_MAX;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 0);
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->energy_uj, 300000000);
+    f->dev.power_mw = 200000;
+    f->now_us += USEC_PER_SEC;
+    tick(f, 0); /* 200 W for 2 s */
+    assert_int_equal(ledger_gpu(&f->ledger, 0)->energy_uj, 700000000);
     assert_conserved(f);
     fixture_free(f);
 }

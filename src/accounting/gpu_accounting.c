@@ -264,17 +264,21 @@ static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
     for (size_t i = 0; i < n; i++) {
         struct process_info info = {0};
         struct ledger_process *p;
+        bool running = i < a->n_running;
+        /* The driver says a process at this pid finished: one running at it now is another
+         * (the finished are those not running), whatever the last window had there. */
+        bool reused = d->n_finished > 0 && finished_has_pid(d, a->pids[i]);
         uintptr_t known;
         int r;
 
         /* A pid of the last window is that same process: no /proc read per tick (and it
          * may have left /proc already while its last samples are accounted). Only new pids
          * are resolved. */
-        known = (uintptr_t)hashmap_get(&t->pids_prev, (uint64_t)a->pids[i] + 1);
+        known = reused ? 0 : (uintptr_t)hashmap_get(&t->pids_prev, (uint64_t)a->pids[i] + 1);
         if (known)
             info = (struct process_info){.start_ticks = known - 1};
         else if (!resolve || resolve(userdata, a->pids[i], &info) < 0 ||
-                 finished_pid_taken_again(d, a->pids[i], info.start_time_seconds))
+                 (!running && finished_pid_taken_again(d, a->pids[i], info.start_time_seconds)))
             info = (struct process_info){0}; /* what the driver says of it, alone */
         r = hashmap_put(&t->pids_now, (uint64_t)a->pids[i] + 1,
                         (void *)(uintptr_t)(info.start_ticks + 1));
@@ -319,7 +323,8 @@ static int window_consumers(struct gpu_accounting *a, struct gpu_track *t,
     r = collect_consumers(a, d, &n);
     if (r < 0)
         return r;
-    *ret_same = same_consumers(a, t, n, ledger);
+    /* A window with finished processes looks its pids up: one may run again at another's. */
+    *ret_same = d->n_finished == 0 && same_consumers(a, t, n, ledger);
     t->n_last = 0; /* valid again once this window is booked */
     if (*ret_same)
         memcpy(a->procs, t->last_procs, n * sizeof(*a->procs));

@@ -173,6 +173,8 @@ void finished_activity(struct gpu_accounting *a, struct gpu_track *t,
  * finished at that pid: the pid was taken again since, and its identity is another's. */
 bool finished_pid_taken_again(const struct gpu_device_reading *d, uint32_t pid,
                               double start_time_seconds);
+/* Whether the reading says a process at pid finished. */
+bool finished_has_pid(const struct gpu_device_reading *d, uint32_t pid);
 
 /* The process's MIG instance and profile, the first window it is seen on a MIG GPU. */
 void mig_label(struct ledger_process *p, const struct gpu_device_reading *d);

@@ -66,6 +66,13 @@ bool finished_pid_taken_again(const struct gpu_device_reading *d, uint32_t pid,
     return false;
 }
 
+bool finished_has_pid(const struct gpu_device_reading *d, uint32_t pid) {
+    for (size_t k = 0; k < d->n_finished; k++)
+        if (d->finished[k].pid == pid)
+            return true;
+    return false;
+}
+
 /*
  * A job that started shortly before the reading and has not been sampled yet drew its
  * energy in this window, while its first sample comes in the next. With per-process

@@ -138,6 +138,56 @@ static void test_finished_pid_taken_again(void **state _unused_) {
     fixture_free(f);
 }
 
+/* /proc's process at a pid: started 5 s before the reading, in pod "first". */
+static int resolve_first(void *userdata, uint32_t pid _unused_, struct process_info *ret) {
+    const struct fixture *f = userdata;
+
+    *ret = (struct process_info){.start_ticks = 111,
+                                 .start_time_seconds = (double)f->now_us / 1e6 - 5};
+    strcpy(ret->id.pod_uid, "first");
+    return 0;
+}
+
+/* A process that finished, and a new one running at its pid by the next reading (the pid
+ * reused within a window): the running one is the newcomer, resolved anew, not the last
+ * window's process at that pid, nor a process with no identity. */
+static void test_pid_running_again_after_finishing(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    struct ledger_process *p;
+    uint64_t t0;
+    size_t n = 0;
+
+    tick(f, 0);
+    t0 = f->now_us;
+    f->procs[0] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    f->dev.accounting = true;
+    add_samples(f, &n, 300, 40, t0, 1, 10);
+    f->dev.n_utils = n;
+    f->now_us += USEC_PER_SEC;
+    f->dev.energy_mj += 60000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000, resolve_first, f,
+                                  &f->ledger, NULL));
+
+    n = 0;
+    add_samples(f, &n, 300, 40, t0, 11, 20);
+    f->dev.n_utils = n;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = t0 - 5 * USEC_PER_SEC, .active_us = 6000000, .gpu_util = 40};
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    f->now_us += USEC_PER_SEC;
+    f->dev.energy_mj += 60000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
+                                  resolve_taken_again, f, &f->ledger, NULL));
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 999, &(struct snap_identity){0}, &p));
+    assert_string_equal(p->id->pod_uid, "someone-else");
+    assert_true(p->estimated_uj + p->measured_uj > 0);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 /* Accounting mode: a job that ended within the last sample period (pid 300: 50 % for
  * 100 ms, ending 50 ms before the tick) drew its energy in this window, though its one
  * sample will come in the next: it is credited here, ahead of that sample, which then
@@ -305,6 +355,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_finished_without_samples),
         cmocka_unit_test(test_finished_pid_taken_again),
+        cmocka_unit_test(test_pid_running_again_after_finishing),
         cmocka_unit_test(test_finished_just_now_is_credited_ahead),
         cmocka_unit_test(test_finished_tail_is_credited_ahead),
         cmocka_unit_test(test_unsampled_running_is_credited_so_far),

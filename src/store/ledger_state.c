@@ -303,6 +303,10 @@ static int get_reasons(const struct fields *f, uint64_t *uj) {
 }
 
 /* Parses put_idle()'s list into b. */
+/* No board idles above this: a bigger saved idle is not a state joulestat wrote (restored,
+ * every window would be all idle). */
+#define IDLE_MW_MAX (5000U * 1000U)
+
 static int get_idle(const char *list, struct gpu_baseline *b) {
     char item[24];
 
@@ -314,7 +318,7 @@ static int get_idle(const char *list, struct gpu_baseline *b) {
             return -EBADMSG;
         memcpy(item, list, len);
         item[len] = '\0';
-        if (safe_atou64(item, &b->idle_mw[b->n_idle]) < 0)
+        if (safe_atou64(item, &b->idle_mw[b->n_idle]) < 0 || b->idle_mw[b->n_idle] > IDLE_MW_MAX)
             return -EBADMSG;
         b->n_idle++;
         list += len;

@@ -250,6 +250,7 @@ static void test_bad_text(void **state _unused_) {
         {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=1,,2\n", 2},
         {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=1,2,\n", 2},
         {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=18446744073709551616\n", 2},
+        {"joulestat-state 1\ngpu\tindex=0\tuuid=x\tenergy_uj=1\tidle_mw=5000001\n", 2},
         {"joulestat-state 1\nallocation\tgpu=64\tpod=p\treplicas=1\tenergy_uj=1\n", 2},
         {"joulestat-state 1\nallocation\tgpu=0\tpod=p\treplicas=1\n", 2},
         {"joulestat-state 1\nallocation\tgpu=0\tpod=p\treplicas=4294967296\tenergy_uj=1\n", 2},

@@ -67,12 +67,12 @@ int workload_identity_apply_environ(struct workload_identity *id, const char *en
     if (!id->slurm.needs_environ)
         return -EALREADY;
 
-    if (environ_get(env, len, "SLURM_JOB_SLUID", &value, &vlen) >= 0) {
-        size_t sl = strlen(id->slurm.sluid);
-
-        if (vlen != sl || memcmp(value, id->slurm.sluid, sl) != 0)
-            return -EINVAL;
-    }
+    /* Slurm exports both with SLUIDs (src/common/env.c): one without it borrows an id. */
+    r = environ_get(env, len, "SLURM_JOB_SLUID", &value, &vlen);
+    if (r < 0)
+        return r;
+    if (vlen != strlen(id->slurm.sluid) || memcmp(value, id->slurm.sluid, vlen) != 0)
+        return -EINVAL;
 
     r = environ_job_id(env, len, &job);
     if (r < 0)

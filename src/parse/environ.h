@@ -19,13 +19,15 @@ int environ_get(const char *env, size_t len, const char *key, const char **ret_v
                 size_t *ret_len);
 
 /*
- * Completes a SLUID identity (slurm.needs_environ) from the process environment. If the
- * blob carries SLURM_JOB_SLUID it must equal the SLUID of the path, so a process cannot
- * borrow another job's id by its environment alone. SLURM_JOB_ID is preferred over the
- * legacy SLURM_JOBID.
+ * Completes a SLUID identity (slurm.needs_environ) from the process environment. The
+ * blob must carry SLURM_JOB_SLUID equal to the SLUID of the path (Slurm exports both), so
+ * a process cannot borrow another job's id by its environment alone (`env -u
+ * SLURM_JOB_SLUID SLURM_JOB_ID=777 prog`). SLURM_JOB_ID is preferred over the legacy
+ * SLURM_JOBID.
  * Returns 0 and sets slurm.job_id/job_id_valid (clearing needs_environ); -EALREADY when
- * the identity did not need it; -ENOENT without SLURM_JOB_ID/SLURM_JOBID; -EINVAL for a
- * malformed job id or a SLUID that does not match. *id is modified only on success.
+ * the identity did not need it; -ENOENT without SLURM_JOB_SLUID or without
+ * SLURM_JOB_ID/SLURM_JOBID; -EINVAL for a malformed job id or a SLUID that does not
+ * match. *id is modified only on success.
  */
 int workload_identity_apply_environ(struct workload_identity *id, const char *env, size_t len);
 

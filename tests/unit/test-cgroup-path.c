@@ -640,25 +640,40 @@ static void test_environ(void **state) {
     ASSERT_ERRNO(workload_identity_apply_environ(&id, env, sizeof(env) - 1), EALREADY);
 
     /* Legacy name only. */
-    id = copy;
-    ASSERT_OK(workload_identity_apply_environ(&id, "SLURM_JOBID=77", 14));
-    assert_int_equal(id.slurm.job_id, 77);
+    {
+        static const char legacy[] = "SLURM_JOB_SLUID=s5K1KKYAYG5D00\0SLURM_JOBID=77";
+
+        id = copy;
+        ASSERT_OK(workload_identity_apply_environ(&id, legacy, sizeof(legacy) - 1));
+        assert_int_equal(id.slurm.job_id, 77);
+    }
 
     /* Failures leave the identity untouched. */
     {
+#define SLUID_AND(x)                                                                               \
+    {                                                                                              \
+        "SLURM_JOB_SLUID=s5K1KKYAYG5D00\0" x,                                                      \
+            sizeof("SLURM_JOB_SLUID=s5K1KKYAYG5D00") + sizeof(x) - 1                               \
+    }
         static const char other_job[] = "SLURM_JOB_SLUID=sEKNKTV3WPV500\0SLURM_JOB_ID=5";
         static const char no_id[] = "PATH=/bin\0SLURM_JOB_SLUID=s5K1KKYAYG5D00";
-        static const char *const bad_ids[] = {"SLURM_JOB_ID=",           "SLURM_JOB_ID=0",
-                                              "SLURM_JOB_ID=012",        "SLURM_JOB_ID=12a",
-                                              "SLURM_JOB_ID=4294967296", "SLURM_JOB_ID=-3"};
+        static const char no_sluid[] = "PATH=/bin\0SLURM_JOB_ID=777"; /* env -u SLURM_JOB_SLUID */
+        static const struct {
+            const char *env;
+            size_t len;
+        } bad_ids[] = {SLUID_AND("SLURM_JOB_ID="),           SLUID_AND("SLURM_JOB_ID=0"),
+                       SLUID_AND("SLURM_JOB_ID=012"),        SLUID_AND("SLURM_JOB_ID=12a"),
+                       SLUID_AND("SLURM_JOB_ID=4294967296"), SLUID_AND("SLURM_JOB_ID=-3")};
+#undef SLUID_AND
 
         id = copy;
         ASSERT_ERRNO(workload_identity_apply_environ(&id, other_job, sizeof(other_job) - 1),
                      EINVAL);
         ASSERT_ERRNO(workload_identity_apply_environ(&id, no_id, sizeof(no_id) - 1), ENOENT);
+        ASSERT_ERRNO(workload_identity_apply_environ(&id, no_sluid, sizeof(no_sluid) - 1), ENOENT);
         ASSERT_ERRNO(workload_identity_apply_environ(&id, "", 0), ENOENT);
         for (size_t i = 0; i < ARRAY_SIZE(bad_ids); i++)
-            ASSERT_ERRNO(workload_identity_apply_environ(&id, bad_ids[i], strlen(bad_ids[i])),
+            ASSERT_ERRNO(workload_identity_apply_environ(&id, bad_ids[i].env, bad_ids[i].len),
                          EINVAL);
         assert_memory_equal(&id, &copy, sizeof(id));
     }

@@ -391,7 +391,7 @@ static void test_v2_step_gone_before_its_event(void **state) {
  * that number. */
 static void test_v2_sluid_job_named_by_its_number(void **state) {
     static const char stepd[] = "SLURM_CONF=/tmp/slurm.conf";
-    static const char job[] = "SLURM_JOB_ID=1234\0SLURM_JOBID=1234";
+    static const char job[] = "SLURM_JOB_SLUID=s5K1KKYAYG5D00\0SLURM_JOB_ID=1234\0SLURM_JOBID=1234";
     static const char *scope = "sys/fs/cgroup/system.slice/slurmstepd.scope";
     static const char *dir = "sys/fs/cgroup/system.slice/slurmstepd.scope/s5K1KKYAYG5D00";
     static const char *step = "/system.slice/slurmstepd.scope/s5K1KKYAYG5D00/step_0";

@@ -19,14 +19,19 @@
 /* How soon a connection past its deadline, its request waiting for a worker, is looked at
  * again. */
 #define PENDING_RECHECK_NS (100 * NSEC_PER_MSEC)
+/* Defaults of the limits of the same names (0 there). */
+#define RUN_GAP_NS NSEC_PER_SEC
+#define BUSY_EVICT_NS (10 * NSEC_PER_SEC)
 
 struct guarded {
     bool used;
     bool busy;
     bool cut; /* shut down, close pending */
     int fd;
-    uint8_t client[16]; /* IPv6, or IPv4 mapped into it */
-    uint64_t since_ns;  /* accept, the end of the previous reply, or (busy) the request */
+    uint8_t client[16];    /* IPv6, or IPv4 mapped into it */
+    uint64_t since_ns;     /* accept, the end of the previous reply, or (busy) the request */
+    uint64_t run_since_ns; /* the first request of its run of replies (busy) */
+    bool served;           /* a reply was done on it */
 };
 
 struct conn_guard {
@@ -95,12 +100,31 @@ static struct guarded *oldest_waiting(struct conn_guard *g, const uint8_t *clien
     return oldest;
 }
 
+/* The oldest busy connection, of one client (client != NULL) or of any, except `not`, whose
+ * run of replies has lasted busy_evict_ns: a reader that slow. */
+static struct guarded *oldest_slow_busy(struct conn_guard *g, const uint8_t *client,
+                                        const struct guarded * not, uint64_t now) {
+    struct guarded *oldest = NULL;
+
+    for (unsigned i = 0; i < g->limits.capacity; i++) {
+        struct guarded *c = &g->slots[i];
+
+        if (!c->used || c->cut || !c->busy || c == not ||
+            (client && memcmp(c->client, client, 16) != 0) ||
+            now - c->run_since_ns < g->limits.busy_evict_ns)
+            continue;
+        if (!oldest || c->run_since_ns < oldest->run_since_ns)
+            oldest = c;
+    }
+    return oldest;
+}
+
 /* When c is due: the end of its header deadline while waiting, of its reply deadline while
- * busy (WATCH_NEVER without one). */
+ * busy (WATCH_NEVER without one), counted from the first request of its run. */
 static uint64_t due_at(const struct conn_guard *g, const struct guarded *c) {
     if (!c->busy)
         return c->since_ns + g->limits.header_timeout_ns;
-    return g->limits.reply_timeout_ns ? c->since_ns + g->limits.reply_timeout_ns : WATCH_NEVER;
+    return g->limits.reply_timeout_ns ? c->run_since_ns + g->limits.reply_timeout_ns : WATCH_NEVER;
 }
 
 /* c waits or is busy from now: the watchdog wakes for its deadline if it would sleep past
@@ -133,13 +157,21 @@ void *conn_guard_opened(struct conn_guard *g, int fd, const struct sockaddr *add
     g->live++;
     watch_for(g, c);
 
+    /* Its oldest waiting connection first, else one reading a reply for long; at its hard
+     * limit (an IPv6 /64's addresses are each within libmicrohttpd's), the newest itself. */
     victim = oldest_waiting(g, c->client, c, &count);
+    if (count > per_client_max && !victim)
+        victim = oldest_slow_busy(g, c->client, c, c->since_ns);
+    if (count > per_client_max && !victim && count > g->limits.per_client)
+        victim = c;
     if (count > per_client_max && victim) {
         cut(g, victim);
         g->cut_room++;
     }
     if (g->live > g->limits.capacity - g->limits.reserve) {
         victim = oldest_waiting(g, NULL, c, &count);
+        if (!victim)
+            victim = oldest_slow_busy(g, NULL, c, c->since_ns);
         if (victim) {
             cut(g, victim);
             g->cut_room++;
@@ -150,13 +182,22 @@ void *conn_guard_opened(struct conn_guard *g, int fd, const struct sockaddr *add
 }
 
 static void set_busy(struct conn_guard *g, void *handle, bool busy) {
+    uint64_t now = clock_monotonic_ns();
     struct guarded *c = handle;
 
     if (!c)
         return;
     (void)pthread_mutex_lock(&g->lock);
+    /* A request that comes right after a reply (pipelined, or sent at once) goes on with its
+     * run: its reply deadline counts from the run's first request. Else a client pipelining
+     * requests and reading each reply slowly, each within its deadline, held its slot for
+     * ever. A keep-alive client asks again after a pause. */
+    if (busy && !c->busy && (!c->served || now - c->since_ns >= g->limits.run_gap_ns))
+        c->run_since_ns = now;
+    if (!busy && c->busy)
+        c->served = true;
     c->busy = busy;
-    c->since_ns = clock_monotonic_ns();
+    c->since_ns = now;
     watch_for(g, c);
     (void)pthread_mutex_unlock(&g->lock);
 }
@@ -238,6 +279,10 @@ int conn_guard_new(const struct conn_guard_limits *l, struct conn_guard **ret) {
     if (!g)
         return -ENOMEM;
     g->limits = *l;
+    if (g->limits.run_gap_ns == 0)
+        g->limits.run_gap_ns = RUN_GAP_NS;
+    if (g->limits.busy_evict_ns == 0)
+        g->limits.busy_evict_ns = BUSY_EVICT_NS;
     g->watch_at = WATCH_NEVER;
     g->slots = calloc(l->capacity, sizeof(*g->slots));
     if (!g->slots) {
@@ -278,7 +323,7 @@ unsigned conn_guard_shed_slow(struct conn_guard *g, const void * not, uint64_t m
     for (unsigned i = 0; i < g->limits.capacity; i++) {
         struct guarded *c = &g->slots[i];
 
-        if (c->used && !c->cut && c->busy && c != not &&now - c->since_ns >= min_busy_ns) {
+        if (c->used && !c->cut && c->busy && c != not &&now - c->run_since_ns >= min_busy_ns) {
             cut(g, c);
             n++;
         }

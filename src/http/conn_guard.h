@@ -23,9 +23,15 @@
  *  - in all: when a new connection leaves fewer than `reserve` of `capacity` slots free, the
  *    oldest waiting connection of any address is cut.
  *
- * So a new connection is always let in (the newest is never the one cut) and gets its turn:
- * idle and slow clients cannot keep a scrape or a health probe out, whatever address they
- * come from, and a client's own flood only pushes out its own older connections first.
+ * Where no waiting connection is there to cut, the oldest one whose run of replies (below)
+ * has lasted busy_evict_ns is: a client that slow to read is not let hold the room. Only
+ * when an address's every connection is young and busy and it has per_client of them (an
+ * IPv6 /64, whose addresses are each within libmicrohttpd's per-address limit) is the new
+ * one cut.
+ *
+ * So a new connection is let in and gets its turn: idle and slow clients cannot keep a
+ * scrape or a health probe out, whatever address they come from, and a client's own flood
+ * only pushes out its own older connections first.
  * The headroom between the eviction thresholds and the hard limits (libmicrohttpd's
  * connection and per-address limits, set to capacity and per_client) covers connections
  * that are cut but not yet closed.
@@ -33,8 +39,9 @@
  * A busy connection has a deadline of its own: its reply must be done reply_timeout_ns
  * after its request came (libmicrohttpd's idle timeout restarts at every segment sent, so
  * a client reading one segment every few seconds would hold its connection, and the body
- * it is sent, for ever). When the bodies being sent fill their memory budget, the server
- * cuts those that have been sending for a while (conn_guard_shed_slow()).
+ * it is sent, for ever). Requests that follow a reply within run_gap_ns (pipelined) are one
+ * run, with one deadline from its first request. When the bodies being sent fill their memory
+ * budget, the server cuts those that have been sending for a while (conn_guard_shed_slow()).
  *
  * Thread-safe: the callbacks come from the server's worker threads.
  */
@@ -44,7 +51,9 @@ struct conn_guard_limits {
     unsigned per_client;        /* per client address (>= 2, <= capacity) */
     unsigned reserve;           /* slots kept free of waiting connections (< capacity) */
     uint64_t header_timeout_ns; /* > 0 */
-    uint64_t reply_timeout_ns;  /* request to reply done, absolute; 0: none */
+    uint64_t reply_timeout_ns;  /* a run's first request to its last reply done; 0: none */
+    uint64_t run_gap_ns;        /* a request sooner after a reply goes on with its run; 0: 1 s */
+    uint64_t busy_evict_ns;     /* a run this long may be cut to make room; 0: 10 s */
 };
 
 struct conn_guard;

@@ -182,12 +182,134 @@ static void test_ipv6_client_is_its_prefix(void **state) {
     assert_null(conn_guard_free(g));
 }
 
+/* Requests that follow each reply at once (pipelined) are one run with one reply deadline:
+ * a client reading each reply slowly, each within its deadline, is cut all the same. One
+ * that pauses between requests, as a keep-alive scraper does, starts a new run each time. */
+static void test_pipelined_run_has_one_deadline(void **state) {
+    const struct conn_guard_limits l = {.capacity = 8,
+                                        .per_client = 8,
+                                        .reserve = 1,
+                                        .header_timeout_ns = 10000000000,
+                                        .reply_timeout_ns = 300000000,
+                                        .run_gap_ns = 100000000};
+    struct conn_guard *g = NULL;
+    int piped[2], paused[2];
+    void *hp, *hk;
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, piped), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, paused), 0);
+    hp = conn_guard_opened(g, piped[0], NULL);
+    hk = conn_guard_opened(g, paused[0], NULL);
+    conn_guard_busy(g, hp);
+    for (int i = 0; i < 4; i++) { /* 150 ms a reply, the next request at once */
+        conn_guard_busy(g, hk);
+        sleep_ms(20);
+        conn_guard_waiting(g, hk);
+        sleep_ms(130); /* over run_gap_ns */
+        conn_guard_waiting(g, hp);
+        conn_guard_busy(g, hp);
+    }
+    assert_true(was_cut(piped[1])); /* 300 ms after its first request */
+    assert_false(was_cut(paused[1]));
+    conn_guard_closed(g, hp);
+    conn_guard_closed(g, hk);
+    for (int i = 0; i < 2; i++) {
+        (void)close(piped[i]);
+        (void)close(paused[i]);
+    }
+    assert_null(conn_guard_free(g));
+}
+
+/* Busy connections hold the room: a new one is let in by cutting the one whose run has
+ * lasted busy_evict_ns (a reader that slow), not refused. Where an address's every
+ * connection is busy and young, its connection over per_client is the one cut. */
+static void test_slow_busy_make_room(void **state) {
+    const struct conn_guard_limits l = {.capacity = 4,
+                                        .per_client = 3,
+                                        .reserve = 1,
+                                        .header_timeout_ns = 10000000000,
+                                        .busy_evict_ns = 50000000};
+    struct sockaddr_in6 other = ipv6("2001:db8:0:9::1");
+    struct conn_guard *g = NULL;
+    int fds[5][2];
+    void *h[5];
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds[i]), 0);
+        h[i] = conn_guard_opened(g, fds[i][0], NULL);
+        conn_guard_busy(g, h[i]);
+        sleep_ms(i == 0 ? 100 : 0);
+    }
+    /* A fourth address-less connection: over per_client (3), all busy, two of them young,
+     * the oldest slow: that one goes. */
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds[3]), 0);
+    h[3] = conn_guard_opened(g, fds[3][0], NULL);
+    assert_true(was_cut(fds[0][1]));
+    for (int i = 1; i < 4; i++)
+        assert_false(was_cut(fds[i][1]));
+    conn_guard_busy(g, h[3]);
+    conn_guard_closed(g, h[0]); /* as the server closes a cut one */
+    h[0] = NULL;
+    /* Another address, the server full of young busy ones: the room rule finds none to
+     * cut, and lets it in (the headroom below the hard limit). */
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds[4]), 0);
+    h[4] = conn_guard_opened(g, fds[4][0], (struct sockaddr *)&other);
+    assert_non_null(h[4]);
+    assert_false(was_cut(fds[4][1]));
+    for (int i = 0; i < 5; i++) {
+        conn_guard_closed(g, h[i]);
+        (void)close(fds[i][0]);
+        (void)close(fds[i][1]);
+    }
+    assert_null(conn_guard_free(g));
+}
+
+/* An address's connections all busy and young, and per_client of them (an IPv6 /64 may
+ * spread them over addresses each within libmicrohttpd's own limit): a new one is the one
+ * cut. */
+static void test_client_hard_limit(void **state) {
+    const struct conn_guard_limits l = {
+        .capacity = 16, .per_client = 3, .reserve = 1, .header_timeout_ns = 10000000000};
+    const char *addrs[] = {"2001:db8:0:1::5", "2001:db8:0:1::6", "2001:db8:0:1::7",
+                           "2001:db8:0:1::8"};
+    struct conn_guard *g = NULL;
+    int fds[4][2];
+    void *h[4];
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    for (int i = 0; i < 4; i++) {
+        struct sockaddr_in6 a = ipv6(addrs[i]);
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds[i]), 0);
+        h[i] = conn_guard_opened(g, fds[i][0], (struct sockaddr *)&a);
+        assert_non_null(h[i]);
+        conn_guard_busy(g, h[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_false(was_cut(fds[i][1]));
+    assert_true(was_cut(fds[3][1]));
+    for (int i = 0; i < 4; i++) {
+        conn_guard_closed(g, h[i]);
+        (void)close(fds[i][0]);
+        (void)close(fds[i][1]);
+    }
+    assert_null(conn_guard_free(g));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deadline_spares_unread_request),
         cmocka_unit_test(test_reply_deadline),
         cmocka_unit_test(test_shed_slow),
         cmocka_unit_test(test_ipv6_client_is_its_prefix),
+        cmocka_unit_test(test_pipelined_run_has_one_deadline),
+        cmocka_unit_test(test_slow_busy_make_room),
+        cmocka_unit_test(test_client_hard_limit),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,7 +141,7 @@ static int apply_option(struct config *cfg, int opt, const char *arg) {
         if (!http_metrics_path_valid(arg))
             return bad(name, arg,
                        "must name a path other than / and /healthz, in printable ASCII "
-                       "without quotes, <, >, &, \\, ? or #");
+                       "without quotes, <, >, &, \\, ?, # or %");
         cfg->metrics_path = arg;
         return 0;
     case OPT_WEB_CONFIG:

@@ -195,10 +195,10 @@ static int render(struct metrics_cache *c, const struct snapshot *s, bool gz,
         return -ENOMEM;
     }
     (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, EXPOSITION_CONTENT_TYPE);
-    if (gz) {
+    if (gz)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    }
+    /* Both encodings: a shared cache keeps the plain one apart from the gzip one too. */
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     for (int h = 0; h < WEB_HEADERS; h++)
         if (web_config_header(wc, h))
             (void)MHD_add_response_header(resp, web_header_names[h], web_config_header(wc, h));

@@ -308,7 +308,7 @@ bool http_metrics_path_valid(const char *p) {
     if (n < 2 || n >= METRICS_PATH_MAX || p[0] != '/' || strcmp(p, "/healthz") == 0)
         return false;
     for (size_t i = 0; i < n; i++)
-        if (p[i] <= ' ' || p[i] > '~' || strchr("\"'<>&\\?#", p[i]))
+        if (p[i] <= ' ' || p[i] > '~' || strchr("\"'<>&\\?#%", p[i]))
             return false;
     return true;
 }

@@ -69,7 +69,7 @@ struct http_server_options {
 struct http_server;
 
 /* Whether path can be --metrics-path: '/' and a name of printable ASCII without quotes,
- * '<', '>', '&', '\\', '?' or '#' (it goes into the landing page and is matched
+ * '<', '>', '&', '\\', '?', '#' or '%' (it goes into the landing page and is matched
  * literally), not "/healthz". */
 bool http_metrics_path_valid(const char *path);
 

@@ -40,7 +40,7 @@ grep -q "joulestat_ names are the exporter's own" "$E2E_TMP/err" || e2e_fail "no
 expect_exit 0 "$js" version --metric-prefix=joulestat_gpu_process
 expect_exit 2 "$js" serve --metrics-path=metrics
 # Paths the server could not serve are refused with the options, before any source starts.
-for path in / /healthz '/m?x' '/a#b' '/<b>'; do
+for path in / /healthz '/m?x' '/a#b' '/<b>' '/a%20b'; do
     expect_exit 2 "$js" serve --metrics-path="$path"
     grep -q "must name a path other than" "$E2E_TMP/err" || e2e_fail "no reason for '$path'"
 done

@@ -162,6 +162,7 @@ static void check_gzip_matches_plain(struct fixture *f) {
     assert_int_equal(gz.status, 200);
     assert_string_equal(http_header(&gz, "Content-Encoding", h, sizeof(h)), "gzip");
     assert_string_equal(http_header(&gz, "Vary", h, sizeof(h)), "Accept-Encoding");
+    assert_string_equal(http_header(&plain, "Vary", h, sizeof(h)), "Accept-Encoding");
     assert_true(gz.body_len < plain.body_len / 3);
     inflated = gunzip(gz.body, gz.body_len, &len);
     drop_scrape_duration(plain.body);

@@ -40,7 +40,7 @@ struct conn_guard {
     struct guarded *slots; /* limits.capacity of them */
     unsigned live;         /* used and not cut */
     uint64_t watch_at;     /* when the watchdog wakes next (WATCH_NEVER: when kicked) */
-    uint64_t cut_deadline, cut_room, cut_slow_reply;
+    uint64_t cut_deadline, cut_idle, cut_room, cut_slow_reply;
     struct stopper stopper;
     pthread_t thread;
     bool thread_started;
@@ -247,7 +247,12 @@ static uint64_t enforce_deadlines(struct conn_guard *g, uint64_t now) {
             due = now + PENDING_RECHECK_NS;
         else if (due <= now) {
             cut(g, c);
-            g->cut_deadline++;
+            /* After a reply, a keep-alive client that has nothing more to ask: not one that
+             * trickles a request. */
+            if (c->served)
+                g->cut_idle++;
+            else
+                g->cut_deadline++;
             continue;
         }
         if (due < next)
@@ -337,6 +342,7 @@ void conn_guard_stats(struct conn_guard *g, struct conn_guard_stats *ret) {
     (void)pthread_mutex_lock(&g->lock);
     *ret = (struct conn_guard_stats){.live = g->live,
                                      .cut_deadline = g->cut_deadline,
+                                     .cut_idle = g->cut_idle,
                                      .cut_room = g->cut_room,
                                      .cut_slow_reply = g->cut_slow_reply};
     (void)pthread_mutex_unlock(&g->lock);

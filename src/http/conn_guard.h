@@ -79,9 +79,9 @@ void conn_guard_closed(struct conn_guard *g, void *handle);
  * slow readers holding bodies when memory for more is short. Returns how many. */
 unsigned conn_guard_shed_slow(struct conn_guard *g, const void * not, uint64_t min_busy_ns);
 
-/* Connections cut so far: by the header deadline, to make room (either rule), and slow
- * replies (the reply deadline, or shed). */
+/* Connections cut so far: by the header deadline (before a first reply, and after one:
+ * idle), to make room (either rule), and slow replies (the reply deadline, or shed). */
 struct conn_guard_stats {
-    uint64_t live, cut_deadline, cut_room, cut_slow_reply;
+    uint64_t live, cut_deadline, cut_idle, cut_room, cut_slow_reply;
 };
 void conn_guard_stats(struct conn_guard *g, struct conn_guard_stats *ret);

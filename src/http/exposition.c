@@ -435,6 +435,10 @@ static void render_self(struct render *r, const struct snapshot *s,
         end_u64(r, o->http->closed_header_deadline);
         series_begin(r);
         strbuf_putc(r->out, '{');
+        put_label(r->out, true, "reason", "idle", SIZE_MAX);
+        end_u64(r, o->http->closed_idle);
+        series_begin(r);
+        strbuf_putc(r->out, '{');
         put_label(r->out, true, "reason", "make_room", SIZE_MAX);
         end_u64(r, o->http->closed_make_room);
         series_begin(r);

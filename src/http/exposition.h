@@ -36,6 +36,7 @@ struct exposition_options {
 struct exposition_http {
     uint64_t connections_open;
     uint64_t closed_header_deadline; /* waited past the header deadline */
+    uint64_t closed_idle;            /* waited past it after a reply: keep-alive, nothing asked */
     uint64_t closed_make_room;       /* the oldest waiting, cut for a new connection */
     uint64_t closed_slow_reply;      /* busy past the reply deadline, or shed */
     uint64_t auth_busy;              /* password checks refused: all bcrypt threads busy */

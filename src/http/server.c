@@ -133,6 +133,7 @@ static void http_counters(struct http_server *srv, struct exposition_http *ret) 
     *ret = (struct exposition_http){
         .connections_open = g.live,
         .closed_header_deadline = g.cut_deadline,
+        .closed_idle = g.cut_idle,
         .closed_make_room = g.cut_room,
         .closed_slow_reply = g.cut_slow_reply,
         .auth_busy = atomic_load(&srv->auth_busy),

@@ -9,6 +9,7 @@ int main(int argc, char **argv) {
     /* The server's own counters too, so promtool sees those families. */
     const struct exposition_http http = {.connections_open = 3,
                                          .closed_header_deadline = 2,
+                                         .closed_idle = 4,
                                          .closed_make_room = 1,
                                          .closed_slow_reply = 4};
     struct exposition_options o = {.metric_prefix = argc > 1 ? argv[1] : NULL,

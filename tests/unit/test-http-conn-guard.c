@@ -70,6 +70,33 @@ static void test_deadline_spares_unread_request(void **state) {
     assert_null(conn_guard_free(g));
 }
 
+/* A keep-alive connection with nothing more to ask after its reply is cut at the same
+ * deadline, counted apart: it is no client trickling a request. */
+static void test_idle_after_reply(void **state) {
+    const struct conn_guard_limits l = {
+        .capacity = 8, .per_client = 4, .reserve = 1, .header_timeout_ns = 50000000};
+    struct conn_guard *g = NULL;
+    struct conn_guard_stats st;
+    int kept[2];
+    void *h;
+
+    (void)state;
+    ASSERT_OK(conn_guard_new(&l, &g));
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, kept), 0);
+    h = conn_guard_opened(g, kept[0], NULL);
+    conn_guard_busy(g, h);
+    conn_guard_waiting(g, h);
+    sleep_ms(400);
+    assert_true(was_cut(kept[1]));
+    conn_guard_stats(g, &st);
+    assert_int_equal(st.cut_idle, 1);
+    assert_int_equal(st.cut_deadline, 0);
+    conn_guard_closed(g, h);
+    for (int i = 0; i < 2; i++)
+        (void)close(kept[i]);
+    assert_null(conn_guard_free(g));
+}
+
 /* A reply still being sent at its deadline is cut, however slowly its client reads on:
  * a busy connection no longer holds its slot and its body for ever. */
 static void test_reply_deadline(void **state) {
@@ -304,6 +331,7 @@ static void test_client_hard_limit(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deadline_spares_unread_request),
+        cmocka_unit_test(test_idle_after_reply),
         cmocka_unit_test(test_reply_deadline),
         cmocka_unit_test(test_shed_slow),
         cmocka_unit_test(test_ipv6_client_is_its_prefix),

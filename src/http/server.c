@@ -132,10 +132,10 @@ static void http_counters(struct http_server *srv, struct exposition_http *ret) 
     conn_guard_stats(srv->guard, &g);
     *ret = (struct exposition_http){
         .connections_open = g.live,
-        .closed_header_deadline = g.cut_deadline,
-        .closed_idle = g.cut_idle,
-        .closed_make_room = g.cut_room,
-        .closed_slow_reply = g.cut_slow_reply,
+        .closed_header_deadline = g.cut_deadline + atomic_load(&srv->carried_deadline),
+        .closed_idle = g.cut_idle + atomic_load(&srv->carried_idle),
+        .closed_make_room = g.cut_room + atomic_load(&srv->carried_room),
+        .closed_slow_reply = g.cut_slow_reply + atomic_load(&srv->carried_slow),
         .auth_busy = atomic_load(&srv->auth_busy),
     };
 }
@@ -452,8 +452,10 @@ int http_server_start(const struct http_server_options *o, struct snapshot_slot 
     return http_server_start_on(o, fd, slot, ret);
 }
 
-int http_server_start_on(const struct http_server_options *o, int listen_fd,
-                         struct snapshot_slot *slot, struct http_server **ret) {
+/* http_server_start_on(), its counters going on from carried (NULL: from 0). */
+static int start_on(const struct http_server_options *o, int listen_fd, struct snapshot_slot *slot,
+                    const struct exposition_http *carried, struct http_server **ret) {
+    const struct exposition_http none = {0}, *c = carried ? carried : &none;
     _cleanup_(closep) int fd = listen_fd;
     struct http_server *srv;
     const char *path;
@@ -472,7 +474,11 @@ int http_server_start_on(const struct http_server_options *o, int listen_fd,
     if (!srv)
         return -ENOMEM;
     srv->slot = slot;
-    atomic_init(&srv->auth_busy, 0);
+    atomic_init(&srv->auth_busy, c->auth_busy);
+    atomic_init(&srv->carried_deadline, c->closed_header_deadline);
+    atomic_init(&srv->carried_idle, c->closed_idle);
+    atomic_init(&srv->carried_room, c->closed_make_room);
+    atomic_init(&srv->carried_slow, c->closed_slow_reply);
     (void)pthread_mutex_init(&srv->config_lock, NULL);
     srv->web_config = web_config_ref(o->web_config);
     srv->tls_config = web_config_ref(o->web_config);
@@ -510,6 +516,11 @@ fail:
     return r;
 }
 
+int http_server_start_on(const struct http_server_options *o, int listen_fd,
+                         struct snapshot_slot *slot, struct http_server **ret) {
+    return start_on(o, listen_fd, slot, NULL, ret);
+}
+
 /* How long a replaced server may go on answering the requests it has. */
 #define REPLACE_GRACE_NS (2 * NSEC_PER_SEC)
 
@@ -517,6 +528,7 @@ int http_server_replace(struct http_server *old, const struct http_server_option
                         struct http_server **ret) {
     const union MHD_DaemonInfo *info;
     struct http_server *fresh = NULL;
+    struct exposition_http before, after;
     struct conn_guard_stats g;
     uint64_t deadline;
     int fd, r;
@@ -530,7 +542,8 @@ int http_server_replace(struct http_server *old, const struct http_server_option
     fd = fcntl(info->listen_fd, F_DUPFD_CLOEXEC, 3);
     if (fd < 0)
         return -errno;
-    r = http_server_start_on(o, fd, old->slot, &fresh);
+    http_counters(old, &before);
+    r = start_on(o, fd, old->slot, &before, &fresh);
     if (r < 0)
         return r; /* the old one serves on */
     fd = MHD_quiesce_daemon(old->daemon);
@@ -543,6 +556,14 @@ int http_server_replace(struct http_server *old, const struct http_server_option
             break;
         (void)usleep(20000);
     } while (clock_monotonic_ns() < deadline);
+    /* What the old one counted while both served. */
+    http_counters(old, &after);
+    atomic_fetch_add(&fresh->carried_deadline,
+                     after.closed_header_deadline - before.closed_header_deadline);
+    atomic_fetch_add(&fresh->carried_idle, after.closed_idle - before.closed_idle);
+    atomic_fetch_add(&fresh->carried_room, after.closed_make_room - before.closed_make_room);
+    atomic_fetch_add(&fresh->carried_slow, after.closed_slow_reply - before.closed_slow_reply);
+    atomic_fetch_add(&fresh->auth_busy, after.auth_busy - before.auth_busy);
     http_server_stop(old);
     /* Quiesced, the old daemon left its listening descriptor open for us to close. */
     if (fd >= 0)

@@ -35,6 +35,9 @@ struct http_server {
     struct metrics_cache *cache; /* the rendered responses, shared */
     struct auth_queue *auth;     /* bcrypt checks, off the workers */
     _Atomic uint64_t auth_busy;  /* requests refused: every check thread busy */
+    /* The connection counters of the servers this one replaced (http_server_replace()):
+     * its own go on from theirs, as counters of one process. */
+    _Atomic uint64_t carried_deadline, carried_idle, carried_room, carried_slow;
 };
 
 /* What a request knows of its credentials: unchecked, being checked by the auth queue (the

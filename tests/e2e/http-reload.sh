@@ -63,6 +63,17 @@ grep -q "web.yml:2: basic_auth_users.prom: not a bcrypt hash" "$log" ||
     e2e_fail "the bad file's error does not name file, line and key"
 expect second-secret 200 "the second password after a bad file"
 expect first-secret 401 "the first password after a bad file"
+# A connection that asks nothing is closed at its header deadline: counted, and the count
+# goes on across the new server below (a counter of the same process never goes down).
+closed() { # closed CURL_FLAGS...: header_deadline closures in a scrape
+    curl -s --max-time 10 -u prom:second-secret "$@" |
+        awk '/^joulestat_http_connections_closed_total\{reason="header_deadline"\}/ { print $2 }'
+}
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+sleep 5.5
+exec 3<&-
+closed_before=$(closed "$url")
+((closed_before >= 1)) || e2e_fail "the silent connection was not counted: '$closed_before'"
 # TLS switched on: a new server on the same socket, HTTPS from the next connection on.
 cp "$src/tests/http/tls/server.crt" "$src/tests/http/tls/server.key" "$E2E_TMP/"
 printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' \
@@ -72,6 +83,10 @@ grep -q "new TLS settings from --web.config.file" "$log" || e2e_fail "no new ser
 url=https://127.0.0.1:$port/metrics
 code() { curl -sk -o /dev/null --max-time 10 -w '%{http_code}' -u "prom:$1" "$url" || true; }
 expect second-secret 200 "the second password over TLS after SIGHUP"
+closed_after=$(closed -k "$url")
+((closed_after >= closed_before)) ||
+    e2e_fail "connections closed went down across the new server: $closed_before -> '$closed_after'"
+echo "ok: the HTTP counters go on across the new server ($closed_before -> $closed_after)"
 plain=$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "http://127.0.0.1:$port/healthz" || true)
 [[ $plain == 000 ]] || e2e_fail "plain HTTP still answered ($plain) after TLS was switched on"
 

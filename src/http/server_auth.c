@@ -131,6 +131,6 @@ void http_hook_handshake(struct http_server *srv, struct MHD_Connection *conn) {
      * the check on each request (403) still applies then. */
     if (!tls || !tls->tls_session || gnutls_session_get_ptr(tls->tls_session) != conn)
         return;
-    tls_client_ask(tls->tls_session);
+    tls_client_ask(tls->tls_session, web_config_client_ca_given(wc));
     gnutls_session_set_verify_function(tls->tls_session, verify_client);
 }

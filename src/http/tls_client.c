@@ -114,10 +114,15 @@ int tls_client_check(void *session, const struct web_config *c, const char **ret
     return check(session, c, ret_why, &alert);
 }
 
-void tls_client_ask(void *session) {
+void tls_client_ask(void *session, bool name_authorities) {
     /* Asked for in every mode that wants one; whether it must be there and verify is
      * decided by tls_client_handshake(), so that the client hears why in an alert. */
     gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUEST);
+    /* Without a client CA the authorities GnuTLS holds are the server's own chain (or the
+     * system's bundle): named, a client whose issuer is not among them sends nothing, as
+     * Go's does. Go names none then. */
+    if (!name_authorities)
+        gnutls_certificate_send_x509_rdn_sequence(session, 1);
 }
 
 int tls_client_handshake(void *session, const struct web_config *c, const char **ret_why) {

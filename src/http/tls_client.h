@@ -26,5 +26,6 @@ int tls_client_check(void *session, const struct web_config *c, const char **ret
  * certificate for a SAN not listed), with the reason in *ret_why.
  */
 int tls_client_handshake(void *session, const struct web_config *c, const char **ret_why);
-/* Makes the server session ask the client for a certificate (not require it). */
-void tls_client_ask(void *session);
+/* Makes the server session ask the client for a certificate (not require it), naming the
+ * acceptable authorities only when name_authorities (a client CA was given). */
+void tls_client_ask(void *session, bool name_authorities);

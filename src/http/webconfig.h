@@ -88,6 +88,8 @@ const char *web_config_client_trust(const struct web_config *c);
 /* Whether a client certificate can verify at all: false for a verifying client_auth_type
  * with no client CA where the system has no CA bundle (then none does). */
 bool web_config_client_verifiable(const struct web_config *c);
+/* Whether client_ca_file or client_ca was given. */
+bool web_config_client_ca_given(const struct web_config *c);
 bool web_config_san_allowed(const struct web_config *c, const char *san);
 size_t web_config_n_allowed_sans(const struct web_config *c);
 /* rate_limit: takes one request's token at now_ns (a bucket of `burst` tokens, one more

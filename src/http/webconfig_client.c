@@ -185,6 +185,10 @@ const char *web_config_client_trust(const struct web_config *c) {
     return c && c->client_auth != WEB_CLIENT_AUTH_NONE ? c->trust_pem : NULL;
 }
 
+bool web_config_client_ca_given(const struct web_config *c) {
+    return c && c->client_ca_pem;
+}
+
 bool web_config_client_verifiable(const struct web_config *c) {
     return c && !c->no_authorities;
 }

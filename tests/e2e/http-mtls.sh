@@ -101,8 +101,21 @@ handshake_refused wrongsan "bad certificate" "RequireAndVerifyClientCert, a SAN 
 handshake_refused server-only "bad certificate" \
     "RequireAndVerifyClientCert, a certificate of the client CA for servers only"
 
+# The certificate request names the acceptable authorities only where a client CA is given
+# (as Go's server does): named from the server's own chain, a client whose issuer is not
+# among them sends no certificate.
+ca_names() {
+    timeout 10 openssl s_client -connect "127.0.0.1:$port" -tls1_2 </dev/null 2>/dev/null |
+        grep -A2 "client certificate CA names" || true
+}
+names=$(ca_names)
+[[ $names == *Acceptable* && $names == *CN* ]] || e2e_fail "client CA not named: $names"
 printf "$tls"'  client_auth_type: RequireAnyClientCert\n' >"$web"
 hup
+names=$(ca_names)
+[[ $names == *"No client certificate CA names sent"* ]] ||
+    e2e_fail "RequireAnyClientCert named authorities: $names"
+echo "ok: authorities named with a client CA only"
 expect 200 /metrics stranger "RequireAnyClientCert, any certificate"
 handshake_refused "" "bad certificate" "RequireAnyClientCert, no certificate"
 

@@ -101,6 +101,7 @@ static void reload_web_config(const struct config *cfg, const char *why,
                         why, cfg->web_config_file, err[0] ? err : "cannot load");
         return;
     }
+    web_config_keep_remembered(fresh, *web);
     if (web_config_same_tls(fresh, *web)) {
         (void)http_server_set_web_config(*server, fresh);
     } else {

@@ -90,11 +90,21 @@ int auth_queue_new(unsigned threads, size_t max_jobs, struct auth_queue **ret) {
     return 0;
 }
 
+/* Under the lock: whether client has its share of the waiting jobs. */
+static bool client_full(const struct auth_queue *q, const uint8_t client[16]) {
+    size_t share = q->max_jobs / 4 > 0 ? q->max_jobs / 4 : 1, n = 0;
+
+    for (size_t i = 0; i < q->n; i++)
+        if (memcmp(q->jobs[(q->head + i) % q->max_jobs].client, client, 16) == 0)
+            n++;
+    return n >= share;
+}
+
 int auth_queue_submit(struct auth_queue *q, struct auth_job *job) {
     int r = 0;
 
     (void)pthread_mutex_lock(&q->lock);
-    if (q->stopping || q->n == q->max_jobs) {
+    if (q->stopping || q->n == q->max_jobs || client_full(q, job->client)) {
         r = -EBUSY;
     } else {
         q->jobs[(q->head + q->n) % q->max_jobs] = *job;

@@ -3,6 +3,7 @@
 
 #include <microhttpd.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "webconfig.h"
 
@@ -13,8 +14,10 @@
  * answers it. A worker never waits for bcrypt, so no other connection does either, even one
  * that worker serves (a keep-alive scraper), and the server runs with any number of workers.
  *
- * At most `threads` checks run at once and `max_jobs` wait; beyond, a check is refused
- * (-EBUSY), as it is once the queue is stopping.
+ * At most `threads` checks run at once and `max_jobs` wait, of which a quarter (at least
+ * one) from one client address: beyond, a check is refused (-EBUSY), as it is once the
+ * queue is stopping. One client guessing passwords as fast as it can fills its own quarter,
+ * not the queue a scraper's first check must wait in.
  */
 
 struct auth_job {
@@ -22,6 +25,7 @@ struct auth_job {
     struct web_config *config;   /* a reference */
     char *user, *password;       /* malloc'd; the password is wiped when freed */
     int *ret_result;             /* written before the resume: 1, 0, -errno */
+    uint8_t client[16];          /* conn_guard_client_key() of its address */
 };
 
 struct auth_queue;

@@ -46,9 +46,7 @@ struct conn_guard {
     bool thread_started;
 };
 
-/* The client's address as 16 bytes, so that IPv4 and IPv4-mapped IPv6 compare equal. An
- * IPv6 client is its /64: a host is given a whole /64 and may use any address in it. */
-static void client_key(const struct sockaddr *addr, uint8_t key[16]) {
+void conn_guard_client_key(const struct sockaddr *addr, uint8_t key[16]) {
     memset(key, 0, 16);
     if (!addr)
         return;
@@ -153,7 +151,7 @@ void *conn_guard_opened(struct conn_guard *g, int fd, const struct sockaddr *add
         return NULL;
     }
     *c = (struct guarded){.used = true, .fd = fd, .since_ns = clock_monotonic_ns()};
-    client_key(addr, c->client);
+    conn_guard_client_key(addr, c->client);
     g->live++;
     watch_for(g, c);
 

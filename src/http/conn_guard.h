@@ -58,6 +58,11 @@ struct conn_guard_limits {
 
 struct conn_guard;
 
+/* The client's address as 16 bytes, so that IPv4 and IPv4-mapped IPv6 compare equal. An
+ * IPv6 client is its /64: a host is given a whole /64 and may use any address in it. NULL
+ * (a socket pair in tests) is all zeros. */
+void conn_guard_client_key(const struct sockaddr *addr, uint8_t key[16]);
+
 /* Starts the watchdog thread. Returns 0, -EINVAL for inconsistent limits, -ENOMEM, or the
  * error of pthread_create(). *ret written only on success. */
 int conn_guard_new(const struct conn_guard_limits *l, struct conn_guard **ret);

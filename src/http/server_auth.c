@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "auth_queue.h"
+#include "conn_guard.h"
 #include "log.h"
 #include "macro.h"
 #include "server_internal.h"
@@ -21,6 +22,8 @@
  * Returns 0, or -ENOMEM (nothing queued, not suspended). */
 static int check_later(struct http_server *srv, struct MHD_Connection *conn, struct request *req,
                        struct web_config *wc, const char *user, const char *password) {
+    const union MHD_ConnectionInfo *addr =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     struct auth_job job = {
         .conn = conn,
         .user = strdup(user),
@@ -28,6 +31,7 @@ static int check_later(struct http_server *srv, struct MHD_Connection *conn, str
         .ret_result = &req->auth,
     };
 
+    conn_guard_client_key(addr ? addr->client_addr : NULL, job.client);
     if (!job.user || !job.password) {
         free(job.user);
         if (job.password)

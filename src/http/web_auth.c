@@ -8,8 +8,10 @@
  * configuration's own salt (1000 rounds, well under a millisecond). A token equal to the
  * user's last accepted one is accepted; one among the remembered failures is refused;
  * neither runs bcrypt. Only then does bcrypt run, at most WEB_AUTH_MAX_CHECKS at a time, and
- * its result is remembered. No password is kept, only tokens, and a reloaded configuration
- * (a new salt) remembers nothing of the old one.
+ * its result is remembered. No password is kept, only tokens. A reloaded configuration
+ * keeps the salt and each user's accepted token where the user's hash is unchanged
+ * (web_config_keep_remembered()): else every reload, a certificate rotation included, sent
+ * the scraper back to bcrypt, behind any guesses queued there.
  */
 #include "webconfig.h"
 
@@ -121,6 +123,22 @@ static int lookup(struct web_config *c, const char *user, const char *password, 
     (void)pthread_mutex_unlock(&c->lock);
     *ret_u = u;
     return r;
+}
+
+void web_config_keep_remembered(struct web_config *c, struct web_config *old) {
+    if (!c || !old || c == old || c->n_users == 0 || old->n_users == 0)
+        return;
+    /* Only the reload takes two configurations' locks, always in this order. */
+    (void)pthread_mutex_lock(&old->lock);
+    (void)pthread_mutex_lock(&c->lock);
+    memcpy(c->token_salt, old->token_salt, sizeof(c->token_salt));
+    for (size_t i = 0; i < c->n_users; i++)
+        for (size_t k = 0; k < old->n_users; k++)
+            if (strcmp(c->users[i].name, old->users[k].name) == 0 &&
+                strcmp(c->users[i].hash, old->users[k].hash) == 0)
+                memcpy(c->users[i].token, old->users[k].token, sizeof(c->users[i].token));
+    (void)pthread_mutex_unlock(&c->lock);
+    (void)pthread_mutex_unlock(&old->lock);
 }
 
 int web_config_check_remembered(struct web_config *c, const char *user, const char *password) {

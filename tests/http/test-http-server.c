@@ -783,6 +783,100 @@ static void test_auth_one_worker(void **state) {
     auth_not_blocking(1);
 }
 
+/* GET /metrics with `auth` from source address src (a loopback address of its own, as
+ * another client): its status, or -1. */
+struct sourced_request {
+    const char *src;
+    int port;
+    const char *auth;
+    int status;
+};
+
+static void *request_from(void *arg) {
+    struct sourced_request *q = arg;
+    struct sockaddr_in from = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
+    char req[256], buf[64] = "";
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ssize_t n = -1;
+
+    q->status = -1;
+    to.sin_port = htons((uint16_t)q->port);
+    (void)inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    (void)inet_pton(AF_INET, q->src, &from.sin_addr);
+    (void)snprintf(req, sizeof(req),
+                   "GET /metrics HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n", q->auth);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&from, sizeof(from)) == 0 &&
+        connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0 &&
+        write(fd, req, strlen(req)) == (ssize_t)strlen(req))
+        n = read(fd, buf, sizeof(buf) - 1);
+    if (n >= 12 && strncmp(buf, "HTTP/1.1 ", 9) == 0)
+        q->status = atoi(buf + 9);
+    if (fd >= 0)
+        (void)close(fd);
+    return NULL;
+}
+
+/* One client guessing passwords as fast as it can (here 20 at once, each a bcrypt of
+ * ~0.5 s) fills its own share of the checks' queue, not the queue: the scraper's first
+ * check, from another address, is answered, not refused busy. */
+static void test_auth_flood_one_client(void **state) {
+    _cleanup_(freep) char *hash = bcrypt_cost("s3cret", 13);
+    struct http_server_options o = {.listen_address = "127.0.0.1:0"};
+    struct sourced_request flood[20], scraper;
+    pthread_t th[ARRAY_SIZE(flood)];
+    char dir[256], text[256], path[512], auth[ARRAY_SIZE(flood)][64];
+    struct web_config *wc = NULL;
+    struct fixture f = {0};
+    unsigned busy = 0;
+
+    (void)state;
+    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
+    ASSERT_OK(test_write_file(dir, "web.yml", text));
+    (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
+    ASSERT_OK(web_config_load(path, &wc, NULL, 0));
+    o.web_config = wc;
+    start(&f, &o);
+    publish_sample(&f, now_s());
+    for (size_t i = 0; i < ARRAY_SIZE(flood); i++) {
+        /* prom:wrongNN, each another guess */
+        static const char b64[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        char plain[16];
+        unsigned char *p = (unsigned char *)plain;
+        char enc[32];
+        size_t k = 0;
+
+        (void)snprintf(plain, sizeof(plain), "prom:wrong%02zu", i); /* 12 bytes */
+        for (size_t j = 0; j < 12; j += 3) {
+            uint32_t v = (uint32_t)p[j] << 16 | (uint32_t)p[j + 1] << 8 | p[j + 2];
+
+            enc[k++] = b64[v >> 18 & 63];
+            enc[k++] = b64[v >> 12 & 63];
+            enc[k++] = b64[v >> 6 & 63];
+            enc[k++] = b64[v & 63];
+        }
+        enc[k] = '\0';
+        (void)snprintf(auth[i], sizeof(auth[i]), "Authorization: Basic %s\r\n", enc);
+        flood[i] = (struct sourced_request){.src = "127.0.0.2", .port = f.port, .auth = auth[i]};
+        assert_int_equal(pthread_create(&th[i], NULL, request_from, &flood[i]), 0);
+    }
+    usleep(200000);
+    scraper = (struct sourced_request){.src = "127.0.0.1", .port = f.port, .auth = AUTH_RIGHT};
+    (void)request_from(&scraper);
+    for (size_t i = 0; i < ARRAY_SIZE(flood); i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        busy += flood[i].status == 503;
+    }
+    print_message("scraper %d; %u of %zu guesses refused busy\n", scraper.status, busy,
+                  ARRAY_SIZE(flood));
+    assert_int_equal(scraper.status, 200);
+    assert_true(busy >= ARRAY_SIZE(flood) - 2 - 4); /* two running, a quarter of 16 waiting */
+    stop(&f);
+    web_config_free(wc);
+    test_rm_rf(dir);
+}
+
 /* One raw request (with Connection: close where it matters); returns the status. */
 static int raw_status(int port, const char *request, char *allow, size_t allow_size) {
     struct http_reply r;
@@ -998,6 +1092,7 @@ int main(void) {
         cmocka_unit_test(test_basic_auth),
         cmocka_unit_test(test_auth_not_blocking),
         cmocka_unit_test(test_auth_one_worker),
+        cmocka_unit_test(test_auth_flood_one_client),
         cmocka_unit_test(test_strict_http),
         cmocka_unit_test(test_listen_forms),
         cmocka_unit_test(test_bad_addresses),

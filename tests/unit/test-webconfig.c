@@ -141,6 +141,27 @@ static void test_full_config(void **state) {
     /* After a cached success, the cache still refuses other passwords. */
     assert_int_equal(web_config_check_password(c, "bob", "builder "), 0);
     assert_int_equal(web_config_check_password(c, "bob", "builder"), 1);
+
+    /* Reloaded: a user whose hash is the same keeps its accepted password without bcrypt;
+     * one whose hash changed, and every remembered failure, start over. */
+    {
+        struct web_config *again = NULL;
+        char carol[64], text2[2048];
+
+        make_hash("$2y$", "builder", carol, sizeof(carol));
+        (void)snprintf(text2, sizeof(text2),
+                       "tls_server_config:\n  cert_file: tls/server.crt\n"
+                       "  key_file: tls/server.key\nbasic_auth_users:\n  alice: %s\n  bob: %s\n",
+                       alice, carol);
+        ASSERT_OK(load_text(text2, err, sizeof(err), &again));
+        assert_int_equal(web_config_check_remembered(again, "alice", "wonderland"), -ENOENT);
+        web_config_keep_remembered(again, c);
+        assert_int_equal(web_config_check_remembered(again, "alice", "wonderland"), 1);
+        assert_int_equal(web_config_check_remembered(again, "bob", "builder"), -ENOENT);
+        assert_int_equal(web_config_check_remembered(again, "alice", "Wonderland"), -ENOENT);
+        assert_int_equal(web_config_check_password(again, "bob", "builder"), 1);
+        web_config_free(again);
+    }
     c = web_config_free(c);
     assert_null(c);
 }

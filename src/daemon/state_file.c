@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -100,6 +101,7 @@ int state_file_save(const char *dir, const struct ledger *l, const struct gpu_ba
                     const struct state_clock *now) {
     _cleanup_(closep) int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct strbuf text;
+    bool renamed = false;
     int fd, r;
 
     if (dfd < 0)
@@ -121,15 +123,16 @@ int state_file_save(const char *dir, const struct ledger *l, const struct gpu_ba
         r = -errno;
     if (r >= 0 && renameat(dfd, STATE_TMP_NAME, dfd, STATE_FILE_NAME) < 0)
         r = -errno;
+    renamed = r >= 0;
     if (r >= 0 && fsync(dfd) < 0)
-        r = -errno;
-    if (r < 0)
+        r = -errno; /* the file in place is this one, maybe not yet durable */
+    if (r < 0 && !renamed)
         (void)unlinkat(dfd, STATE_TMP_NAME, 0);
 finish:
     /* The old state is behind what is published from now on: restored at a later start,
      * every counter would go down to it, which Prometheus takes as a reset and counts the
      * whole restored value again. Without it, that start counts from zero: a true reset. */
-    if (r < 0)
+    if (r < 0 && !renamed)
         (void)unlinkat(dfd, STATE_FILE_NAME, 0);
     strbuf_done(&text);
     return r;

@@ -78,8 +78,10 @@ int sampler_open_procfs(struct sampler *s, uint64_t now_ns, bool at_start) {
     else if (s->cfg->procfs_keep_fds == PROCFS_KEEP_FDS_OFF)
         opts.max_kept_fds = PROCFS_KEEP_NO_FDS;
     /* The iterator outlives the sampler's start only in serve, which loads it before
-     * dropping its capabilities; the one-shot commands list /proc. */
-    opts.try_bpf = !s->cfg->process_bpf_off && s->cfg->command == COMMAND_SERVE;
+     * dropping its capabilities, at the start alone: loading it forks, safe only while the
+     * sampler is the one thread, and refused once locked down. The one-shot commands, and a
+     * scanner opened at a later tick, list /proc. */
+    opts.try_bpf = !s->cfg->process_bpf_off && s->cfg->command == COMMAND_SERVE && at_start;
     r = procfs_scanner_new(s->proc_fd, &opts, &s->procfs);
     if (r == -ENOMEM)
         return r;

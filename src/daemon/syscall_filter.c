@@ -280,18 +280,31 @@ static int rule_add(const struct seccomp_api *api, scmp_filter_ctx ctx, uint32_t
     return api->rule_add_array(ctx, action, nr, cmp ? 1 : 0, cmp);
 }
 
+/* name allowed, if cmp (an argument's condition; all zeros: none). */
 static int allow_if(const struct seccomp_api *api, scmp_filter_ctx ctx, const char *name,
                     struct scmp_arg_cmp cmp) {
     int nr = api->resolve_name(name);
 
     if (nr == __NR_SCMP_ERROR)
         return 0;
-    return rule_add(api, ctx, SCMP_ACT_ALLOW, nr, &cmp);
+    return rule_add(api, ctx, SCMP_ACT_ALLOW, nr, cmp.op ? &cmp : NULL);
+}
+
+/* name refused with EPERM, if cmp (as allow_if()). */
+static int errno_if(const struct seccomp_api *api, scmp_filter_ctx ctx, const char *name,
+                    struct scmp_arg_cmp cmp) {
+    int nr = api->resolve_name(name);
+
+    if (nr == __NR_SCMP_ERROR)
+        return 0;
+    return rule_add(api, ctx, SCMP_ACT_ERRNO(EPERM), nr, cmp.op ? &cmp : NULL);
 }
 
 static int add_rules(const struct seccomp_api *api, scmp_filter_ctx ctx, bool bpf_iter) {
     static const int families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
     static const int prctls[] = {PR_SET_NAME, PR_GET_NAME, PR_CAPBSET_READ};
+    static const int drops[] = {PR_CAP_AMBIENT, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS};
+    static const char *const spawns[] = {"fork", "vfork"};
     int r, nr;
 
     for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
@@ -303,6 +316,21 @@ static int add_rules(const struct seccomp_api *api, scmp_filter_ctx ctx, bool bp
             return r;
     }
     r = allow_if(api, ctx, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+    if (r < 0)
+        return r;
+    /* A new process is refused with EPERM, not trapped (and so not logged): glibc's
+     * posix_spawn(), popen(), system() (and fork() in newer glibc) block every signal
+     * around the clone, and a SIGSYS that is blocked kills the whole process. */
+    r = errno_if(api, ctx, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+    for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(spawns); i++)
+        r = errno_if(api, ctx, spawns[i], (struct scmp_arg_cmp){0});
+    if (r < 0)
+        return r;
+    /* What a thread that missed the drop (privileges.c) needs to drop later: each can only
+     * lower privileges (capset within a permitted set that cannot grow). */
+    r = allow_if(api, ctx, "capset", (struct scmp_arg_cmp){0});
+    for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(drops); i++)
+        r = allow_if(api, ctx, "prctl", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)drops[i]));
     if (r < 0)
         return r;
     nr = api->resolve_name("clone3");

@@ -53,6 +53,7 @@ static int parse_positive_duration(const char *flag, const char *value, uint64_t
 /* The longest process scan interval with RAPL on: the smallest counter range (AMD's 2^32
  * units of 2^-16 J, 65 kJ) at the 1000 W bound joulestat assumes for any domain. */
 #define RAPL_SCAN_INTERVAL_MAX_NS (60 * NSEC_PER_SEC)
+#define INTERVAL_MAX_NS (3600 * NSEC_PER_SEC)
 
 /* A sampling or scan interval: the clocks involved count in microseconds and the driver
  * updates its readings every 100 ms, so below a millisecond is a mistake (and a replay
@@ -65,6 +66,9 @@ static int parse_interval(const char *flag, const char *value, uint64_t *ret) {
         return r;
     if (ns < NSEC_PER_MSEC)
         return bad(flag, value, "must be at least 1ms");
+    /* Far beyond any use, and well inside what the deadlines derived from it can hold. */
+    if (ns > INTERVAL_MAX_NS)
+        return bad(flag, value, "must be at most 1h");
     *ret = ns;
     return 0;
 }
@@ -366,14 +370,16 @@ int config_parse(int argc, char **argv, struct config *cfg) {
         fprintf(stderr, "joulestat: replay needs --scenario FILE\n");
         return -EINVAL;
     }
-    /* RAPL is read at each scan: a counter may not wrap twice in between. */
+    /* RAPL is read at each scan, and a scan comes at a tick: a counter may not wrap twice
+     * in between. */
     if ((c.command == COMMAND_SERVE || c.command == COMMAND_TOP) &&
         strcmp(c.rapl_source, "off") != 0 &&
-        c.process_scan_interval_ns > RAPL_SCAN_INTERVAL_MAX_NS) {
+        MAX(c.process_scan_interval_ns, c.sample_interval_ns) > RAPL_SCAN_INTERVAL_MAX_NS) {
         fprintf(stderr,
-                "joulestat: --process-scan-interval above 60s with RAPL: its counters are read "
-                "at each scan and may wrap more than once in between (an AMD package's range is "
-                "65 kJ, 65 s at 1000 W); scan more often, or --rapl-source=off\n");
+                "joulestat: --process-scan-interval or --sample-interval above 60s with RAPL: "
+                "its counters are read at each scan, at a tick, and may wrap more than once in "
+                "between (an AMD package's range is 65 kJ, 65 s at 1000 W); scan more often, or "
+                "--rapl-source=off\n");
         return -EINVAL;
     }
     *cfg = c;

@@ -12,10 +12,11 @@
 
 const struct option_doc option_docs[] = {
     {OPT_SAMPLE_INTERVAL, "sample-interval", "dcgm-update-frequency", required_argument, "D", S,
-     "GPU sampling period (default 1s). check samples twice this far apart; top refreshes this "
-     "often."},
+     "GPU sampling period (default 1s, 1ms to 1h; at most 60s while RAPL is read). check "
+     "samples twice this far apart; top refreshes this often."},
     {OPT_PROCESS_SCAN_INTERVAL, "process-scan-interval", NULL, required_argument, "D", S,
-     "Process, cgroup and RAPL scan period (default 10s; at most 60s while RAPL is read)."},
+     "Process, cgroup and RAPL scan period (default 10s, 1ms to 1h; at most 60s while RAPL is "
+     "read)."},
     {OPT_GPU_IDLE_POWER, "gpu-idle-power", NULL, required_argument, "W", S,
      "GPU idle power in watts (default: learned from the readings)."},
     {OPT_GPU_IDLE_POLICY, "gpu-idle-policy", NULL, required_argument, "P", S,

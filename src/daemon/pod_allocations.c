@@ -27,9 +27,11 @@ struct pod_allocations {
 };
 
 int pod_allocations_new(const struct config *cfg, struct pod_allocations **ret) {
+    /* At the scan's pace, but not faster than a second: a 1 ms scan would be a thousand
+     * gRPC calls a second to the kubelet, which limits them. */
     struct podres_source_options o = {
         .socket_path = cfg->pod_resources_socket,
-        .interval_ns = cfg->process_scan_interval_ns,
+        .interval_ns = MAX(cfg->process_scan_interval_ns, (uint64_t)NSEC_PER_SEC),
     };
     struct pod_allocations *p;
     int r;
@@ -59,18 +61,18 @@ int pod_allocations_new(const struct config *cfg, struct pod_allocations **ret) 
         return -ENOMEM;
     p->cfg = cfg;
     r = podres_source_new(&o, &p->source);
-    if (r < 0) {
-        free(p);
-        return r;
-    }
     /* serve and top poll in a thread; a one-shot command (ps) asks once, now */
-    if (cfg->command == COMMAND_SERVE || cfg->command == COMMAND_TOP)
+    if (r >= 0 && (cfg->command == COMMAND_SERVE || cfg->command == COMMAND_TOP))
         r = podres_source_start(p->source);
-    else
+    else if (r >= 0)
         r = podres_source_poll(p->source) == -ENOMEM ? -ENOMEM : 0;
     if (r < 0) {
         pod_allocations_free(p);
-        return r;
+        if (r == -ENOMEM)
+            return r;
+        /* (a thread that cannot start: EAGAIN) the rest goes on without allocations */
+        log_warning_errno(r, "pod-resources: cannot start: %m; GPU allocations are not used");
+        return 0;
     }
     *ret = p;
     return 0;

@@ -111,7 +111,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         ledger_set_labeler(&s->ledger, kube_labels_labeler, s->kube);
     if ((cfg->command == COMMAND_SERVE || cfg->command == COMMAND_PS ||
          cfg->command == COMMAND_TOP) &&
-        pod_allocations_new(cfg, &s->podres) < 0) {
+        pod_allocations_new(cfg, &s->podres) < 0) { /* only -ENOMEM */
         sampler_free(s);
         return -ENOMEM;
     }

@@ -49,6 +49,11 @@ expect_exit 2 "$js" replay
 # A scan interval over a RAPL counter's range (60 s) is refused while RAPL is read.
 expect_exit 2 "$js" serve --process-scan-interval 5m
 grep -q "may wrap more than once" "$E2E_TMP/err" || e2e_fail "no reason for a 5m scan interval"
+# A scan comes at a tick: a long tick is a long scan interval too.
+expect_exit 2 "$js" serve --sample-interval 2m
+grep -q "may wrap more than once" "$E2E_TMP/err" || e2e_fail "no reason for a 2m sample interval"
+expect_exit 2 "$js" serve --rapl-source off --sample-interval 2h
+grep -q "must be at most 1h" "$E2E_TMP/err" || e2e_fail "no reason for a 2h interval"
 # Below a millisecond an interval is a mistake (a replay would never move on).
 expect_exit 2 "$js" replay --scenario "$src/scenarios/two-process-80-20.scn" --sample-interval 500ns
 grep -q "must be at least 1ms" "$E2E_TMP/err" || e2e_fail "no reason for a sub-millisecond interval"

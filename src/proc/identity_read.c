@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "environ.h"
 #include "fileio.h"
@@ -40,11 +41,14 @@ static bool wants_array(const struct workload_identity *id) {
 
 /* slurmstepd on cgroup v1 is in the job's freezer directory (job level, no step) but in no
  * cpuacct one, and the step daemon of an srun step carries the job's SLURM_JOB_ID: it is
- * Slurm's, not the job's work (its time is in no step's cgroup). */
+ * Slurm's, not the job's work (its time is in no step's cgroup). It runs as root: a job's
+ * own program named slurmstepd (comm is the program's to choose) is still the job's. */
 static bool is_slurmstepd(int pid_fd) {
+    struct stat st;
     char comm[32];
 
-    return read_file_into_at(pid_fd, "comm", comm, sizeof(comm)) >= 0 &&
+    return fstat(pid_fd, &st) == 0 && st.st_uid == 0 &&
+           read_file_into_at(pid_fd, "comm", comm, sizeof(comm)) >= 0 &&
            strcmp(comm, "slurmstepd\n") == 0;
 }
 

@@ -325,6 +325,16 @@ static double start_time_seconds(const struct procfs_scanner *s, uint64_t startt
     return (double)s->btime + (double)starttime / (double)s->clk_tck;
 }
 
+uint64_t procfs_new_row_ticks(struct procfs_scanner *s, const struct cache_entry *e) {
+    if (s->scan_no <= 1 || e->starttime <= s->prev_latest_start)
+        return 0;
+    return e->cpu_ticks;
+}
+
+void procfs_saw(struct procfs_scanner *s, const struct cache_entry *e) {
+    s->latest_start = MAX(s->latest_start, e->starttime);
+}
+
 void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
                      struct procfs_process *row) {
     *row = (struct procfs_process){
@@ -437,10 +447,10 @@ static int scan_pid(struct procfs_scanner *s, uint32_t pid, ino_t dir_ino) {
     e->seen_scan = e->read_scan = s->scan_no;
 
     procfs_fill_row(s, e, &s->rows[s->n_rows]);
+    procfs_saw(s, e);
     if (is_new) {
         s->rows[s->n_rows].flags = PROCFS_PROCESS_NEW;
-        /* It started since the previous scan: all its CPU time is in this window. */
-        s->rows[s->n_rows].cpu_ticks_delta = s->scan_no > 1 ? e->cpu_ticks : 0;
+        s->rows[s->n_rows].cpu_ticks_delta = procfs_new_row_ticks(s, e);
     } else
         s->rows[s->n_rows].cpu_ticks_delta = e->cpu_ticks >= prev ? e->cpu_ticks - prev : 0;
     s->n_rows++;
@@ -523,6 +533,9 @@ int procfs_scan(struct procfs_scanner *s, const struct procfs_process **ret_proc
     s->n_unread = 0;
     s->scan_no++;
     s->stats.scans++;
+    if (s->latest_start > 0) /* a scan that saw nothing says nothing */
+        s->prev_latest_start = s->latest_start;
+    s->latest_start = 0;
 
     if (s->iter) {
         r = procfs_scan_bpf(s);

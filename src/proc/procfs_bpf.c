@@ -83,9 +83,10 @@ int procfs_scan_bpf(struct procfs_scanner *s) {
         e->seen_scan = e->read_scan = s->scan_no;
         row = &s->rows[s->n_rows++];
         procfs_fill_row(s, e, row);
+        procfs_saw(s, e);
         if (is_new) {
             row->flags = PROCFS_PROCESS_NEW;
-            row->cpu_ticks_delta = s->scan_no > 1 ? e->cpu_ticks : 0;
+            row->cpu_ticks_delta = procfs_new_row_ticks(s, e);
         } else
             row->cpu_ticks_delta = e->cpu_ticks >= prev ? e->cpu_ticks - prev : 0;
     }

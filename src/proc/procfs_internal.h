@@ -53,6 +53,9 @@ struct procfs_scanner {
     unsigned long clk_tck;
     uint64_t btime;
     uint64_t scan_no;
+    /* The latest start (starttime) among the processes the previous scan saw, and this
+     * one's so far. */
+    uint64_t prev_latest_start, latest_start;
 
     struct hashmap cache; /* key_of(pid, starttime) -> struct cache_entry */
     struct identity_pool identities;
@@ -132,6 +135,14 @@ int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
                      struct cache_entry **ret_entry);
 void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
                      struct procfs_process *row);
+/* A process this scan sees first (e has its CPU time now): its CPU time in this window. All
+ * of it if it started since the previous scan, which it did if it started after every
+ * process that scan saw; else it was there and missed (an identity read that failed for
+ * want of fds, a scan cut short), and its time before is no part of this window: 0, from
+ * which the next scan counts. */
+uint64_t procfs_new_row_ticks(struct procfs_scanner *s, const struct cache_entry *e);
+/* Counts e among the processes this scan saw (for procfs_new_row_ticks()). */
+void procfs_saw(struct procfs_scanner *s, const struct cache_entry *e);
 /* A known process whose comm is no longer the one cached exec'd (or renamed itself): its
  * identity is read again, through pid_fd (-1: opened here), once in its life (the first
  * exec is the one after its runtime placed it: slurmstepd attaches a task to its step's

@@ -239,10 +239,17 @@ static void test_deltas_exits_and_zombies(void **state) {
     put_stat(&f, 600, "defunct", 'Z', 45, 2, 25000); /* the zombie's last ticks count */
     put_stat(&f, 800, "make", 'R', 7, 3, 60000);     /* started since the last scan */
     put(&f, "800/cgroup", "0::/user.slice/user-1000.slice/session-3.scope\n");
+    /* Started before 600, which the last scan saw: there then, and missed (its identity
+     * read failed for want of fds): its 30 days of CPU time are not this window's. */
+    put_stat(&f, 900, "postgres", 'S', 500000, 2000, 20000);
+    put(&f, "900/cgroup", "0::/system.slice/postgresql.service\n");
     rm(&f, "200"); /* exited */
 
     n = scan(&f, &rows);
-    assert_int_equal(n, 7); /* 1 2 100 500 600 800 live + 200 exited */
+    assert_int_equal(n, 8); /* 1 2 100 500 600 800 900 live + 200 exited */
+    p = must_find(rows, n, 900, 0);
+    assert_int_equal(p->flags, PROCFS_PROCESS_NEW);
+    assert_int_equal(p->cpu_ticks_delta, 0);
     p = must_find(rows, n, 100, 0);
     assert_int_equal(p->flags, 0);
     assert_int_equal(p->cpu_ticks, 330);
@@ -263,12 +270,14 @@ static void test_deltas_exits_and_zombies(void **state) {
     assert_string_equal(p->identity->container_id,
                         "b176419186d75a44628851daf7841d3374a2ec56d0b038ee3bd1e0c6d331e5b1");
     assert_string_equal(p->comm, "my) (prog");
-    assert_int_equal(stats(&f).cached, 6);
+    assert_int_equal(stats(&f).cached, 7);
 
     /* Counter going backwards never gives a negative or wrapped delta. */
     put_stat(&f, 100, "bash", 'S', 10, 10, 12345);
+    put_stat(&f, 900, "postgres", 'S', 500003, 2000, 20000); /* counted from there */
     n = scan(&f, &rows);
-    assert_int_equal(n, 6); /* the exited row is reported once */
+    assert_int_equal(n, 7); /* the exited row is reported once */
+    assert_int_equal(must_find(rows, n, 900, 0)->cpu_ticks_delta, 3);
     assert_null(find(rows, n, 200, PROCFS_PROCESS_EXITED));
     assert_int_equal(must_find(rows, n, 100, 0)->cpu_ticks_delta, 0);
     put_stat(&f, 100, "bash", 'S', 11, 10, 12345);
@@ -508,6 +517,24 @@ static void test_slurm(void **state) {
     assert_int_equal(st.environ_reads, 4);
     (void)scan(&f, &rows);
     assert_int_equal(stats(&f).environ_reads, 4);
+    fixture_teardown(&f);
+}
+
+/* slurmstepd runs as root: a job's own program named slurmstepd (comm is its to choose)
+ * stays the job's work, not Slurm's. */
+static void test_slurmstepd_by_name_alone(void **state) {
+    char path[PATH_MAX + 16];
+    const struct procfs_process *rows, *p;
+    struct fixture f;
+    int n;
+
+    fixture_setup(&f, "procfs-slurm");
+    (void)snprintf(path, sizeof(path), "%s/2008", f.dir);
+    assert_int_equal(chown(path, 1000, 1000), 0);
+    n = scan(&f, &rows);
+    p = must_find(rows, n, 2008, 0);
+    assert_int_equal(p->identity->kind, IDENTITY_SLURM_JOB);
+    assert_int_equal(p->identity->slurm.job_id, 4824887);
     fixture_teardown(&f);
 }
 
@@ -930,6 +957,7 @@ int main(void) {
         cmocka_unit_test(test_identity_after_exec),
         cmocka_unit_test(test_kubepods),
         cmocka_unit_test(test_slurm),
+        cmocka_unit_test(test_slurmstepd_by_name_alone),
         cmocka_unit_test(test_environ_vanished),
         cmocka_unit_test(test_lookup),
         cmocka_unit_test(test_stat_mismatch_and_huge_starttime),

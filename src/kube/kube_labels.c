@@ -211,8 +211,11 @@ static bool fill(const struct kube_table *t, struct snap_identity *id) {
         copy_cut(id->namespace_, sizeof(id->namespace_), pod->namespace_);
         filled = true;
     }
-    if (id->container_id[0] && !id->container[0] &&
-        kube_table_container_by_id(t, id->container_id, &name, NULL) >= 0) {
+    /* Only a container of the process's own pod: an id alone is one anybody can name a
+     * cgroup after (below a user's own manager), and would take another pod's names. */
+    if (id->container_id[0] && !id->container[0] && id->pod_uid[0] &&
+        kube_table_container_by_id(t, id->container_id, &name, &pod) >= 0 &&
+        strcmp(pod->uid, id->pod_uid) == 0) {
         copy_cut(id->container, sizeof(id->container), name);
         filled = true;
     }

@@ -384,16 +384,29 @@ static void slurm_step(struct path_state *st, struct slice c) {
     }
 }
 
-/* Below a user's manager, names a user chose are not taken for a pod or a SLURM job, which
- * would bill them (a delegated subtree may carry any name); a rootless container is the
+/* rootless podman's container, the one a user's own manager runs: libpod-<id>[.scope]. */
+static bool match_rootless_container(struct path_state *st, struct slice c) {
+    if (ends_with(c, LIT(".scope")))
+        c = drop_suffix(c, sizeof(".scope") - 1);
+    if (!starts_with(c, LIT("libpod-")) || !is_container_id(drop_prefix(c, sizeof("libpod-") - 1)))
+        return false;
+    set_container(st, RUNTIME_PODMAN, drop_prefix(c, sizeof("libpod-") - 1));
+    return true;
+}
+
+/* Below a user's manager, names a user chose are not taken for a pod, a SLURM job or
+ * another runtime's container, which would bill them (a delegated subtree may carry any
+ * name: `docker-<id of another's container>.scope`); a rootless podman container is the
  * user's own and stays one. */
 static void path_component(struct path_state *st, struct slice c) {
     if (is_systemd_unit(c))
         copy_out(st->id.systemd_unit, c);
     if (is_user_manager(c))
         st->delegated = true;
-    if ((st->delegated || (!match_systemd_pod(st, c) && !match_cgroupfs_pod(st, c))) &&
-        !match_prefixed_container(st, c))
+    if (st->delegated)
+        (void)match_rootless_container(st, c);
+    else if (!match_systemd_pod(st, c) && !match_cgroupfs_pod(st, c) &&
+             !match_prefixed_container(st, c))
         (void)match_bare_container(st, c);
     if (!st->delegated)
         slurm_step(st, c);

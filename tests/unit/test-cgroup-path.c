@@ -153,8 +153,9 @@ static const struct row rows[] = {
      "tmux-spawn-e780eea5-fcf4-4010-88be-18150805c48e.scope",
      IDENTITY_NONE, RUNTIME_NONE, POD_QOS_UNKNOWN, "", "", SLURM_ROLE_NONE, -1, "", "", "",
      "tmux-spawn-e780eea5-fcf4-4010-88be-18150805c48e.scope"},
-    /* Below a user's own manager any name can be made: no pod, no SLURM job there (a user
-     * would bill another's pod or job); a container stays the user's container. */
+    /* Below a user's own manager any name can be made: no pod, no SLURM job, no other
+     * runtime's container there (a user would bill another's pod, job or container, whose
+     * ids /proc shows to all); rootless podman's container (P1) stays the user's. */
     {"U1",
      "0::/user.slice/user-1000.slice/user@1000.service/x_slurmstepd.scope/job_42/step_0/user/"
      "task_0",
@@ -164,8 +165,12 @@ static const struct row rows[] = {
      "0::/user.slice/user-1000.slice/user@1000.service/"
      "kubepods-besteffort-pod2c9f8a79_5391_454b_88cb_86190881cb96.slice/"
      "cri-containerd-" CID_X1 ".scope",
-     IDENTITY_CONTAINER, RUNTIME_CONTAINERD, POD_QOS_UNKNOWN, "", CID_X1, SLURM_ROLE_NONE, -1, "",
-     "", "", "cri-containerd-" CID_X1 ".scope"},
+     IDENTITY_NONE, RUNTIME_NONE, POD_QOS_UNKNOWN, "", "", SLURM_ROLE_NONE, -1, "", "", "",
+     "cri-containerd-" CID_X1 ".scope"},
+    {"U4", /* another's docker container, by id */
+     "0::/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" CID_X1 ".scope",
+     IDENTITY_NONE, RUNTIME_NONE, POD_QOS_UNKNOWN, "", "", SLURM_ROLE_NONE, -1, "", "", "",
+     "docker-" CID_X1 ".scope"},
     {"U3",
      "0::/user.slice/user-1000.slice/user@1000.service/kubepods/burstable/"
      "podf6adb0af-0855-4bab-b25b-c853f18d0ce2/" CID_X2,

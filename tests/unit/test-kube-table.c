@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kube_labels.h"
 #include "kube_model.h"
 #include "kube_table.h"
+#include "ledger.h"
 #include "macro.h"
 #include "testutil.h"
 
@@ -307,11 +309,48 @@ static void test_model_restart_bound(void **state) {
     kube_model_done(&m);
 }
 
+#define CID_T "3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a"
+
+/* A container is named from the API server only as a container of the process's own pod:
+ * an id alone is one anybody can name a cgroup after (below a user's own manager), and it
+ * would take another pod's names. */
+static void test_container_named_in_its_pod(void **state) {
+    static const char *const ctr[] = {CID_T "=pytorch"};
+    struct kube_pod *pod = make_pod("ml", "trainer", "u-1", NULL, 1, ctr);
+    struct ledger_process *own, *bare, *other;
+    struct snap_identity id = {0};
+    struct kube_table *t = NULL;
+    struct ledger l;
+
+    (void)state;
+    ASSERT_OK(kube_table_build((const struct kube_pod *const *)&pod, 1, 1, &t));
+    kube_pod_free(pod);
+    ledger_init(&l);
+    strcpy(id.container_id, CID_T);
+    strcpy(id.pod_uid, "u-1");
+    assert_true(ledger_process_get(&l, 0, 1, 1, &id, &own) >= 0);
+    id.pod_uid[0] = '\0';
+    assert_true(ledger_process_get(&l, 0, 2, 1, &id, &bare) >= 0);
+    strcpy(id.pod_uid, "u-2");
+    assert_true(ledger_process_get(&l, 0, 3, 1, &id, &other) >= 0);
+    assert_true(kube_labels_fill_ledger(t, &l) >= 0);
+    assert_string_equal(own->id->container, "pytorch");
+    assert_string_equal(own->id->pod, "trainer");
+    assert_string_equal(bare->id->container, "");
+    assert_string_equal(other->id->container, "");
+    ledger_done(&l);
+    assert_null(kube_table_unref(t));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table_lookups), cmocka_unit_test(test_table_same_name),
-        cmocka_unit_test(test_table_many),    cmocka_unit_test(test_table_empty),
-        cmocka_unit_test(test_model),         cmocka_unit_test(test_model_restart_bound),
+        cmocka_unit_test(test_table_lookups),
+        cmocka_unit_test(test_table_same_name),
+        cmocka_unit_test(test_container_named_in_its_pod),
+        cmocka_unit_test(test_table_many),
+        cmocka_unit_test(test_table_empty),
+        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_model_restart_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -574,7 +574,11 @@ int cgroup_file_parse(const char *text, size_t len, struct workload_identity *re
 
     if (!have_v2 && !have_v1)
         return -EINVAL;
-    if (have_v2 && (v2.kind != IDENTITY_NONE || !have_v1 || v1.kind == IDENTITY_NONE))
+    /* The v2 line where it names a workload, or where v1 names none and v2 says at least
+     * as much (a unit): a bare "0::/" on a hybrid node says nothing, while the systemd
+     * hierarchy says "session-3.scope", which is no job's, whatever its environment. */
+    if (have_v2 && (v2.kind != IDENTITY_NONE || !have_v1 ||
+                    (v1.kind == IDENTITY_NONE && (v2.systemd_unit[0] || !v1.systemd_unit[0]))))
         *ret = v2;
     else
         *ret = v1;

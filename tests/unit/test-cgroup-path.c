@@ -311,6 +311,10 @@ static void test_controller_preference(void **state) {
         "0::/system.slice/dockerd.service\n";
     /* Nothing anywhere: the v2 line gives the unit. */
     static const char nothing[] = "1:name=systemd:/init.scope\n0::/system.slice/cron.service\n";
+    /* A bare v2 root on a hybrid node says nothing: systemd's hierarchy names the session,
+     * which is no job's whatever its environment says. */
+    static const char bare_v2[] =
+        "1:name=systemd:/user.slice/user-1000.slice/session-3.scope\n0::/\n";
     struct workload_identity id;
 
     ASSERT_OK(cgroup_file_parse(file, sizeof(file) - 1, &id));
@@ -331,6 +335,11 @@ static void test_controller_preference(void **state) {
     ASSERT_OK(cgroup_file_parse(nothing, sizeof(nothing) - 1, &id));
     assert_int_equal(id.kind, IDENTITY_NONE);
     assert_string_equal(id.systemd_unit, "cron.service");
+
+    ASSERT_OK(cgroup_file_parse(bare_v2, sizeof(bare_v2) - 1, &id));
+    assert_int_equal(id.kind, IDENTITY_NONE);
+    assert_string_equal(id.systemd_unit, "session-3.scope");
+    assert_false(workload_identity_wants_slurm_environ(&id));
 }
 
 /* Lines that must give IDENTITY_NONE (and no partial strings). */

@@ -112,21 +112,23 @@ bool complain_should_log(struct complaint *c, uint64_t now_ns) {
     c->count++;
     if (!c->active) {
         c->active = true;
-        c->interval_ns = COMPLAIN_FIRST_INTERVAL_NS;
-        c->next_ns = now_ns + c->interval_ns;
-        return true;
+        c->said = false;
+        if (now_ns >= c->next_ns + c->interval_ns) /* quiet long enough: a new story */
+            c->interval_ns = 0;
     }
-    if (now_ns < c->next_ns)
+    if (c->interval_ns != 0 && now_ns < c->next_ns)
         return false;
-    c->interval_ns = MIN(c->interval_ns * 2, COMPLAIN_MAX_INTERVAL_NS);
+    c->interval_ns = c->interval_ns == 0 ? COMPLAIN_FIRST_INTERVAL_NS
+                                         : MIN(c->interval_ns * 2, COMPLAIN_MAX_INTERVAL_NS);
     c->next_ns = now_ns + c->interval_ns;
+    c->said = true;
     return true;
 }
 
 bool complain_release(struct complaint *c) {
-    bool was_active = c->active;
+    bool said = c->active && c->said;
 
-    c->active = false;
+    c->active = c->said = false;
     c->count = 0;
-    return was_active;
+    return said;
 }

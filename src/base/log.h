@@ -42,12 +42,16 @@ int log_full_errno(enum log_level level, int err, const char *fmt, ...) _printf_
  * Rate limiter for a repeating failure: complain_should_log() is true at the first
  * failure, then at doubling intervals (capped at one hour); complain_release() returns
  * true exactly once when a failure that was logged recovers, so the caller can say so.
+ * The backoff outlives a recovery: a source that fails and recovers over and over (a
+ * flapping GPU) is said at the same doubling intervals, its recoveries only after a
+ * failure that was; quiet for twice its interval, it starts again from the first.
  */
 struct complaint {
-    uint64_t next_ns;
-    uint64_t interval_ns;
+    uint64_t next_ns;     /* no line before this */
+    uint64_t interval_ns; /* the backoff; 0: none yet */
     uint64_t count;
-    bool active;
+    bool active; /* failing now */
+    bool said;   /* and that was logged */
 };
 
 bool complain_should_log(struct complaint *c, uint64_t now_ns);

@@ -220,11 +220,15 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
     say_mig_activity(s);
     if (stats.counter_resets > 0)
         log_info("nvml: a GPU energy counter went back (driver reload); counting from there");
-    if (stats.counter_glitches > 0)
+    if (stats.counter_glitches > 0 && complain_should_log(&s->glitch_complaint, t->mono_ns))
         log_warning("nvml: implausible GPU energy counter jump ignored");
-    if (stats.clock_steps > 0)
+    else if (stats.counter_glitches == 0)
+        (void)complain_release(&s->glitch_complaint);
+    if (stats.clock_steps > 0 && complain_should_log(&s->clock_complaint, t->mono_ns))
         log_warning("nvml: the wall clock stepped (NTP, a resumed VM): that window's GPU "
                     "energy is unattributed no_data");
+    else if (stats.clock_steps == 0)
+        (void)complain_release(&s->clock_complaint);
     if (stats.replaced_gpus > 0)
         log_warning("nvml: a GPU is not the one the state file saved at its index (replaced?): "
                     "its saved counter reading and idle power are not used");
@@ -558,8 +562,10 @@ static void *sampler_thread(void *userdata) {
 
         if (t.mono_ns >= next) {
             r = tick(s, &t, false);
-            if (r < 0)
+            if (r < 0 && complain_should_log(&s->tick_complaint, t.mono_ns))
                 log_error_errno(r, "sampler: tick failed: %m, retrying at the next tick");
+            else if (r >= 0)
+                (void)complain_release(&s->tick_complaint);
             next = schedule_next(next, s->cfg->sample_interval_ns);
         } else
             sampler_poll(s, &t);

@@ -65,6 +65,9 @@ struct sampler {
     struct exec_watch *exec_watch; /* who short-lived processes were; NULL when off */
     struct identity_resolver resolver;
     struct complaint procfs_complaint;
+    /* Events a tick may see each time (a counter glitching on and on, the clock stepping,
+     * a tick failing): said at the complaints' doubling intervals, not at every tick. */
+    struct complaint glitch_complaint, clock_complaint, tick_complaint;
     bool procfs_bpf; /* the scanner reads the task iterator (until it fails) */
     struct rapl *rapl;
     struct complaint rapl_partial_complaint; /* some counters unreadable, others not */

@@ -58,10 +58,10 @@ grep -q "run needs a command" "$E2E_TMP/err" || e2e_fail "no usage: $(cat "$E2E_
 
 # 2. Signals. SIGINT to joulestat alone: it goes on, and reports the command's own end.
 # (env: a background job of a script starts with SIGINT ignored; a terminal's does not.)
-env --default-signal=INT "$js" run --no-gpu --rapl-source off -- sh -c 'sleep 1; exit 4' \
+env --default-signal=INT "$js" run --no-gpu --rapl-source off -- sh -c 'sleep 1.13; exit 4' \
     2>"$E2E_TMP/err" &
 pid=$!
-sleep 0.3
+e2e_wait 10 pgrep -fx "sleep 1.13" || e2e_fail "the command did not start: $(cat "$E2E_TMP/err")"
 kill -INT "$pid"
 status=0
 wait "$pid" || status=$?
@@ -70,12 +70,14 @@ grep -q "exit status 4" "$E2E_TMP/err" || e2e_fail "no report after SIGINT: $(ca
 # SIGTERM: passed on; the command ends by it, and joulestat reports that (128 + 15).
 "$js" run --no-gpu --rapl-source off -- sleep 31.7 2>"$E2E_TMP/err" &
 pid=$!
-sleep 0.3
+# Once the command runs (before, joulestat is still opening its sources: on a loaded machine
+# that can take longer than any fixed pause, and a SIGTERM then ends joulestat alone).
+e2e_wait 10 pgrep -fx "sleep 31.7" || e2e_fail "the command did not start: $(cat "$E2E_TMP/err")"
 started=$SECONDS
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
-[[ $status == 143 ]] || e2e_fail "after a SIGTERM it exited $status, not 143"
+[[ $status == 143 ]] || e2e_fail "after a SIGTERM it exited $status, not 143: $(cat "$E2E_TMP/err")"
 ((SECONDS - started < 10)) || e2e_fail "the command did not end with the SIGTERM"
 grep -q "exit status 143" "$E2E_TMP/err" || e2e_fail "no report after SIGTERM: $(cat "$E2E_TMP/err")"
 sleep 0.2

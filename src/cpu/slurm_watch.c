@@ -227,6 +227,18 @@ static void step_removed(struct slurm_watch *w, const char *path) {
     }
 }
 
+/* A watched directory that is gone: its step (if it is one) as removed, its watch and its
+ * entry let go (the last entry moves to its place). */
+static void let_go(struct slurm_watch *w, struct watch_dir *d) {
+    char path[SLURM_WATCH_PATH_MAX];
+
+    memcpy(path, d->path, sizeof(path));
+    if (d->level == LEVEL_STEP)
+        step_removed(w, path);
+    (void)inotify_rm_watch(w->ino_fd, d->wd);
+    drop_dir(w, d->wd);
+}
+
 /* A directory removed (or moved away), and every one followed under it, let go: its step
  * (if it is one) as removed, its watch and its entry. On cgroupfs a removed directory's own
  * watch gets no IN_IGNORED (tmpfs sends one), and held, it would keep one made again by the
@@ -237,17 +249,11 @@ static void forget_tree(struct slurm_watch *w, const char *path) {
 
     for (size_t i = 0; i < w->n_dirs;) {
         struct watch_dir *d = &w->dirs[i];
-        char gone[SLURM_WATCH_PATH_MAX];
 
-        if (strncmp(d->path, path, len) != 0 || (d->path[len] != '\0' && d->path[len] != '/')) {
+        if (strncmp(d->path, path, len) == 0 && (d->path[len] == '\0' || d->path[len] == '/'))
+            let_go(w, d); /* the last one moves to i */
+        else
             i++;
-            continue;
-        }
-        memcpy(gone, d->path, sizeof(gone));
-        if (d->level == LEVEL_STEP)
-            step_removed(w, gone);
-        (void)inotify_rm_watch(w->ino_fd, d->wd);
-        drop_dir(w, d->wd); /* the last one moves to i */
     }
 }
 
@@ -291,18 +297,13 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
 static void resync(struct slurm_watch *w) {
     for (size_t i = 0; i < w->n_dirs;) {
         struct watch_dir *d = &w->dirs[i];
-        char rel[SLURM_WATCH_PATH_MAX + 32], path[SLURM_WATCH_PATH_MAX];
+        char rel[SLURM_WATCH_PATH_MAX + 32];
 
         (void)snprintf(rel, sizeof(rel), "%s%s", w->mount, d->path);
-        if (faccessat(w->sys_fd, rel, F_OK, 0) == 0 || errno != ENOENT) {
+        if (faccessat(w->sys_fd, rel, F_OK, 0) < 0 && errno == ENOENT)
+            let_go(w, d); /* the last one moves to i */
+        else
             i++;
-            continue;
-        }
-        memcpy(path, d->path, sizeof(path));
-        if (d->level == LEVEL_STEP)
-            step_removed(w, path);
-        (void)inotify_rm_watch(w->ino_fd, d->wd);
-        drop_dir(w, d->wd); /* the last one moves to i */
     }
     for (size_t i = 0; i < w->n_dirs; i++) {
         char path[SLURM_WATCH_PATH_MAX];

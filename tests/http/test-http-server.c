@@ -697,6 +697,24 @@ static void *timed_request(void *arg) {
 #define AUTH_RIGHT "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n" /* prom:s3cret */
 #define AUTH_WRONG "Authorization: Basic cHJvbTp3cm9uZzE=\r\n" /* prom:wrong1 */
 
+/* Starts the server with one basic-auth user, prom, of the given hash (its web.yml in a
+ * new directory dir) and a sample published. Returns the configuration, the caller's. */
+static struct web_config *start_with_user(struct fixture *f, struct http_server_options *o,
+                                          const char *hash, char *dir, size_t dir_size) {
+    struct web_config *wc = NULL;
+    char text[256], path[512];
+
+    ASSERT_OK(test_mkdtemp(dir, dir_size));
+    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
+    ASSERT_OK(test_write_file(dir, "web.yml", text));
+    (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
+    ASSERT_OK(web_config_load(path, &wc, NULL, 0));
+    o->web_config = wc;
+    start(f, o);
+    publish_sample(f, now_s());
+    return wc;
+}
+
 /* A wrong password costs a bcrypt (cost 13 here, ~0.5 s), run off the server's workers;
  * meanwhile a scrape with remembered credentials and /healthz answer at once, even with a
  * single worker, and the same wrong password again is refused from memory. The server
@@ -713,18 +731,11 @@ static void auth_not_blocking(unsigned threads) {
     struct web_config *wc = NULL;
     struct fixture f = {0};
     struct http_reply r;
-    char dir[256], text[256], path[512];
+    char dir[256];
     pthread_t th;
     uint64_t t0, health_ns;
 
-    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
-    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
-    ASSERT_OK(test_write_file(dir, "web.yml", text));
-    (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
-    ASSERT_OK(web_config_load(path, &wc, NULL, 0));
-    o.web_config = wc;
-    start(&f, &o);
-    publish_sample(&f, now_s());
+    wc = start_with_user(&f, &o, hash, dir, sizeof(dir));
 
     right = (struct timed_request){.port = f.port, .headers = AUTH_RIGHT};
     (void)timed_request(&right); /* the first use of a password pays its bcrypt */
@@ -824,20 +835,13 @@ static void test_auth_flood_one_client(void **state) {
     struct http_server_options o = {.listen_address = "127.0.0.1:0"};
     struct sourced_request flood[20], scraper;
     pthread_t th[ARRAY_SIZE(flood)];
-    char dir[256], text[256], path[512], auth[ARRAY_SIZE(flood)][64];
+    char dir[256], auth[ARRAY_SIZE(flood)][64];
     struct web_config *wc = NULL;
     struct fixture f = {0};
     unsigned busy = 0;
 
     (void)state;
-    ASSERT_OK(test_mkdtemp(dir, sizeof(dir)));
-    (void)snprintf(text, sizeof(text), "basic_auth_users:\n  prom: %s\n", hash);
-    ASSERT_OK(test_write_file(dir, "web.yml", text));
-    (void)snprintf(path, sizeof(path), "%s/web.yml", dir);
-    ASSERT_OK(web_config_load(path, &wc, NULL, 0));
-    o.web_config = wc;
-    start(&f, &o);
-    publish_sample(&f, now_s());
+    wc = start_with_user(&f, &o, hash, dir, sizeof(dir));
     for (size_t i = 0; i < ARRAY_SIZE(flood); i++) {
         /* prom:wrongNN, each another guess */
         static const char b64[] =

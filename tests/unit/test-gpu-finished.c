@@ -104,6 +104,14 @@ static int resolve_taken_again(void *userdata, uint32_t pid _unused_, struct pro
     return 0;
 }
 
+/* One more second, 60 J of it, ticked with the given /proc resolver. */
+static void tick_resolved(struct fixture *f, process_resolve_fn resolve) {
+    f->now_us += USEC_PER_SEC;
+    f->dev.energy_mj += 60000;
+    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000, resolve, f,
+                                  &f->ledger, NULL));
+}
+
 /* A job that finished between two readings, whose pid another process took before the
  * reading: the job's energy keeps the job's own record (what the driver says of it), not
  * the newcomer's name and pod. A process the driver does not report finished keeps what
@@ -124,10 +132,7 @@ static void test_finished_pid_taken_again(void **state _unused_) {
     f->dev.accounting = true;
     f->dev.n_finished = 1;
     f->dev.finished = &fin;
-    f->now_us += USEC_PER_SEC;
-    f->dev.energy_mj += 60000;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
-                                  resolve_taken_again, f, &f->ledger, NULL));
+    tick_resolved(f, resolve_taken_again);
     ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 0, &(struct snap_identity){0}, &p));
     assert_string_equal(p->id->pod_uid, "");
     assert_string_equal(p->id->process_name, "");
@@ -165,10 +170,7 @@ static void test_pid_running_again_after_finishing(void **state _unused_) {
     f->dev.accounting = true;
     add_samples(f, &n, 300, 40, t0, 1, 10);
     f->dev.n_utils = n;
-    f->now_us += USEC_PER_SEC;
-    f->dev.energy_mj += 60000;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000, resolve_first, f,
-                                  &f->ledger, NULL));
+    tick_resolved(f, resolve_first);
 
     n = 0;
     add_samples(f, &n, 300, 40, t0, 11, 20);
@@ -177,10 +179,7 @@ static void test_pid_running_again_after_finishing(void **state _unused_) {
         .pid = 300, .start_us = t0 - 5 * USEC_PER_SEC, .active_us = 6000000, .gpu_util = 40};
     f->dev.n_finished = 1;
     f->dev.finished = &fin;
-    f->now_us += USEC_PER_SEC;
-    f->dev.energy_mj += 60000;
-    ASSERT_OK(gpu_accounting_tick(f->acc, &f->dev, 1, f->now_us, f->now_us * 1000,
-                                  resolve_taken_again, f, &f->ledger, NULL));
+    tick_resolved(f, resolve_taken_again);
     ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 999, &(struct snap_identity){0}, &p));
     assert_string_equal(p->id->pod_uid, "someone-else");
     assert_true(p->estimated_uj + p->measured_uj > 0);

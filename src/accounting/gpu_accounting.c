@@ -552,6 +552,15 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
             t->seen = true;
             (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
         }
+        /* Another board at this index since it was read in this run (lost, and another
+         * enumerated in its place): its counter starts over, not from the other's. */
+        if ((t->counter.primed || t->power_primed) && g->uuid[0] && d->uuid[0] &&
+            strcmp(g->uuid, d->uuid) != 0) {
+            (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
+            idle_power_init(&t->idle, a->opts.idle_power_watts);
+            t->power_primed = t->window_open = t->after_glitch = false;
+            stats.swapped_gpus++;
+        }
         update_device(g, d, t);
         /* Restored, and the board at this index not named yet: its counter is not bridged
          * before it is known to be the board saved (another's would book the difference

@@ -81,6 +81,7 @@ struct gpu_tick_stats {
     unsigned counter_glitches;
     unsigned allocation_fallbacks; /* windows under `allocation` with no holder known */
     unsigned replaced_gpus;        /* another GPU than the state saved: its state not used */
+    unsigned swapped_gpus;         /* another GPU at an index while running: counted anew */
     unsigned clock_steps;          /* windows over which the wall clock stepped: no_data */
 };
 

@@ -229,6 +229,10 @@ static int tick_gpu(struct sampler *s, const struct tick_time *t) {
                     "energy is unattributed no_data");
     else if (stats.clock_steps == 0)
         (void)complain_release(&s->clock_complaint);
+    if (stats.swapped_gpus > 0)
+        log_warning("nvml: another GPU is at an index that was read before (replaced, or the "
+                    "driver enumerated the boards anew): its energy is counted from its first "
+                    "reading, under its own UUID");
     if (stats.replaced_gpus > 0)
         log_warning("nvml: a GPU is not the one the state file saved at its index (replaced?): "
                     "its saved counter reading and idle power are not used");

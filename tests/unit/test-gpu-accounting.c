@@ -210,6 +210,36 @@ static void test_counter_stops_answering(void **state _unused_) {
     fixture_free(f);
 }
 
+/* Another board at an index read before (lost, and another enumerated in its place): its
+ * counter is not continued from the other's (a delta between two boards' counters is no
+ * energy), and its energy counts from its first reading. */
+static void test_another_board_at_the_index(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_EVEN, 0);
+    struct ledger_gpu *g;
+
+    f->procs[0] = (struct gpu_process){.pid = 100};
+    f->dev.n_processes = 1;
+    tick(f, 9000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 9100000); /* 100 J */
+    g = ledger_gpu(&f->ledger, 0);
+    assert_int_equal(g->energy_uj, 100000000);
+    f->dev.up = false; /* lost */
+    f->now_us += USEC_PER_SEC;
+    tick(f, 9100000);
+    f->dev.up = true; /* back: another board, its counter far below the other's */
+    strcpy(f->dev.uuid, "GPU-99999999-1111-2222-3333-444444444444");
+    f->now_us += USEC_PER_SEC;
+    tick(f, 4000000);
+    assert_int_equal(g->energy_uj, 100000000);
+    f->now_us += USEC_PER_SEC;
+    tick(f, 4070000); /* 70 J of the new board */
+    assert_int_equal(g->energy_uj, 170000000);
+    assert_string_equal(g->uuid, "GPU-99999999-1111-2222-3333-444444444444");
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 /* A name not read this time (the board just reopened) leaves the model label as it was: an
  * empty one would change every series of the GPU. */
 static void test_name_not_read(void **state _unused_) {
@@ -740,6 +770,7 @@ int main(void) {
         cmocka_unit_test(test_short_window_and_spike),
         cmocka_unit_test(test_name_not_read),
         cmocka_unit_test(test_counter_stops_answering),
+        cmocka_unit_test(test_another_board_at_the_index),
         cmocka_unit_test(test_power_integration_is_estimated),
         cmocka_unit_test(test_pid_reuse_is_a_new_process),
         cmocka_unit_test(test_known_pids_are_not_resolved_again),

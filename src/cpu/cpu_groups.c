@@ -154,9 +154,11 @@ void cpu_groups_read(struct cpu_groups *g) {
         int r;
 
         grp->read_skipped = false;
-        if (!grp->cgroup) {
+        /* Ended before any read of ours, or the watch says so (removed; or emptied and left
+         * behind by Slurm, its directory still readable): its last read is the watch's. */
+        if (!grp->cgroup || (grp->watch_step != SIZE_MAX && g->taken[grp->watch_step].gone)) {
             if (grp->watch_step != SIZE_MAX)
-                cpu_groups_slurm_final(g, grp); /* ended before any read of ours */
+                cpu_groups_slurm_final(g, grp);
             continue;
         }
         if (may_skip(g, grp)) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup_cpu.h"
+#include "clock.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
@@ -205,8 +206,11 @@ static void step_events(struct slurm_watch *w, const struct watch_dir *d) {
         return;
     if (!strstr(buf, "populated 0")) {
         j->pub.ended = false; /* populated again */
+        j->emptied_ns = 0;
         return;
     }
+    if (j->emptied_ns == 0)
+        j->emptied_ns = clock_monotonic_ns();
     slurm_watch_step_read(j);
     slurm_watch_step_ended(w, j);
 }
@@ -412,7 +416,11 @@ int slurm_watch_start(int sys_fd, int proc_fd, struct slurm_watch **ret) {
     w = calloc(1, sizeof(*w));
     if (!w)
         return -ENOMEM;
-    *w = (struct slurm_watch){.sys_fd = sys_fd, .proc_fd = proc_fd, .ino_fd = -1, .stop_fd = -1};
+    *w = (struct slurm_watch){.sys_fd = sys_fd,
+                              .proc_fd = proc_fd,
+                              .ino_fd = -1,
+                              .stop_fd = -1,
+                              .leftover_ns = SLURM_WATCH_LEFTOVER_NS};
     (void)pthread_mutex_init(&w->lock, NULL);
     /* A unified hierarchy at fs/cgroup is v2; else the v1 cpuacct mount. */
     if (faccessat(sys_fd, "fs/cgroup/cgroup.controllers", F_OK, 0) == 0) {
@@ -444,12 +452,39 @@ int slurm_watch_start(int sys_fd, int proc_fd, struct slurm_watch **ret) {
     return 0;
 }
 
+/* Under the lock: v2 steps empty for leftover_ns whose directory Slurm left behind are taken
+ * as removed, their read at populated 0 final (no process was left to use more). */
+static void drop_leftovers(struct slurm_watch *w) {
+    uint64_t now = clock_monotonic_ns();
+
+    for (size_t i = 0; w->v2 && i < w->n_steps; i++) {
+        struct step *j = &w->steps[i];
+
+        if (j->pub.gone || !j->pub.ended || j->emptied_ns == 0 ||
+            now - j->emptied_ns < w->leftover_ns)
+            continue;
+        log_debug("slurm: step %s empty for %llu s and still there: taken as ended", j->pub.path,
+                  (unsigned long long)((now - j->emptied_ns) / NSEC_PER_SEC));
+        j->pub.gone = j->pub.final_exact = j->finalized = true;
+        j->pub.rate_us = 0;
+        j->cg = cgroup_cpu_free(j->cg);
+        forget_tree(w, j->pub.path); /* its cgroup.events watch */
+    }
+}
+
+void slurm_watch_set_leftover_ns(struct slurm_watch *w, uint64_t ns) {
+    (void)pthread_mutex_lock(&w->lock);
+    w->leftover_ns = ns;
+    (void)pthread_mutex_unlock(&w->lock);
+}
+
 int slurm_watch_take(struct slurm_watch *w, struct slurm_watch_step **buf, size_t *cap,
                      bool *ret_root_valid, uint64_t *ret_root_usage_us) {
     size_t n = 0;
     int r;
 
     (void)pthread_mutex_lock(&w->lock);
+    drop_leftovers(w);
     r = grow_array(buf, cap, MAX(w->n_steps, (size_t)1), sizeof(**buf));
     if (r < 0) {
         (void)pthread_mutex_unlock(&w->lock);

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
+
 /*
  * SLURM job steps' cgroups followed as they come and go, so a step's CPU time is read to
  * its end and a job shorter than the process scan is seen at all. A job's CPU time is its
@@ -79,3 +81,9 @@ int slurm_watch_take(struct slurm_watch *w, struct slurm_watch_step **buf, size_
 
 /* Number of steps that ended since the last call (0 when none); for a scan on demand. */
 unsigned slurm_watch_ended_since(struct slurm_watch *w);
+
+/* How long a step emptied on cgroup v2 (populated 0) may keep its directory before it is
+ * taken as removed (default SLURM_WATCH_LEFTOVER_NS): Slurm sometimes leaves one behind, and
+ * its job would stay active for good. Tests shorten it. */
+#define SLURM_WATCH_LEFTOVER_NS (30 * NSEC_PER_SEC)
+void slurm_watch_set_leftover_ns(struct slurm_watch *w, uint64_t ns);

@@ -44,6 +44,7 @@ struct step {
     uint64_t array_next_ns;        /* no try before (a poll interval after the last) */
     uint64_t read_ns, interval_ns; /* the last read, and the time since the one before */
     bool finalized;                /* step_final() ran */
+    uint64_t emptied_ns;           /* v2: when populated 0 was read; 0: populated */
 };
 
 struct slurm_watch {
@@ -62,7 +63,8 @@ struct slurm_watch {
     size_t n_steps, cap_steps;
     struct cgroup_cpu *root;
     char root_path[SLURM_WATCH_PATH_MAX];
-    bool resyncing; /* listing again after lost events (resync()) */
+    bool resyncing;       /* listing again after lost events (resync()) */
+    uint64_t leftover_ns; /* slurm_watch_set_leftover_ns() */
 };
 
 /* The level a child named name of a directory at level parent has, or -1: not followed

@@ -330,6 +330,51 @@ static void test_v2_populated_0(void **state) {
     env_done(&e);
 }
 
+/* A v2 step emptied (populated 0) whose directory Slurm leaves behind: taken as ended after
+ * the leftover time, its read at populated 0 its exact final, and its job's group ends. */
+static void test_v2_step_left_behind(void **state) {
+    static const char *scope = "sys/fs/cgroup/system.slice/slurmstepd.scope";
+    static const char *job = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_45";
+    static const char *step = "sys/fs/cgroup/system.slice/slurmstepd.scope/job_45/step_batch";
+    struct slurm_watch *w = NULL;
+    struct cpu_groups g;
+    struct cpu_group *grp;
+    char path[700];
+    struct env e;
+
+    (void)state;
+    env_open(&e, true);
+    ASSERT_OK(slurm_watch_start(e.sys_fd, -1, &w));
+    slurm_watch_set_leftover_ns(w, 200 * NSEC_PER_MSEC);
+    cpu_groups_init(&g, -1, e.sys_fd);
+    cpu_groups_set_watch(&g, w);
+    make_cgroup(&e, scope, "cpu.stat", "usage_usec 100\n");
+    make_cgroup(&e, job, "cpu.stat", "usage_usec 0\n");
+    ASSERT_OK(test_write_file(e.root, "staging/cgroup.events", "populated 1\nfrozen 0\n"));
+    make_cgroup(&e, step, "cpu.stat", "usage_usec 1000\n");
+    wait_for(w, "/system.slice/slurmstepd.scope/job_45/step_batch", 1000, false);
+    cpu_groups_prepare(&g);
+    cpu_groups_finish(&g);
+
+    (void)snprintf(path, sizeof(path), "%s/cpu.stat", step);
+    ASSERT_OK(test_write_file(e.root, path, "usage_usec 4000\n"));
+    (void)snprintf(path, sizeof(path), "%s/cgroup.events", step);
+    ASSERT_OK(test_write_file(e.root, path, "populated 0\nfrozen 0\n"));
+    wait_ended(w);
+    (void)nanosleep(&(struct timespec){.tv_nsec = 300 * 1000 * 1000}, NULL);
+    cpu_groups_prepare(&g);
+    grp = group_of(&g, 45);
+    assert_non_null(grp);
+    assert_true(grp->ended && grp->cgroup_valid && grp->tail_exact);
+    assert_int_equal(grp->cgroup_delta_us, 3000);
+    cpu_groups_finish(&g);
+    assert_null(group_of(&g, 45)); /* let go once booked */
+
+    cpu_groups_done(&g);
+    assert_null(slurm_watch_free(w));
+    env_done(&e);
+}
+
 /* Writes a /proc/<pid>/environ blob (NUL-separated) under the fixture's root. */
 static void write_environ(struct env *e, const char *pid, const char *env, size_t len) {
     char rel[64], path[700];
@@ -632,6 +677,7 @@ int main(void) {
         cmocka_unit_test(test_v1_array_after_exec),
         cmocka_unit_test(test_v1_made_again_on_cgroupfs),
         cmocka_unit_test(test_v2_populated_0),
+        cmocka_unit_test(test_v2_step_left_behind),
         cmocka_unit_test(test_v2_step_gone_before_its_event),
         cmocka_unit_test(test_v2_sluid_job_named_by_its_number),
         cmocka_unit_test(test_group_waits_for_its_cgroup),

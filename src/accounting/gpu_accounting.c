@@ -265,9 +265,10 @@ static int find_processes(struct gpu_accounting *a, struct gpu_track *t,
         struct process_info info = {0};
         struct ledger_process *p;
         bool running = i < a->n_running;
-        /* The driver says a process at this pid finished: one running at it now is another
-         * (the finished are those not running), whatever the last window had there. */
-        bool reused = d->n_finished > 0 && finished_has_pid(d, a->pids[i]);
+        /* The driver says a process at this pid finished, and one runs at it: that one is
+         * another (the finished are those not running), whatever the last window had there.
+         * The finished one itself keeps what the last window knew of it. */
+        bool reused = running && d->n_finished > 0 && finished_has_pid(d, a->pids[i]);
         uintptr_t known;
         int r;
 

@@ -153,6 +153,41 @@ static int resolve_first(void *userdata, uint32_t pid _unused_, struct process_i
     return 0;
 }
 
+/* A process seen running, then reported finished: its last window is its own, with the
+ * identity the first window resolved (it has left /proc by then). */
+static void test_finished_keeps_its_identity(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    struct ledger_process *p;
+    uint64_t t0, first;
+    size_t n = 0;
+
+    tick(f, 0);
+    t0 = f->now_us;
+    f->procs[0] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
+    f->dev.n_processes = 1;
+    f->dev.accounting = true;
+    add_samples(f, &n, 300, 40, t0, 1, 10);
+    f->dev.n_utils = n;
+    tick_resolved(f, resolve_first);
+    ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 111, &(struct snap_identity){0}, &p));
+    first = p->estimated_uj + p->measured_uj;
+
+    n = 0;
+    add_samples(f, &n, 300, 40, t0, 11, 15); /* its last half second */
+    f->dev.n_utils = n;
+    f->dev.n_processes = 0;
+    fin = (struct gpu_finished_process){
+        .pid = 300, .start_us = t0 - 5 * USEC_PER_SEC, .active_us = 6500000, .gpu_util = 40};
+    f->dev.n_finished = 1;
+    f->dev.finished = &fin;
+    tick_resolved(f, NULL); /* gone from /proc */
+    assert_string_equal(p->id->pod_uid, "first");
+    assert_true(p->estimated_uj + p->measured_uj > first);
+    assert_conserved(f);
+    fixture_free(f);
+}
+
 /* A process that finished, and a new one running at its pid by the next reading (the pid
  * reused within a window): the running one is the newcomer, resolved anew, not the last
  * window's process at that pid, nor a process with no identity. */
@@ -355,6 +390,7 @@ int main(void) {
         cmocka_unit_test(test_finished_without_samples),
         cmocka_unit_test(test_finished_pid_taken_again),
         cmocka_unit_test(test_pid_running_again_after_finishing),
+        cmocka_unit_test(test_finished_keeps_its_identity),
         cmocka_unit_test(test_finished_just_now_is_credited_ahead),
         cmocka_unit_test(test_finished_tail_is_credited_ahead),
         cmocka_unit_test(test_unsampled_running_is_credited_so_far),

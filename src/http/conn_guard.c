@@ -20,7 +20,9 @@
  * again. */
 #define PENDING_RECHECK_NS (100 * NSEC_PER_MSEC)
 /* Defaults of the limits of the same names (0 there). */
-#define RUN_GAP_NS NSEC_PER_SEC
+/* Pipelined requests follow each other within microseconds, a scraper's next one comes after
+ * its interval (a second, for a fast one): only the first go on with a run. */
+#define RUN_GAP_NS (100 * NSEC_PER_MSEC)
 #define BUSY_EVICT_NS (10 * NSEC_PER_SEC)
 
 struct guarded {

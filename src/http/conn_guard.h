@@ -52,7 +52,7 @@ struct conn_guard_limits {
     unsigned reserve;           /* slots kept free of waiting connections (< capacity) */
     uint64_t header_timeout_ns; /* > 0 */
     uint64_t reply_timeout_ns;  /* a run's first request to its last reply done; 0: none */
-    uint64_t run_gap_ns;        /* a request sooner after a reply goes on with its run; 0: 1 s */
+    uint64_t run_gap_ns;        /* a request sooner after a reply goes on with its run; 0: 100 ms */
     uint64_t busy_evict_ns;     /* a run this long may be cut to make room; 0: 10 s */
 };
 

@@ -202,7 +202,7 @@ struct kube_labels *kube_labels_free(struct kube_labels *k) {
 
 /* Returns whether a name was filled in. */
 static bool fill(const struct kube_table *t, struct snap_identity *id) {
-    const struct kube_pod_info *pod;
+    const struct kube_pod_info *pod, *own = NULL;
     const char *name;
     bool filled = false;
 
@@ -211,11 +211,12 @@ static bool fill(const struct kube_table *t, struct snap_identity *id) {
         copy_cut(id->namespace_, sizeof(id->namespace_), pod->namespace_);
         filled = true;
     }
-    /* Only a container of the process's own pod: an id alone is one anybody can name a
-     * cgroup after (below a user's own manager), and would take another pod's names. */
+    /* Only a container of the process's own pod (found by its UID, or by a static pod's
+     * config hash): an id alone is one anybody can name a cgroup after (below a user's own
+     * manager), and would take another pod's names. */
     if (id->container_id[0] && !id->container[0] && id->pod_uid[0] &&
-        kube_table_container_by_id(t, id->container_id, &name, &pod) >= 0 &&
-        strcmp(pod->uid, id->pod_uid) == 0) {
+        kube_table_pod_by_uid(t, id->pod_uid, &own) >= 0 &&
+        kube_table_container_by_id(t, id->container_id, &name, &pod) >= 0 && pod == own) {
         copy_cut(id->container, sizeof(id->container), name);
         filled = true;
     }

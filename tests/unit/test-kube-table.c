@@ -310,21 +310,29 @@ static void test_model_restart_bound(void **state) {
 }
 
 #define CID_T "3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a"
+#define CID_T2 "4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b"
 
-/* A container is named from the API server only as a container of the process's own pod:
- * an id alone is one anybody can name a cgroup after (below a user's own manager), and it
- * would take another pod's names. */
+/* A container is named from the API server only as a container of the process's own pod
+ * (a static pod's found by its config hash): an id alone is one anybody can name a cgroup
+ * after (below a user's own manager), and it would take another pod's names. */
 static void test_container_named_in_its_pod(void **state) {
     static const char *const ctr[] = {CID_T "=pytorch"};
-    struct kube_pod *pod = make_pod("ml", "trainer", "u-1", NULL, 1, ctr);
-    struct ledger_process *own, *bare, *other;
+    static const char *const etcd_ctr[] = {CID_T2 "=etcd"};
+    struct kube_pod *pods[] = {
+        make_pod("ml", "trainer", "u-1", NULL, 1, ctr),
+        /* a static pod: its cgroup carries the kubelet's config hash, not the UID */
+        make_pod("kube-system", "etcd-node-a", "u-2", "9aac5b5c8815def09a2ef9e37b89da55", 1,
+                 etcd_ctr),
+    };
+    struct ledger_process *own, *bare, *other, *etcd;
     struct snap_identity id = {0};
     struct kube_table *t = NULL;
     struct ledger l;
 
     (void)state;
-    ASSERT_OK(kube_table_build((const struct kube_pod *const *)&pod, 1, 1, &t));
-    kube_pod_free(pod);
+    ASSERT_OK(kube_table_build((const struct kube_pod *const *)pods, 2, 1, &t));
+    kube_pod_free(pods[0]);
+    kube_pod_free(pods[1]);
     ledger_init(&l);
     strcpy(id.container_id, CID_T);
     strcpy(id.pod_uid, "u-1");
@@ -333,7 +341,11 @@ static void test_container_named_in_its_pod(void **state) {
     assert_true(ledger_process_get(&l, 0, 2, 1, &id, &bare) >= 0);
     strcpy(id.pod_uid, "u-2");
     assert_true(ledger_process_get(&l, 0, 3, 1, &id, &other) >= 0);
+    strcpy(id.pod_uid, "9aac5b5c8815def09a2ef9e37b89da55");
+    strcpy(id.container_id, CID_T2);
+    assert_true(ledger_process_get(&l, 0, 4, 1, &id, &etcd) >= 0);
     assert_true(kube_labels_fill_ledger(t, &l) >= 0);
+    assert_string_equal(etcd->id->container, "etcd");
     assert_string_equal(own->id->container, "pytorch");
     assert_string_equal(own->id->pod, "trainer");
     assert_string_equal(bare->id->container, "");

@@ -295,10 +295,19 @@ static void handle_event(struct slurm_watch *w, const struct inotify_event *ev) 
     }
 }
 
+/* A directory to list again, and its level. */
+struct listed {
+    char path[SLURM_WATCH_PATH_MAX];
+    enum slurm_level level;
+};
+
 /* Events were lost (the queue overflowed): the directories removed meanwhile, whose
  * IN_DELETE or IN_IGNORED may be among them, are let go (a step's as removed); each step's
  * "populated" is read again; every other directory is listed again for what was made. */
 static void resync(struct slurm_watch *w) {
+    _cleanup_(freep) struct listed *todo = NULL;
+    size_t n = 0;
+
     for (size_t i = 0; i < w->n_dirs;) {
         struct watch_dir *d = &w->dirs[i];
         char rel[SLURM_WATCH_PATH_MAX + 32];
@@ -309,20 +318,25 @@ static void resync(struct slurm_watch *w) {
         else
             i++;
     }
-    for (size_t i = 0; i < w->n_dirs; i++) {
-        char path[SLURM_WATCH_PATH_MAX];
-
-        if (w->dirs[i].level == LEVEL_STEP) {
+    for (size_t i = 0; i < w->n_dirs; i++)
+        if (w->dirs[i].level == LEVEL_STEP)
             step_events(w, &w->dirs[i]);
-            continue;
+    /* Listing may let entries go (one made again: forget_tree()), which moves others: the
+     * directories to list are taken first. */
+    todo = calloc(MAX(w->n_dirs, (size_t)1), sizeof(*todo));
+    if (!todo)
+        return; /* out of memory: nothing listed; the next overflow tries again */
+    for (size_t i = 0; i < w->n_dirs; i++)
+        if (w->dirs[i].level != LEVEL_STEP) {
+            memcpy(todo[n].path, w->dirs[i].path, sizeof(todo[n].path));
+            todo[n++].level = w->dirs[i].level;
         }
-        memcpy(path, w->dirs[i].path, sizeof(path));
-        /* What is new in a directory watched all along was made while it was: fresh. A
-         * job's steps may have come and gone unseen, though: its usage is not theirs. */
-        w->resyncing = true;
-        list_dir(w, path, w->dirs[i].level, w->dirs[i].level != LEVEL_TOP);
-        w->resyncing = false;
-    }
+    /* What is new in a directory watched all along was made while it was: fresh. A job's
+     * steps may have come and gone unseen, though: its usage is not theirs. */
+    w->resyncing = true;
+    for (size_t k = 0; k < n; k++)
+        list_dir(w, todo[k].path, todo[k].level, todo[k].level != LEVEL_TOP);
+    w->resyncing = false;
 }
 
 static void drain_events(struct slurm_watch *w) {

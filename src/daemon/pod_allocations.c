@@ -71,7 +71,13 @@ int pod_allocations_new(const struct config *cfg, struct pod_allocations **ret) 
         if (r == -ENOMEM)
             return r;
         /* (a thread that cannot start: EAGAIN) the rest goes on without allocations */
-        log_warning_errno(r, "pod-resources: cannot start: %m; GPU allocations are not used");
+        (void)log_warning_errno(r,
+                                "pod-resources: cannot start: %m; GPU allocations are not "
+                                "used%s",
+                                cfg->gpu_idle_policy == IDLE_POLICY_ALLOCATION
+                                    ? "; --gpu-idle-policy=allocation splits idle energy "
+                                      "evenly instead"
+                                    : "");
         return 0;
     }
     *ret = p;

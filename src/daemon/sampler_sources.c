@@ -288,9 +288,9 @@ void sampler_save_state(struct sampler *s, uint64_t mono_ns) {
     r = state_file_save(s->state_dir, &s->ledger, baselines, &now);
     if (r < 0)
         sampler_source_failed(s, SOURCE_STATE, r, mono_ns,
-                              "cannot save the counters to --state-dir, and the last saved "
-                              "ones are removed (a restart counts from zero, not from "
-                              "counters behind those published)");
+                              "cannot save the counters to --state-dir (a last saved file "
+                              "that this one did not replace is removed: a restart counts "
+                              "from zero, not from counters behind those published)");
     else
         sampler_source_ok(s, SOURCE_STATE);
 }

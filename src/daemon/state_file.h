@@ -22,7 +22,8 @@
 int state_file_load(const char *dir, struct ledger *l, const struct state_clock *now,
                     struct gpu_baseline *baselines);
 
-/* Writes l and the baselines to dir, saved now. Returns 0 or -errno; then the old file is
- * removed (where it can be), since the counters published next are ahead of it. */
+/* Writes l and the baselines to dir, saved now. Returns 0 or -errno; then the old file, if
+ * the new one did not take its place, is removed (where it can be), since the counters
+ * published next are ahead of it. */
 int state_file_save(const char *dir, const struct ledger *l, const struct gpu_baseline *baselines,
                     const struct state_clock *now);

@@ -130,7 +130,8 @@ int web_config_check_password(struct web_config *c, const char *user, const char
  * remembered (or there are no users: 0), -ENOENT when only web_config_check_password() can
  * tell, -ENOMEM. */
 int web_config_check_remembered(struct web_config *c, const char *user, const char *password);
-/* c, loaded to replace old: takes old's salt and each accepted token of a user whose name and
- * hash are the same in both, so that a reload does not send the scraper back to bcrypt.
+/* c, loaded to replace old and not yet in use by any other thread (its salt is read
+ * without the lock): takes old's salt and each accepted token of a user whose name and hash
+ * are the same in both, so that a reload does not send the scraper back to bcrypt.
  * Remembered failures are not taken. */
 void web_config_keep_remembered(struct web_config *c, struct web_config *old);

@@ -326,7 +326,7 @@ static double start_time_seconds(const struct procfs_scanner *s, uint64_t startt
 }
 
 uint64_t procfs_new_row_ticks(struct procfs_scanner *s, const struct cache_entry *e) {
-    if (s->scan_no <= 1 || e->starttime <= s->prev_latest_start)
+    if (s->scan_no <= 1 || e->starttime < s->prev_latest_start)
         return 0;
     return e->cpu_ticks;
 }

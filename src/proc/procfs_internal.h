@@ -136,10 +136,10 @@ int procfs_get_entry(struct procfs_scanner *s, int pid_fd, const struct proc_pid
 void procfs_fill_row(const struct procfs_scanner *s, const struct cache_entry *e,
                      struct procfs_process *row);
 /* A process this scan sees first (e has its CPU time now): its CPU time in this window. All
- * of it if it started since the previous scan, which it did if it started after every
- * process that scan saw; else it was there and missed (an identity read that failed for
- * want of fds, a scan cut short), and its time before is no part of this window: 0, from
- * which the next scan counts. */
+ * of it if it may have started since the previous scan, as it may unless it started before
+ * a process that scan saw (in the same clock tick it may: counted); else it was there and
+ * missed (an identity read that failed for want of fds, a scan cut short), and its time
+ * before is no part of this window: 0, from which the next scan counts. */
 uint64_t procfs_new_row_ticks(struct procfs_scanner *s, const struct cache_entry *e);
 /* Counts e among the processes this scan saw (for procfs_new_row_ticks()). */
 void procfs_saw(struct procfs_scanner *s, const struct cache_entry *e);

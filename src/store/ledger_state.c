@@ -302,11 +302,11 @@ static int get_reasons(const struct fields *f, uint64_t *uj) {
     return 0;
 }
 
-/* Parses put_idle()'s list into b. */
 /* No board idles above this: a bigger saved idle is not a state joulestat wrote (restored,
  * every window would be all idle). */
 #define IDLE_MW_MAX (5000U * 1000U)
 
+/* Parses put_idle()'s list into b. */
 static int get_idle(const char *list, struct gpu_baseline *b) {
     char item[24];
 

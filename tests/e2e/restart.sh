@@ -187,7 +187,7 @@ sleep 1.5
 mkdir "$state/joulestat.state.tmp"
 wait $! || e2e_fail "exporter 13"
 [[ ! -e $state/joulestat.state ]] || e2e_fail "the state left behind by failed saves is kept"
-grep -q 'cannot save the counters to --state-dir, and the last saved ones are removed' \
+grep -q 'cannot save the counters to --state-dir (a last saved file that this one did not replace is removed' \
     "$E2E_TMP/log13" || e2e_fail "no save error: $(cat "$E2E_TMP/log13")"
 rm -rf "$state/joulestat.state.tmp"
 

@@ -557,9 +557,7 @@ int gpu_accounting_tick(struct gpu_accounting *a, const struct gpu_device_readin
          * enumerated in its place): its counter starts over, not from the other's. */
         if ((t->counter.primed || t->power_primed) && g->uuid[0] && d->uuid[0] &&
             strcmp(g->uuid, d->uuid) != 0) {
-            (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
-            idle_power_init(&t->idle, a->opts.idle_power_watts);
-            t->power_primed = t->window_open = t->after_glitch = false;
+            gpu_track_start_over(a, t);
             stats.swapped_gpus++;
         }
         update_device(g, d, t);

@@ -46,6 +46,12 @@ void gpu_accounting_restore_baselines(struct gpu_accounting *a, const struct gpu
     }
 }
 
+void gpu_track_start_over(struct gpu_accounting *a, struct gpu_track *t) {
+    (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
+    idle_power_init(&t->idle, a->opts.idle_power_watts);
+    t->window_open = t->downtime = t->power_primed = t->after_glitch = false;
+}
+
 bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, const char *uuid) {
     bool other;
 
@@ -55,10 +61,6 @@ bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, c
     t->saved_uuid[0] = '\0';
     if (!other)
         return false;
-    idle_power_init(&t->idle, a->opts.idle_power_watts);
-    if (t->downtime) {
-        (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
-        t->window_open = t->downtime = false;
-    }
+    gpu_track_start_over(a, t);
     return true;
 }

@@ -153,13 +153,10 @@ static int resolve_first(void *userdata, uint32_t pid _unused_, struct process_i
     return 0;
 }
 
-/* A process seen running, then reported finished: its last window is its own, with the
- * identity the first window resolved (it has left /proc by then). */
-static void test_finished_keeps_its_identity(void **state _unused_) {
-    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
-    struct gpu_finished_process fin;
-    struct ledger_process *p;
-    uint64_t t0, first;
+/* A baseline tick, then a second in which pid 300 (pod "first", resolve_first()) runs at
+ * 40 %, sampled every 100 ms, in accounting mode. Returns the second's start. */
+static uint64_t first_window_of_300(struct fixture *f) {
+    uint64_t t0;
     size_t n = 0;
 
     tick(f, 0);
@@ -170,6 +167,19 @@ static void test_finished_keeps_its_identity(void **state _unused_) {
     add_samples(f, &n, 300, 40, t0, 1, 10);
     f->dev.n_utils = n;
     tick_resolved(f, resolve_first);
+    return t0;
+}
+
+/* A process seen running, then reported finished: its last window is its own, with the
+ * identity the first window resolved (it has left /proc by then). */
+static void test_finished_keeps_its_identity(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, 0);
+    struct gpu_finished_process fin;
+    struct ledger_process *p;
+    uint64_t t0, first;
+    size_t n = 0;
+
+    t0 = first_window_of_300(f);
     ASSERT_OK(ledger_process_get(&f->ledger, 0, 300, 111, &(struct snap_identity){0}, &p));
     first = p->estimated_uj + p->measured_uj;
 
@@ -198,14 +208,7 @@ static void test_pid_running_again_after_finishing(void **state _unused_) {
     uint64_t t0;
     size_t n = 0;
 
-    tick(f, 0);
-    t0 = f->now_us;
-    f->procs[0] = (struct gpu_process){.pid = 300, .kinds = GPU_PROCESS_COMPUTE};
-    f->dev.n_processes = 1;
-    f->dev.accounting = true;
-    add_samples(f, &n, 300, 40, t0, 1, 10);
-    f->dev.n_utils = n;
-    tick_resolved(f, resolve_first);
+    t0 = first_window_of_300(f);
 
     n = 0;
     add_samples(f, &n, 300, 40, t0, 11, 20);

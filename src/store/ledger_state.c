@@ -18,8 +18,20 @@
 /* A reading older than a century is not one (and keeps the clock arithmetic in range). */
 #define RAPL_AGE_MAX_US (UINT64_C(100) * 366 * 86400 * 1000000)
 #define CPU_DOMAIN_KEYS "d0", "d1", "d2", "d3", "d4"
+#define FNV1A_64_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV1A_64_PRIME UINT64_C(0x100000001b3)
 
 static const char *const cpu_domain_keys[SNAP_CPU_DOMAINS] = {CPU_DOMAIN_KEYS};
+
+/* FNV-1a of the text before the end line: a digit flipped on disk, or a line repeated,
+ * is not taken for a counter. Not a defence against someone who can write the file. */
+static uint64_t text_sum(const char *text, size_t len) {
+    uint64_t h = FNV1A_64_OFFSET;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * FNV1A_64_PRIME;
+    return h;
+}
 
 /* ---- writing ----------------------------------------------------------------------- */
 
@@ -110,6 +122,7 @@ static void put_rapl_raw(struct strbuf *out, const struct ledger_rapl *r, uint64
 
 void ledger_state_format(const struct ledger *l, const struct gpu_baseline *baselines,
                          const struct state_clock *now, struct strbuf *out) {
+    size_t begin = out->len;
     uint64_t entries = 0;
     void *v;
 
@@ -211,7 +224,9 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         strbuf_putc(out, '\n');
         entries++;
     }
-    strbuf_printf(out, "end\tentries=%" PRIu64 "\n", entries);
+    /* Older versions read the end line's entries and ignore the sum. */
+    strbuf_printf(out, "end\tentries=%" PRIu64 "\tsum=%016" PRIx64 "\n", entries,
+                  out->buf ? text_sum(out->buf + begin, out->len - begin) : 0);
 }
 
 /* ---- reading ----------------------------------------------------------------------- */
@@ -513,6 +528,21 @@ static int restore_allocation(struct ledger *l, const struct fields *f, uint64_t
                                      uid ? uid : "", (unsigned)replicas, uj, now_ns);
 }
 
+/* The end line's sum over the text before it; a state written before the sum had none. */
+static bool sum_matches(const struct fields *f, const char *text, size_t len) {
+    const char *v = get(f, "sum");
+    char *end;
+    uint64_t sum;
+
+    if (!v)
+        return true;
+    if (strlen(v) != 16 || strspn(v, "0123456789abcdef") != 16)
+        return false;
+    errno = 0;
+    sum = strtoull(v, &end, 16);
+    return errno == 0 && *end == '\0' && sum == text_sum(text, len);
+}
+
 /* The save's clocks (the line after the first, from version 2 on). */
 static int restore_host(const struct fields *f, struct state_clock *ret) {
     const char *boot_id = get(f, "boot_id");
@@ -582,7 +612,8 @@ int ledger_state_restore(struct ledger *l, const char *text, size_t size,
             ledger_restart_begin(NULL, file_wall_us, now, &rs);
         }
         if (!version_1 && strcmp(kind, "end") == 0) {
-            if (get_u64(&f, "entries", true, &entries) < 0 || entries != (uint64_t)n)
+            if (get_u64(&f, "entries", true, &entries) < 0 || entries != (uint64_t)n ||
+                !sum_matches(&f, text, (size_t)(line - copy)))
                 goto bad;
             ended = true;
             continue;

@@ -551,6 +551,69 @@ static void test_cut_short(void **state _unused_) {
     ledger_done(&a);
 }
 
+/* A digit changed on disk, or a line repeated with the count mended, fails the end line's
+ * sum; a state written before the sum (no sum field) is still read. */
+static void test_sum_catches_changes(void **state _unused_) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger a, l;
+    unsigned bad = 0;
+    char *text, *changed, *line, *end, *p;
+    size_t len;
+
+    ledger_init(&a);
+    fill(&a);
+    text = format(&a, b);
+    len = strlen(text);
+    changed = malloc(2 * len + 1);
+    assert_non_null(changed);
+
+    /* 600000 becomes 900000 */
+    strcpy(changed, text);
+    p = strstr(changed, "estimated_uj=600000");
+    assert_non_null(p);
+    p[strlen("estimated_uj=")] = '9';
+    ledger_init(&l);
+    assert_int_equal(restore(&l, changed, b, &bad), -EBADMSG);
+    ledger_done(&l);
+
+    /* the first process line twice, and the end line counting ten entries */
+    line = strstr(text, "\nprocess\t") + 1;
+    end = strchr(line, '\n') + 1;
+    memcpy(changed, text, (size_t)(end - text));
+    memcpy(changed + (end - text), line, (size_t)(end - line));
+    strcpy(changed + (end - text) + (end - line), end);
+    p = strstr(changed, "entries=9");
+    assert_non_null(p);
+    memcpy(p, "entries=X", 9);
+    *strchr(p, '\t') = '\0';
+    p[strlen("entries=")] = '\0';
+    strcat(changed, "10\t");
+    strcat(changed, strstr(text, "\tsum=") + 1);
+    ledger_init(&l);
+    assert_int_equal(restore(&l, changed, b, &bad), -EBADMSG);
+    ledger_done(&l);
+
+    /* the same file without its sum: as a version without sums wrote it */
+    strcpy(changed, text);
+    *strstr(changed, "\tsum=") = '\0';
+    strcat(changed, "\n");
+    ledger_init(&l);
+    assert_int_equal(restore(&l, changed, b, &bad), 9);
+    assert_int_equal(ledger_gpu(&l, 3)->energy_uj, 1000000);
+    ledger_done(&l);
+
+    /* a sum that is not 16 hex digits */
+    strcpy(changed, text);
+    strcpy(strstr(changed, "\tsum=") + strlen("\tsum="), "12\n");
+    ledger_init(&l);
+    assert_int_equal(restore(&l, changed, b, &bad), -EBADMSG);
+    ledger_done(&l);
+
+    free(changed);
+    free(text);
+    ledger_done(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -562,6 +625,7 @@ int main(void) {
         cmocka_unit_test(test_unknown_time_is_not_bridged),
         cmocka_unit_test(test_stale_reading_stays_stale),
         cmocka_unit_test(test_cut_short),
+        cmocka_unit_test(test_sum_catches_changes),
         cmocka_unit_test(test_cpu_series_goes_on_without_names),
         cmocka_unit_test(test_long_pod_name_allocation_goes_on),
     };

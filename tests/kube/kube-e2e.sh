@@ -113,6 +113,16 @@ grep -q "kubeapi warning .*plain http: the token .* is sent unencrypted" <<<"$ou
     e2e_fail "check (token over http): $out"
 out=$("$build/joulestat" check "${kube_flags[@]}" --kubernetes-token-file "$d/token" 2>&1 || true)
 ! grep -q "kubeapi warning" <<<"$out" || e2e_fail "check (https) warned: $out"
+# serve says it once at start, as a warning.
+"$build/joulestat" serve --no-gpu --rapl-source off --listen-address "127.0.0.1:$(e2e_free_port)" \
+    --kubernetes-api-url "http://127.0.0.1:$api_port" --node-name node-a \
+    --kubernetes-token-file "$d/token" >"$d/joulestat-http.log" 2>&1 &
+http_pid=$!
+E2E_PIDS+=($http_pid)
+e2e_wait 10 grep -q "is plain http, and the token .* is sent with every request unencrypted" \
+    "$d/joulestat-http.log" || e2e_fail "serve (token over http) did not warn: $(cat "$d/joulestat-http.log")"
+kill "$http_pid"
+wait "$http_pid" || true
 
 # 2. The trainer pod is deleted (its process stopped at 10 s) and recreated: same name, new UID.
 #    Before it, an event no one can read: the watcher lists again rather than resume the

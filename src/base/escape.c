@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <wchar.h>
 
 /* Length of the well-formed UTF-8 sequence at s (2..4), or 0. Overlong forms, surrogates
  * and code points past U+10FFFF are not well-formed. Sets *cp to the code point. */
@@ -69,4 +70,27 @@ const char *escape_terminal(const char *s, char *buf, size_t size) {
     }
     buf[used] = '\0';
     return buf;
+}
+
+size_t terminal_fit_columns(const char *s, int cols, int *ret_used) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    int used = 0;
+
+    while (p[i]) {
+        uint32_t cp = p[i];
+        size_t n = p[i] >= 0x80 ? utf8_sequence(p + i, &cp) : 1;
+        int w = 1;
+
+        if (n == 0) /* not from escape_terminal(): a byte, a column */
+            n = 1;
+        else if (cp >= 0x80 && cp <= (uint32_t)WCHAR_MAX)
+            w = wcwidth((wchar_t)cp) < 0 ? 1 : wcwidth((wchar_t)cp);
+        if (used + w > cols)
+            break;
+        used += w;
+        i += n;
+    }
+    *ret_used = used;
+    return i;
 }

@@ -17,3 +17,11 @@ const char *escape_terminal(const char *s, char *buf, size_t size);
 
 /* Room for any string of n bytes, escaped, and its NUL. */
 #define ESCAPED_SIZE(n) (4 * (n) + 1)
+
+/*
+ * The bytes of s (escape_terminal()'s output) that fill at most `cols` columns of a
+ * terminal, and in *ret_used how many they fill: a wide character (CJK, most emoji) takes
+ * two, a combining mark none, as wcwidth() says in the LC_CTYPE locale (outside a UTF-8
+ * locale, one each). A character that does not fit whole is left out, never half drawn.
+ */
+size_t terminal_fit_columns(const char *s, int cols, int *ret_used);

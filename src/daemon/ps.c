@@ -2,6 +2,7 @@
 #include "ps.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +57,15 @@ static void format_gpus(const struct ps_row *r, char *buf, size_t size) {
     }
 }
 
+/* text (escaped) cut and padded to `width` columns: a name in UTF-8 lines up as one in
+ * ASCII (with a wide character's two columns in a UTF-8 locale). */
+static void print_cell(const char *text, int width) {
+    int used;
+    size_t n = terminal_fit_columns(text, width, &used);
+
+    printf("%.*s%*s", (int)n, text, width - used, "");
+}
+
 static void print_all_table(const struct ps_rows *t) {
     printf("%-8s %-16s %-9s %-14s %-36s %-24s %-10s %-5s %12s %12s\n", "PID", "NAME", "KIND",
            "CONTAINER", "POD_UID", "POD", "JOB", "GPU", "GPU_J", "CPU_J");
@@ -71,15 +81,17 @@ static void print_all_table(const struct ps_rows *t) {
 
         format_gpus(r, gpus, sizeof(gpus));
         /* The name column is 16 wide: escaped into 16 bytes, so a cut falls between
-         * escapes, never inside one. */
+         * escapes, never inside one (and 16 bytes never take more than 16 columns). */
         (void)escape_terminal(r->id.process_name, name, MIN(sizeof(name), (size_t)17));
         (void)escape_terminal(r->id.container_id, container, sizeof(container));
         (void)escape_terminal(r->id.pod_uid, pod_uid, sizeof(pod_uid));
         (void)escape_terminal(r->id.pod, pod, sizeof(pod));
         (void)escape_terminal(r->id.slurm_job, job, sizeof(job));
-        printf("%-8u %-16.16s %-9s %-14.12s %-36s %-24.24s %-10s %-5s %12.6f %12.6f\n", r->pid,
-               name[0] ? name : "?", r->kernel_thread ? "kernel" : kind_name(r), or_dash(container),
-               or_dash(pod_uid), or_dash(pod), or_dash(job), or_dash(gpus),
+        printf("%-8u ", r->pid);
+        print_cell(name[0] ? name : "?", 16);
+        printf(" %-9s %-14.12s %-36s %-24.24s %-10s %-5s %12.6f %12.6f\n",
+               r->kernel_thread ? "kernel" : kind_name(r), or_dash(container), or_dash(pod_uid),
+               or_dash(pod), or_dash(job), or_dash(gpus),
                (double)(r->gpu_measured_uj + r->gpu_estimated_uj) / 1e6,
                (double)ps_row_cpu_uj(r) / 1e6);
     }
@@ -204,6 +216,7 @@ int ps_run(const struct config *given) {
 
     if (!slot)
         return -ENOMEM;
+    (void)setlocale(LC_CTYPE, ""); /* a wide character's columns (print_cell()) */
     c.process_scan_interval_ns = c.sample_interval_ns;
     c.cpu_process_metrics = true;
     r = sampler_new(cfg, slot, &sampler);

@@ -130,22 +130,6 @@ static void blank_at(const struct top_ui *ui, int y, int x, int n) {
         (void)ui->nc->whline(ui->win, ' ', n);
 }
 
-/* Bytes of s that fill at most `cols` columns (a UTF-8 sequence counts as one column:
- * escape_terminal() left only printable ASCII and well-formed UTF-8). */
-static size_t bytes_for_columns(const char *s, int cols, int *ret_used) {
-    size_t i = 0;
-    int used = 0;
-
-    while (s[i] && used < cols) {
-        i++;
-        while (((unsigned char)s[i] & 0xC0) == 0x80)
-            i++;
-        used++;
-    }
-    *ret_used = used;
-    return i;
-}
-
 /* Writes text (already safe) at (y, x), cut to `width` columns and to the screen, padded
  * on the left (right-aligned) or the right. Returns the column after the cell. */
 static int put_cell(const struct top_ui *ui, int y, int x, int width, bool right,
@@ -155,7 +139,7 @@ static int put_cell(const struct top_ui *ui, int y, int x, int width, bool right
 
     if (room <= 0)
         return x + width;
-    n = bytes_for_columns(text, room, &used);
+    n = terminal_fit_columns(text, room, &used);
     if (right && used < room)
         blank_at(ui, y, x, room - used);
     if (ui->nc->wmove(ui->win, y, x + (right ? room - used : 0)) != ERR)

@@ -36,6 +36,27 @@ assert rows[1001]["name"] == "evil\x1b]0;pwn\x07\x1b[2J", rows[1001]["name"]
 EOP
 echo "ok: ps shows $(grep -o 'evil[^ ]*' "$E2E_TMP/out") and no control character"
 
+# A name in UTF-8 with wide characters ("café日本": 11 bytes, 8 columns) is padded by the
+# columns it takes, so the next column lines up with the header's.
+python3 - "$proc/1001/stat" <<'EOP'
+import sys
+p = sys.argv[1]
+text = open(p, "rb").read()
+open(p, "wb").write(text.replace(b"(evil\x1b]0;pwn\x07\x1b[2J)", "(café日本)".encode()))
+EOP
+LC_ALL=C.UTF-8 "${ps[@]}" >"$E2E_TMP/out" 2>"$E2E_TMP/err" || e2e_fail "ps exited $?"
+python3 - "$E2E_TMP/out" <<'EOP' || e2e_fail "ps: the UTF-8 name does not line up: $(cat "$E2E_TMP/out")"
+import sys, unicodedata
+def columns(s):
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+row = next(l for l in lines if l.startswith("1001 "))
+want = lines[0].index("KIND")
+got = columns(row[:row.index(" pod ") + 1])
+assert "café日本" in row and got == want, (row, got, want)
+EOP
+echo "ok: a UTF-8 name with wide characters lines up"
+
 # `check` on the simulated node, whose GPU and one process carry escape sequences in their
 # names: shown escaped, no control character printed.
 python3 - "$src/scenarios/two-process-80-20.scn" "$E2E_TMP/evil.scn" <<'EOP'

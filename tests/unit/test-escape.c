@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "testutil.h"
 
+#include <locale.h>
+
 #include "escape.h"
 
 static void check(const char *in, const char *want) {
@@ -40,10 +42,37 @@ static void test_cut(void **state) {
     assert_string_equal(escape_terminal("x", buf, 1), "");
 }
 
+static void fits(const char *s, int cols, size_t want_bytes, int want_used) {
+    int used = -1;
+
+    assert_int_equal(terminal_fit_columns(s, cols, &used), want_bytes);
+    assert_int_equal(used, want_used);
+}
+
+/* A name in a column of top: a CJK character takes two columns, a combining accent none,
+ * and a wide character that does not fit whole is left out. */
+static void test_columns(void **state) {
+    if (!setlocale(LC_CTYPE, "C.UTF-8"))
+        skip();
+    fits("python3", 4, 4, 4);
+    fits("python3", 20, 7, 7);
+    fits("\xe6\x97\xa5\xe6\x9c\xac", 4, 6, 4); /* two CJK characters */
+    fits("\xe6\x97\xa5\xe6\x9c\xac", 3, 3, 2); /* the second would need a fourth column */
+    fits("a\xe6\x97\xa5", 2, 1, 1);
+    fits("e\xcc\x81x", 2, 4, 2);        /* e + U+0301 COMBINING ACUTE, then x */
+    fits("\xf0\x9f\x94\xa5!", 3, 5, 3); /* an emoji: two columns */
+    fits("caf\xc3\xa9", 4, 5, 4);
+    fits("", 4, 0, 0);
+    /* Outside a UTF-8 locale every character is one column, as before. */
+    assert_non_null(setlocale(LC_CTYPE, "C"));
+    fits("\xe6\x97\xa5\xe6\x9c\xac", 3, 6, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_cut),
+        cmocka_unit_test(test_columns),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

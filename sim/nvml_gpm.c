@@ -23,18 +23,25 @@ struct nvmlGpmSample_st {
     uint64_t busy; /* percent * µs */
 };
 
-/* The "Ng" of a MIG profile name: the instance's share of the GPU's compute slices. */
+/* The "Ng" of a MIG profile name ("... MIG 3g.40gb", "... MIG 1c.3g.40gb"): the instance's
+ * share of the GPU's compute slices; 1 where the name says none. */
 static unsigned profile_slices(const char *name) {
-    const char *p = strstr(name, " MIG ");
-    for (const char *c = p ? p + 5 : name; c && *c; c++) {
+    const char *tok = strstr(name, " MIG ");
+
+    if (!tok)
+        return 1;
+    for (tok += 5; *tok;) {
+        size_t len = strcspn(tok, ".");
         unsigned n = 0;
-        const char *d = c;
-        if (c != p + 5 && c[-1] != '.')
-            continue;
-        while (*d >= '0' && *d <= '9' && n < 100)
-            n = n * 10 + (unsigned)(*d++ - '0');
-        if (d != c && *d == 'g' && n > 0)
+        size_t i = 0;
+
+        while (i < len && tok[i] >= '0' && tok[i] <= '9' && n < 100)
+            n = n * 10 + (unsigned)(tok[i++] - '0');
+        if (i > 0 && i + 1 == len && tok[i] == 'g' && n > 0)
             return n;
+        tok += len;
+        if (*tok == '.')
+            tok++;
     }
     return 1;
 }
@@ -55,14 +62,23 @@ static bool instance_busy(const struct sim_gpu_model *g, unsigned gi, uint64_t *
     return true;
 }
 
-/* The whole GPU: its instances weighted by their slices, or group 0 without MIG. */
+/* The whole GPU: each GPU instance once (its compute instances' mean), weighted by its
+ * slices; or group 0 without MIG. */
 static uint64_t gpu_busy(const struct sim_gpu_model *g) {
     unsigned __int128 sum = 0;
+
     if (!g->gpu->mig)
         return g->group_busy[0];
-    for (size_t k = 0; k < g->gpu->n_mig; k++)
-        sum +=
-            (unsigned __int128)g->group_busy[k + 1] * profile_slices(g->gpu->mig_instances[k].name);
+    for (size_t k = 0; k < g->gpu->n_mig; k++) {
+        unsigned gi = g->gpu->mig_instances[k].gpu_instance;
+        bool first = true;
+        uint64_t busy;
+
+        for (size_t j = 0; j < k && first; j++)
+            first = g->gpu->mig_instances[j].gpu_instance != gi;
+        if (first && instance_busy(g, gi, &busy))
+            sum += (unsigned __int128)busy * profile_slices(g->gpu->mig_instances[k].name);
+    }
     return (uint64_t)(sum / GPU_SLICES);
 }
 

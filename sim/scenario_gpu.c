@@ -13,9 +13,13 @@
 #define POWER_UPDATE_US (100 * MS) /* the sensor's update period (model.h) */
 #define POWER_AVERAGE_MAX_US (60 * SEC)
 #define ENERGY_STEP_MAX_US (10 * SEC)
+#define ENERGY_STEP_MIN_US UINT64_C(1000)
+/* 10^12 J, 45 years at 700 W: the counter (this + the model's energy) stays far from 2^64 mJ. */
+#define ENERGY_START_MAX_MJ UINT64_C(1000000000000000)
 #define POWER_NOISE_MAX_PPM (SIM_PPM / 2)
 /* Longer than any driver setting (short, medium, long are a few ms). */
 #define TIME_SLICE_MAX_US UINT64_C(100000)
+#define TIME_SLICE_MIN_US UINT64_C(100)
 
 /*
  * What the driver reports of a GPU, by a word of its product name. Sources, in
@@ -119,8 +123,9 @@ static int physics_key(struct parser *p, const struct sim_directive *d, const st
             return sim_lexer_fail(&p->lx, t->line, "gpu: slice-overhead must be below 100%%");
     } else if (!strcmp(t->key, "time-slice")) {
         CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &g->time_slice_us));
-        if (g->time_slice_us > TIME_SLICE_MAX_US)
-            return sim_lexer_fail(&p->lx, t->line, "gpu: time-slice above 100ms");
+        if (g->time_slice_us > TIME_SLICE_MAX_US ||
+            (g->time_slice_us > 0 && g->time_slice_us < TIME_SLICE_MIN_US))
+            return sim_lexer_fail(&p->lx, t->line, "gpu: time-slice must be 0 or 100us to 100ms");
     } else if (!strcmp(t->key, "power-noise")) {
         CHECK_VALUE(p, t, d, sim_parse_fraction_ppm(t->value, &g->power_noise_ppm));
         if (g->power_noise_ppm > POWER_NOISE_MAX_PPM)
@@ -138,8 +143,9 @@ static int physics_key(struct parser *p, const struct sim_directive *d, const st
         set->duty = true;
     } else if (!strcmp(t->key, "energy-step")) {
         CHECK_VALUE(p, t, d, sim_parse_duration_us(t->value, &g->energy_step_us));
-        if (g->energy_step_us > ENERGY_STEP_MAX_US)
-            return sim_lexer_fail(&p->lx, t->line, "gpu: energy-step above 10s");
+        if (g->energy_step_us > ENERGY_STEP_MAX_US ||
+            (g->energy_step_us > 0 && g->energy_step_us < ENERGY_STEP_MIN_US))
+            return sim_lexer_fail(&p->lx, t->line, "gpu: energy-step must be 0 or 1ms to 10s");
         set->step = true;
     } else if (!strcmp(t->key, "gpm")) {
         CHECK_VALUE(p, t, d, sim_parse_bool(t->value, &g->gpm));
@@ -193,9 +199,11 @@ static int identity_key(struct parser *p, const struct sim_directive *d, const s
     } else if (!strcmp(t->key, "max")) {
         CHECK_VALUE(p, t, d, sim_parse_power_mw(t->value, &g->max_mw));
         *have |= 8;
-    } else if (!strcmp(t->key, "energy-start"))
+    } else if (!strcmp(t->key, "energy-start")) {
         CHECK_VALUE(p, t, d, safe_atou64(t->value, &g->energy_start_mj));
-    else if (!strcmp(t->key, "memory"))
+        if (g->energy_start_mj > ENERGY_START_MAX_MJ) /* the counter must not wrap */
+            return sim_lexer_fail(&p->lx, t->line, "gpu: energy-start above 10^15 mJ");
+    } else if (!strcmp(t->key, "memory"))
         CHECK_VALUE(p, t, d, sim_parse_bytes(t->value, &g->memory_total));
     else if (!strcmp(t->key, "compute-mode"))
         CHECK_VALUE(p, t, d, parse_compute_mode(t->value, &g->compute_mode));

@@ -245,6 +245,10 @@ static int parse_mig(struct parser *p, const struct sim_directive *d) {
     if (!m.name[0])
         (void)snprintf(m.name, sizeof m.name, "%.60s MIG %u.%u", g->name, m.gpu_instance,
                        m.compute_instance);
+    else if (!strstr(m.name, " MIG "))
+        return sim_lexer_fail(&p->lx, d->line,
+                              "mig: name must hold \" MIG \" and the profile, as the driver's "
+                              "do (\"NVIDIA A100-SXM4-40GB MIG 3g.20gb\")");
     g->mig_instances[g->n_mig++] = m;
     return 0;
 }

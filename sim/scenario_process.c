@@ -11,6 +11,7 @@
 
 #define DEFAULT_CGROUP "0::/user.slice/user-1000.slice/session-1.scope"
 #define NO_INSTANCE 0xFFFFFFFFu
+#define PERIOD_MIN_US 1000
 
 /* Profile keys as written; checked against the profile kind once the directive is read. */
 struct profile_keys {
@@ -107,8 +108,8 @@ static int build_profile(struct parser *p, const struct sim_directive *d,
         if (!k->period || !k->on)
             return sim_lexer_fail(&p->lx, sm->line, "process: sm=duty needs 'period' and 'on'");
         CHECK_VALUE(p, k->period, d, sim_parse_duration_us(k->period->value, &prof.period_us));
-        if (prof.period_us == 0)
-            return sim_lexer_fail(&p->lx, k->period->line, "process: period must not be 0");
+        if (prof.period_us < PERIOD_MIN_US) /* each period is a segment of the model's */
+            return sim_lexer_fail(&p->lx, k->period->line, "process: period below 1ms");
         if (strchr(k->on->value, '%')) {
             uint32_t pct;
             CHECK_VALUE(p, k->on, d, sim_parse_percent(k->on->value, &pct));
@@ -221,27 +222,37 @@ static int process_key(struct parser *p, const struct sim_directive *d, const st
 }
 
 /* MIG processes name an instance; others must not. */
-static int check_instance(struct parser *p, const struct sim_directive *d,
-                          struct sim_process *proc) {
+/* gi/ci only on a MIG GPU (its mig=on is known when the process is read). */
+static int check_instance_given(struct parser *p, const struct sim_directive *d,
+                                const struct sim_process *proc) {
+    bool given = proc->gpu_instance != NO_INSTANCE || proc->compute_instance != NO_INSTANCE;
+
+    if (given && !p->s->gpus[proc->gpu].mig)
+        return sim_lexer_fail(&p->lx, d->line, "process: gi/ci on gpu %u without MIG", proc->gpu);
+    return 0;
+}
+
+/* A process on a MIG GPU runs in a declared instance; once every line is read, so that a
+ * mig line after its processes counts. Without any mig line, all are in instance 0.0. */
+static int check_instance(struct parser *p, struct sim_process *proc) {
     const struct sim_gpu *g = &p->s->gpus[proc->gpu];
     bool given = proc->gpu_instance != NO_INSTANCE || proc->compute_instance != NO_INSTANCE;
 
-    if (!g->mig) {
-        if (given)
-            return sim_lexer_fail(&p->lx, d->line, "process: gi/ci on gpu %u without MIG",
-                                  proc->gpu);
+    if (!g->mig)
         return 0;
-    }
     if (g->n_mig == 0) {
         if (!given)
             proc->gpu_instance = proc->compute_instance = 0;
         return 0;
     }
+    if (proc->gpu_instance == NO_INSTANCE || proc->compute_instance == NO_INSTANCE)
+        return sim_lexer_fail(&p->lx, proc->line, "process %u: gi and ci needed on gpu %u (MIG)",
+                              proc->pid, proc->gpu);
     for (size_t i = 0; i < g->n_mig; i++)
         if (g->mig_instances[i].gpu_instance == proc->gpu_instance &&
             g->mig_instances[i].compute_instance == proc->compute_instance)
             return 0;
-    return sim_lexer_fail(&p->lx, d->line, "process: no MIG instance gi %u ci %u on gpu %u",
+    return sim_lexer_fail(&p->lx, proc->line, "process: no MIG instance gi %u ci %u on gpu %u",
                           proc->gpu_instance, proc->compute_instance, proc->gpu);
 }
 
@@ -290,7 +301,7 @@ int parser_process(struct parser *p, const struct sim_directive *d) {
                               "process %u: idle + %scoef (%llu mW) above gpu %u max power (%u mW)",
                               proc.pid, extra ? "idle-drift + context-idle + " : "",
                               (unsigned long long)peak, proc.gpu, g->max_mw);
-    r = check_instance(p, d, &proc);
+    r = check_instance_given(p, d, &proc);
     if (r < 0)
         return r;
 
@@ -327,6 +338,11 @@ int parser_check_processes(struct parser *p) {
     struct sim_scenario *s = p->s;
     if (s->n_procs == 0)
         return 0;
+    for (size_t i = 0; i < s->n_procs; i++) {
+        int r = check_instance(p, &s->procs[i]);
+        if (r < 0)
+            return r;
+    }
     qsort(s->procs, s->n_procs, sizeof(*s->procs), by_start);
 
     _cleanup_(freep) const struct sim_process **v = calloc(s->n_procs, sizeof(*v));

@@ -24,6 +24,8 @@ int sim_parse_duration_us(const char *s, uint64_t *ret_us) {
     int r = parse_duration_ns(s, &ns);
     if (r < 0)
         return r;
+    if (ns > 0 && ns < 1000)
+        return -ERANGE; /* would be 0 µs: a key switched off, not a short time */
     *ret_us = ns / 1000;
     return 0;
 }

@@ -23,6 +23,7 @@ static struct nvmlDevice_st mig_handles[SIM_MAX_GPUS * SIM_MAX_MIG];
 static struct sim_state state = {.lock = PTHREAD_MUTEX_INITIALIZER, .cpu_fd = -1};
 
 #define CPU_FILE_REFRESH_NS 100000000u
+#define START_TIME_MAX_AGE_S (7 * 86400u)
 
 static uint64_t thread_cpu_ns(void) {
     struct timespec ts;
@@ -109,11 +110,20 @@ static uint64_t realtime_us(void) {
  * when set, so that a restarted exporter finds the scenario where it was. */
 static uint64_t real_origin_us(void) {
     const char *v = secure_getenv(SIM_ENV_START_TIME);
-    uint64_t seconds;
+    uint64_t seconds, now = realtime_us();
 
-    if (v && *v && safe_atou64(v, &seconds) >= 0 && seconds <= UINT64_MAX / 1000000)
+    if (!v || !*v)
+        return now;
+    /* The model runs from t = 0 to now at the first call: a week back at most (seconds
+     * of work), and not ahead of now. */
+    if (safe_atou64(v, &seconds) >= 0 && seconds <= now / 1000000 &&
+        now / 1000000 - seconds <= START_TIME_MAX_AGE_S)
         return seconds * 1000000;
-    return realtime_us();
+    fprintf(stderr,
+            "joulestat-sim: %s=%s is not Unix seconds within the last week and not ahead; "
+            "t = 0 is now\n",
+            SIM_ENV_START_TIME, v);
+    return now;
 }
 
 /* Puts the procfs tree at t = 0 of the current scenario (when both exist and the clock runs). */

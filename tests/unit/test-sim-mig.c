@@ -46,17 +46,25 @@ static void test_instances_do_not_time_slice(void **state) {
     sim_stop();
 }
 
-/* SM activity of a GPU instance between two GPM samples. */
-static double gpm_activity(nvmlDevice_t d, unsigned gi, uint64_t t0, uint64_t t1) {
+/* One GPM sample: of GPU instance gi, or of the whole GPU (gi < 0). */
+static void gpm_sample(nvmlDevice_t d, int gi, nvmlGpmSample_t s) {
+    if (gi < 0)
+        assert_int_equal(sim.nvmlGpmSampleGet(d, s), NVML_SUCCESS);
+    else
+        assert_int_equal(sim.nvmlGpmMigSampleGet(d, (unsigned)gi, s), NVML_SUCCESS);
+}
+
+/* SM activity of a GPU instance (the whole GPU: gi < 0) between two GPM samples. */
+static double gpm_activity(nvmlDevice_t d, int gi, uint64_t t0, uint64_t t1) {
     nvmlGpmSample_t a = NULL, b = NULL;
     static nvmlGpmMetricsGet_t m;
 
     assert_int_equal(sim.nvmlGpmSampleAlloc(&a), NVML_SUCCESS);
     assert_int_equal(sim.nvmlGpmSampleAlloc(&b), NVML_SUCCESS);
     sim_at(t0);
-    assert_int_equal(sim.nvmlGpmMigSampleGet(d, gi, a), NVML_SUCCESS);
+    gpm_sample(d, gi, a);
     sim_at(t1);
-    assert_int_equal(sim.nvmlGpmMigSampleGet(d, gi, b), NVML_SUCCESS);
+    gpm_sample(d, gi, b);
     memset(&m, 0, sizeof(m));
     m.version = NVML_GPM_METRICS_GET_VERSION;
     m.numMetrics = 2;
@@ -97,6 +105,32 @@ static void test_gpm_instance_activity(void **state) {
     sim_stop();
 }
 
+/* The whole GPU's activity weighs each GPU instance once by its slices, whatever number of
+ * compute instances it has: a 3g instance of two compute instances ("1c.3g") and a 4g one,
+ * all busy, are a GPU 100 % busy, not 3 + 3 + 4 sevenths. A profile read from the name's
+ * "Ng" part, not from "40gb". */
+static void test_gpm_whole_gpu_by_gpu_instance(void **state) {
+    (void)state;
+    sim_start("scenario duration=20s sample-period=100ms\n"
+              "gpu 0 uuid=GPU-m0 name=\"NVIDIA H100 80GB HBM3\" idle=70W max=700W mig=on\n"
+              "mig gpu=0 gi=1 ci=0 uuid=MIG-a name=\"NVIDIA H100 80GB HBM3 MIG 1c.3g.40gb\"\n"
+              "mig gpu=0 gi=1 ci=1 uuid=MIG-b name=\"NVIDIA H100 80GB HBM3 MIG 1c.3g.40gb\"\n"
+              "mig gpu=0 gi=2 ci=0 uuid=MIG-c name=\"NVIDIA H100 80GB HBM3 MIG 4g.40gb\"\n"
+              "process 11 gpu=0 gi=1 ci=0 name=a sm=100 coef=100W\n"
+              "process 12 gpu=0 gi=1 ci=1 name=b sm=100 coef=100W\n"
+              "process 13 gpu=0 gi=2 ci=0 name=c sm=100 coef=100W\n");
+    assert_true(fabs(gpm_activity(sim_gpu(0), -1, 1 * SEC, 2 * SEC) - 100.0) < 1e-9);
+    sim_stop();
+    /* Only the 3g instance busy: 3 of 7 slices. */
+    sim_start("scenario duration=20s sample-period=100ms\n"
+              "gpu 0 uuid=GPU-m0 name=\"NVIDIA H100 80GB HBM3\" idle=70W max=700W mig=on\n"
+              "mig gpu=0 gi=1 ci=0 uuid=MIG-a name=\"NVIDIA H100 80GB HBM3 MIG 3g.40gb\"\n"
+              "mig gpu=0 gi=2 ci=0 uuid=MIG-c name=\"NVIDIA H100 80GB HBM3 MIG 4g.40gb\"\n"
+              "process 11 gpu=0 gi=1 ci=0 name=a sm=100 coef=100W\n");
+    assert_true(fabs(gpm_activity(sim_gpu(0), -1, 1 * SEC, 2 * SEC) - 300.0 / 7) < 1e-6);
+    sim_stop();
+}
+
 /* GPM is Hopper and later: an A100 has none unless the scenario says gpm=on. */
 static void test_gpm_by_family(void **state) {
     static const char *const texts[] = {
@@ -128,6 +162,7 @@ int main(void) {
         cmocka_unit_test(test_instances_do_not_time_slice),
         cmocka_unit_test(test_gpm_instance_activity),
         cmocka_unit_test(test_gpm_by_family),
+        cmocka_unit_test(test_gpm_whole_gpu_by_gpu_instance),
     };
     return cmocka_run_group_tests(tests, sim_lib_open, sim_lib_close);
 }

@@ -109,11 +109,36 @@ static const struct {
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W slice-overhead=100%\n",
      "test.scn:2: gpu: slice-overhead must be below 100%"},
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W time-slice=1s\n",
-     "test.scn:2: gpu: time-slice above 100ms"},
+     "test.scn:2: gpu: time-slice must be 0 or 100us to 100ms"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W time-slice=10us\n",
+     "test.scn:2: gpu: time-slice must be 0 or 100us to 100ms"},
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W power-noise=60%\n",
      "test.scn:2: gpu: power-noise above 50%"},
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W energy-step=11s\n",
-     "test.scn:2: gpu: energy-step above 10s"},
+     "test.scn:2: gpu: energy-step must be 0 or 1ms to 10s"},
+    /* a step of a microsecond: a segment of the model each, hours of replay */
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W energy-step=1us\n",
+     "test.scn:2: gpu: energy-step must be 0 or 1ms to 10s"},
+    /* under a microsecond: would be 0, the key switched off */
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W energy-step=500ns\n",
+     "test.scn:2: gpu: invalid value '500ns' for 'energy-step'"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W energy-start=1000000000000001\n",
+     "test.scn:2: gpu: energy-start above 10^15 mJ"},
+    {HDR GPU0 "process 1 gpu=0 name=a sm=duty period=2us on=50% coef=1W\n",
+     "test.scn:3: process: period below 1ms"},
+    /* a MIG reference checked once every line is read: the mig line may come after */
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W mig=on\n"
+         "process 1 gpu=0 name=a sm=5 coef=1W gi=5 ci=0\n"
+         "mig gpu=0 gi=1 ci=0 uuid=MIG-1\n",
+     "test.scn:3: process: no MIG instance gi 5 ci 0 on gpu 0"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W mig=on\n"
+         "process 1 gpu=0 name=a sm=5 coef=1W\n"
+         "mig gpu=0 gi=1 ci=0 uuid=MIG-1\n",
+     "test.scn:3: process 1: gi and ci needed on gpu 0 (MIG)"},
+    {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W mig=on\n"
+         "mig gpu=0 gi=1 ci=0 uuid=MIG-1 name=\"3g.40gb\"\n",
+     "test.scn:3: mig: name must hold \" MIG \" and the profile, as the driver's do "
+     "(\"NVIDIA A100-SXM4-40GB MIG 3g.20gb\")"},
     {HDR "gpu 0 uuid=GPU-x name=X idle=50W max=300W driver-phase=100ms\n",
      "test.scn:2: gpu: driver-phase must be below 100ms"},
     {HDR GPU0 "scenario seed=4\n", "test.scn:3: scenario: declared twice"},

@@ -191,6 +191,6 @@ int holders_book(struct gpu_accounting *a, size_t n, struct ledger_gpu *g, unsig
  * while joulestat was down) starts afresh, without the other's idle or a downtime delta
  * between two boards' counters. Returns whether it was another board. */
 bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, const char *uuid);
-/* Another board at the track's index: its counter, idle power and window start over, none
- * of the other's carried into it. */
+/* Another board at the track's index: its counter, idle power, window and learned model
+ * start over, none of the other's carried into it. */
 void gpu_track_start_over(struct gpu_accounting *a, struct gpu_track *t);

@@ -14,11 +14,12 @@ static const struct {
     {{"L4"}, 16},   {{"T4"}, 10},           {{"V100"}, 40}, {{"P100"}, 30},
 };
 
-/* Whether word occurs in s as a whole word (bounded by the ends, spaces or '-'). */
+/* Whether word occurs in s as a whole word (bounded by the ends, spaces or '-'), in any case:
+ * "A100-PCIE-40GB" and "A100 80GB PCIe" are both PCIe boards. */
 static bool has_word(const char *s, const char *word) {
     size_t len = strlen(word);
 
-    for (const char *p = strstr(s, word); p; p = strstr(p + 1, word)) {
+    for (const char *p = strcasestr(s, word); p; p = strcasestr(p + 1, word)) {
         bool start = p == s || p[-1] == ' ' || p[-1] == '-';
         bool end = p[len] == '\0' || p[len] == ' ' || p[len] == '-';
 

@@ -50,6 +50,16 @@ void gpu_track_start_over(struct gpu_accounting *a, struct gpu_track *t) {
     (void)energy_counter_init(&t->counter, 0, ENERGY_UNIT_MJ, 0);
     idle_power_init(&t->idle, a->opts.idle_power_watts);
     t->window_open = t->downtime = t->power_primed = t->after_glitch = false;
+    t->energy_read_ns = t->energy_since_ns = 0;
+    /* What was learned of the other board (its idle, context power and intensities, its
+     * model's typical idle, its sample period) is not this one's: learned again. */
+    t->intensity = intensity_gpu_free(t->intensity);
+    t->intensity_failed = false;
+    t->typical_idle_checked = t->typical_idle_known = false;
+    sample_period_init(&t->period, 0);
+    hashmap_clear(&t->pids_now);
+    hashmap_clear(&t->pids_prev);
+    t->n_last = 0;
 }
 
 bool gpu_restart_forget_another(struct gpu_accounting *a, struct gpu_track *t, const char *uuid) {

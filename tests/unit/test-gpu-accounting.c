@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "macro.h"
 #include "gpu_accounting.h"
+#include "gpu_idle_prior.h"
 #include "ledger.h"
 #include "ledger_state.h"
 #include "strbuf.h"
@@ -238,6 +239,52 @@ static void test_another_board_at_the_index(void **state _unused_) {
     assert_string_equal(g->uuid, "GPU-99999999-1111-2222-3333-444444444444");
     assert_conserved(f);
     fixture_free(f);
+}
+
+/* Another board enumerated at the index while joulestat runs (an H100 lost, an L4 in its
+ * place): what was learned of the H100 (its 70 W typical idle, its model) is not the L4's.
+ * Carried over, the L4's whole 40 W went to idle for ever, and its processes got nothing. */
+static void test_swapped_board_learns_again(void **state _unused_) {
+    struct fixture *f = fixture_new(IDLE_POLICY_UNATTRIBUTED, -1); /* idle learned */
+    struct ledger_gpu *g = ledger_gpu(&f->ledger, 0);
+    uint64_t energy = 5000000, idle_before, procs_before;
+    double watts = 0;
+
+    strcpy(f->dev.name, "NVIDIA H100 80GB HBM3");
+    tick(f, energy);
+    for (int w = 0; w < 60; w++) { /* 400 W, two processes at 60 and 40 % */
+        set_two_processes(f, 60, 40, f->now_us, f->now_us + USEC_PER_SEC, USEC_PER_SEC / 6);
+        f->now_us += USEC_PER_SEC;
+        tick(f, energy += 400000);
+    }
+    strcpy(f->dev.uuid, "GPU-99999999-1111-2222-3333-444444444444");
+    strcpy(f->dev.name, "NVIDIA L4");
+    energy = 1000000;
+    f->now_us += USEC_PER_SEC;
+    tick(f, energy);
+    idle_before = g->unattributed_uj[UNATTR_IDLE];
+    procs_before = process_total(f, 100, NULL, NULL) + process_total(f, 200, NULL, NULL);
+    for (int w = 0; w < 20; w++) { /* 40 W: the L4's 16 W typical idle, 24 W of work */
+        set_two_processes(f, 60, 40, f->now_us, f->now_us + USEC_PER_SEC, USEC_PER_SEC / 6);
+        f->now_us += USEC_PER_SEC;
+        tick(f, energy += 40000);
+    }
+    /* 20 s at 16 W idle: 320 J; the rest, 480 J, the processes' (to a millijoule: the
+     * windows' lengths are the sample clock's). Carried over: 800 J idle, 0 J theirs. */
+    assert_true(llabs((long long)(g->unattributed_uj[UNATTR_IDLE] - idle_before) - 320000000) <
+                1000);
+    assert_true(llabs((long long)(process_total(f, 100, NULL, NULL) +
+                                  process_total(f, 200, NULL, NULL) - procs_before) -
+                      480000000) < 1000);
+    assert_conserved(f);
+    fixture_free(f);
+    /* The typical idle by name, in whatever case NVML writes "PCIe". */
+    assert_true(gpu_typical_idle_watts("NVIDIA A100 80GB PCIe", &watts));
+    assert_true(fabs(watts - 40) < 1e-9);
+    assert_true(gpu_typical_idle_watts("NVIDIA A100-PCIE-40GB", &watts));
+    assert_true(fabs(watts - 40) < 1e-9);
+    assert_true(gpu_typical_idle_watts("NVIDIA A100-SXM4-80GB", &watts));
+    assert_true(fabs(watts - 55) < 1e-9);
 }
 
 /* A name not read this time (the board just reopened) leaves the model label as it was: an
@@ -771,6 +818,7 @@ int main(void) {
         cmocka_unit_test(test_name_not_read),
         cmocka_unit_test(test_counter_stops_answering),
         cmocka_unit_test(test_another_board_at_the_index),
+        cmocka_unit_test(test_swapped_board_learns_again),
         cmocka_unit_test(test_power_integration_is_estimated),
         cmocka_unit_test(test_pid_reuse_is_a_new_process),
         cmocka_unit_test(test_known_pids_are_not_resolved_again),

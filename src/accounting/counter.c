@@ -23,14 +23,22 @@ uint64_t energy_convert(struct energy_unit unit, uint64_t delta_raw, uint64_t *r
     return (uint64_t)(acc / unit.den);
 }
 
-/* to - from in raw units, across one wrap where the counter has a modulus; false when a
- * counter without one went down. */
+/* A 64-bit counter (modulus 0) that went down passed 2^64 when that is the nearer way
+ * (perf's RAPL count, in 2^-32 J, does after 2^32 J); else it started over from zero
+ * (NVML's, at a driver reload, never near 2^63 mJ). */
+static bool wrapped_64(uint64_t from, uint64_t to) {
+    return to - from < from - to; /* both modulo 2^64 */
+}
+
+/* to - from in raw units, across one wrap; false when the counter started over. */
 static bool forward_delta(const struct energy_counter *c, uint64_t from, uint64_t to,
                           uint64_t *ret) {
     if (to >= from)
         *ret = to - from;
     else if (c->modulus != 0)
         *ret = c->modulus - from + to;
+    else if (wrapped_64(from, to))
+        *ret = to - from;
     else
         return false;
     return true;
@@ -52,10 +60,9 @@ int energy_counter_update(struct energy_counter *c, uint64_t raw, uint64_t *ret_
 
     if (raw >= c->last_raw)
         delta_raw = raw - c->last_raw;
-    else if (c->modulus != 0) {
-        delta_raw = c->modulus - c->last_raw + raw;
+    else if (forward_delta(c, c->last_raw, raw, &delta_raw))
         event = COUNTER_WRAPPED;
-    } else {
+    else {
         /* A counter that never wraps went down: it restarted from zero. */
         delta_raw = raw;
         event = COUNTER_RESET;

@@ -10,8 +10,9 @@
  * Cumulative energy counters, read from hardware, turned into exact microjoule deltas.
  *
  * A counter has an explicit modulus: powercap wraps at max_energy_range_uj + 1, MSRs at
- * 2^32 raw units; NVML's counter has modulus 0, meaning it never wraps and a decrease is a
- * reset (driver reload). Raw units convert to microjoules by an exact ratio num/den (e.g.
+ * 2^32 raw units. Modulus 0 is a 64-bit counter: one that went down passed 2^64 when that
+ * is the nearer way (perf's count, in 2^-32 J, after 2^32 J), else it was reset (NVML's,
+ * at a driver reload). Raw units convert to microjoules by an exact ratio num/den (e.g.
  * 2^-14 J = 10^6 / 16384 uJ) and the fractional remainder is carried from one delta to the
  * next, so a million small deltas add up to exactly the same total as one big one.
  */
@@ -19,14 +20,14 @@
 enum counter_event {
     COUNTER_ADVANCED = 0,  /* normal delta (possibly zero) */
     COUNTER_FIRST = 1,     /* first reading: baseline only, delta 0 */
-    COUNTER_WRAPPED = 2,   /* passed its modulus once; delta is exact */
+    COUNTER_WRAPPED = 2,   /* passed its modulus (or 2^64) once; delta is exact */
     COUNTER_RESET = 3,     /* a non-wrapping counter went down: delta is the new value */
     COUNTER_GLITCH = 4,    /* implausibly large delta: not energy, delta 0, baseline kept */
     COUNTER_RELEVELED = 5, /* the glitch before was a new level: delta from that reading */
 };
 
 struct energy_counter {
-    uint64_t modulus; /* 0: never wraps */
+    uint64_t modulus; /* 0: 64 bits */
     struct energy_unit unit;
     uint64_t max_delta_raw; /* 0: no plausibility bound */
     bool primed;

@@ -459,7 +459,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         const struct rapl_reading *rd = &readings[i];
         struct energy_counter *counter = &c->counters[i];
         struct ledger_rapl *lr;
-        bool downtime = false, reopened = false, missed = false;
+        bool downtime = false, reopened = false, missed = false, implausible;
         uint64_t delta;
 
         if (!rd->valid || (unsigned)rd->domain >= SNAP_CPU_DOMAINS)
@@ -482,7 +482,10 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
         }
         if (energy_counter_update(counter, rd->raw, &delta) < 0)
             continue;
+        implausible = rapl_implausible(lr, rd->die, now_ns, delta);
         rapl_keep_raw(lr, rd, now_ns);
+        if (implausible)
+            continue; /* its time is of unknown energy */
         lr->energy_uj += delta;
         if (delta == 0)
             continue;

@@ -10,6 +10,19 @@ static bool may_wrap_twice(const struct energy_counter *counter, uint64_t since_
     return bound_raw >= counter->modulus;
 }
 
+/* since_us of unknown energy at now_ns, once per domain however many of its dies say so
+ * at that instant: the time is the domain's, not a die's (the longest counts). */
+void rapl_add_unknown(struct ledger_rapl *lr, uint64_t now_ns, uint64_t since_us) {
+    if (lr->unknown_at_ns != now_ns) {
+        lr->unknown_at_ns = now_ns;
+        lr->unknown_at_us = 0;
+    }
+    if (since_us > lr->unknown_at_us) {
+        lr->downtime_unknown_us += since_us - lr->unknown_at_us;
+        lr->unknown_at_us = since_us;
+    }
+}
+
 static uint64_t since_read_us(const struct ledger_rapl *lr, uint32_t die, uint64_t now_ns) {
     return (int64_t)now_ns > lr->raw_read_ns[die]
                ? (uint64_t)((int64_t)now_ns - lr->raw_read_ns[die]) / 1000
@@ -26,7 +39,7 @@ bool rapl_gap_unknown(struct energy_counter *counter, struct ledger_rapl *lr, ui
     since_us = since_read_us(lr, die, now_ns);
     if (!may_wrap_twice(counter, since_us))
         return false;
-    lr->downtime_unknown_us += since_us;
+    rapl_add_unknown(lr, now_ns, since_us);
     counter->primed = false; /* the next reading is a new baseline */
     return true;
 }
@@ -44,15 +57,29 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
     since_us = since_read_us(lr, die, now_ns);
     if ((lr->raw_stale & bit) || counter->modulus == 0 || lr->modulus != counter->modulus ||
         lr->unit_num != counter->unit.num || lr->unit_den != counter->unit.den) {
-        lr->downtime_unknown_us += since_us;
+        rapl_add_unknown(lr, now_ns, since_us);
         return false;
     }
     if (may_wrap_twice(counter, since_us)) {
-        lr->downtime_unknown_us += since_us;
+        rapl_add_unknown(lr, now_ns, since_us);
         return false;
     }
     counter->primed = true;
     counter->last_raw = lr->raw[die];
+    return true;
+}
+
+bool rapl_implausible(struct ledger_rapl *lr, uint32_t die, uint64_t now_ns, uint64_t delta_uj) {
+    uint64_t since_us;
+
+    if (die >= LEDGER_RAPL_MAX_DIES || !(lr->raw_valid & (1u << die)))
+        return false;
+    since_us = since_read_us(lr, die, now_ns);
+    /* W x us = uJ; a joule of slack for when the reading was taken within the scan */
+    if ((unsigned __int128)delta_uj <=
+        (unsigned __int128)RAPL_DOWNTIME_MAX_WATTS * since_us + RAPL_IMPLAUSIBLE_SLACK_UJ)
+        return false;
+    rapl_add_unknown(lr, now_ns, since_us);
     return true;
 }
 

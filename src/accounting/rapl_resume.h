@@ -37,6 +37,20 @@ bool rapl_resume(struct energy_counter *counter, struct ledger_rapl *lr, uint32_
 bool rapl_gap_unknown(struct energy_counter *counter, struct ledger_rapl *lr, uint32_t die,
                       uint64_t now_ns);
 
+/* What a counter stepping back is not a wrap of: reset (a package reset, a resume from
+ * suspend, which the monotonic clock does not count) or one bogus reading (a VM, msr-safe),
+ * taken for one wrap, would book up to the counter's whole range at once (162 kJ in a 10 s
+ * window). Called after the counter's update and before rapl_keep_raw() at now_ns: whether
+ * delta_uj is more than RAPL_DOWNTIME_MAX_WATTS can draw since the die's last reading; if
+ * so, that time is booked in lr as of unknown energy and the delta must not be booked (the
+ * reading is the counter's new baseline). */
+#define RAPL_IMPLAUSIBLE_SLACK_UJ UINT64_C(1000000)
+bool rapl_implausible(struct ledger_rapl *lr, uint32_t die, uint64_t now_ns, uint64_t delta_uj);
+
+/* since_us of unknown energy at now_ns, added once per domain however many of its dies say
+ * so at that instant (the longest counts). */
+void rapl_add_unknown(struct ledger_rapl *lr, uint64_t now_ns, uint64_t since_us);
+
 /* Whether the die's counter, read before, did not read at the scan at window_start_ns (the
  * one before this): its next delta reaches over windows it did not see. */
 bool rapl_missed_a_scan(const struct ledger_rapl *lr, uint32_t die, uint64_t window_start_ns);

@@ -139,6 +139,9 @@ struct ledger_rapl {
     /* Time joulestat was down while the counter could have wrapped more than once: its
      * energy is unknown, and said so rather than guessed. */
     uint64_t downtime_unknown_us;
+    /* The instant of the last addition to it, and how much it added then: the dies of a
+     * package that say so at one instant add the time once. */
+    uint64_t unknown_at_ns, unknown_at_us;
 };
 
 #define LEDGER_MAX_GPUS 64

@@ -154,6 +154,23 @@ static void test_nvml_reset(void **state) {
     assert_int_equal(update(&c, UINT64_MAX, COUNTER_ADVANCED), 10000);
 }
 
+/* perf's RAPL count: 64 bits in units of 2^-32 J, wrapping after 2^32 J (142 days of one
+ * package at 350 W). Past 2^64 is a wrap, exact; a reset was booked as the new value alone,
+ * losing what was drawn before the wrap. */
+static void test_64_bit_wrap(void **state) {
+    const struct energy_unit perf = {.num = 1000000, .den = UINT64_C(1) << 32};
+    const uint64_t joule = UINT64_C(1) << 32;
+    struct energy_counter c;
+
+    ASSERT_OK(energy_counter_init(&c, 0, perf, 0));
+    update(&c, UINT64_MAX - 1750 * joule + 1, COUNTER_FIRST);
+    /* 1750 J up to 2^64, 1750 J after */
+    assert_int_equal(update(&c, 1750 * joule, COUNTER_WRAPPED), 3500000000);
+    assert_int_equal(update(&c, 1751 * joule, COUNTER_ADVANCED), 1000000);
+    /* Down, and nearer back than forward across 2^64: a reset. */
+    assert_int_equal(update(&c, 5 * joule, COUNTER_RESET), 5000000);
+}
+
 /* A jump beyond max_delta_raw is not energy: nothing is given, and the baseline stays, so a
  * spike costs nothing; two readings in a row that agree are the counter's new level. */
 static void test_glitch(void **state) {
@@ -237,10 +254,15 @@ static void test_unit_remainder_no_drift(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_units),         cmocka_unit_test(test_init),
-        cmocka_unit_test(test_first_reading), cmocka_unit_test(test_powercap_wrap),
-        cmocka_unit_test(test_msr_wrap),      cmocka_unit_test(test_nvml_reset),
-        cmocka_unit_test(test_glitch),        cmocka_unit_test(test_unit_remainder_no_drift),
+        cmocka_unit_test(test_units),
+        cmocka_unit_test(test_init),
+        cmocka_unit_test(test_first_reading),
+        cmocka_unit_test(test_powercap_wrap),
+        cmocka_unit_test(test_msr_wrap),
+        cmocka_unit_test(test_nvml_reset),
+        cmocka_unit_test(test_64_bit_wrap),
+        cmocka_unit_test(test_glitch),
+        cmocka_unit_test(test_unit_remainder_no_drift),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,6 +136,57 @@ static void test_not_after_a_reboot(void **state _unused_) {
     assert_int_equal(lr.raw_stale, 0);
 }
 
+/* Both dies of a package stalled 600 s: the package's time of unknown energy is 600 s, not
+ * 1200 (it was added once per die). */
+static void test_unknown_time_once_per_package(void **state _unused_) {
+    struct ledger_rapl lr = restored(1000);
+    struct energy_counter die0, die1;
+    uint64_t delta;
+
+    lr.raw[1] = 2000;
+    lr.raw_valid = 3;
+    lr.restored = 0;
+    ASSERT_OK(energy_counter_init(&die0, MODULUS, UNIT, 0));
+    ASSERT_OK(energy_counter_init(&die1, MODULUS, UNIT, 0));
+    assert_int_equal(energy_counter_update(&die0, 1000, &delta), COUNTER_FIRST);
+    assert_int_equal(energy_counter_update(&die1, 2000, &delta), COUNTER_FIRST);
+    lr.raw_read_ns[0] = lr.raw_read_ns[1] = NOW_NS - INT64_C(600) * 1000000000;
+    assert_true(rapl_gap_unknown(&die0, &lr, 0, (uint64_t)NOW_NS));
+    assert_true(rapl_gap_unknown(&die1, &lr, 1, (uint64_t)NOW_NS));
+    assert_int_equal(lr.downtime_unknown_us, 600 * UINT64_C(1000000));
+    /* at a later instant it counts again */
+    assert_int_equal(energy_counter_update(&die0, 1000, &delta), COUNTER_FIRST);
+    lr.raw_read_ns[0] = NOW_NS;
+    assert_true(rapl_gap_unknown(&die0, &lr, 0, (uint64_t)NOW_NS + UINT64_C(600) * 1000000000));
+    assert_int_equal(lr.downtime_unknown_us, 1200 * UINT64_C(1000000));
+}
+
+/* A counter that steps back without wrapping (reset at a resume from suspend, a bogus
+ * reading) is taken by the counter for a wrap of nearly its whole range: 162 kJ in 10 s.
+ * More than 1000 W can draw is not booked; its time is said to be of unknown energy, and
+ * the reading is the new baseline. A true wrap in the same time is booked. */
+static void test_implausible_step(void **state _unused_) {
+    const uint64_t pc_modulus = UINT64_C(262143328851) + 1; /* powercap, in uJ */
+    struct ledger_rapl lr = {.raw_valid = 1, .raw_read_ns = {NOW_NS}};
+    struct energy_counter c;
+    uint64_t delta, later = (uint64_t)NOW_NS + UINT64_C(10) * 1000000000;
+
+    ASSERT_OK(energy_counter_init(&c, pc_modulus, (struct energy_unit){1, 1}, 0));
+    assert_int_equal(energy_counter_update(&c, 100001300000, &delta), COUNTER_FIRST);
+    assert_int_equal(energy_counter_update(&c, 5000000, &delta), COUNTER_WRAPPED);
+    assert_true(delta > UINT64_C(162000000000));
+    assert_true(rapl_implausible(&lr, 0, later, delta));
+    assert_int_equal(lr.downtime_unknown_us, 10 * UINT64_C(1000000));
+    /* a real wrap: 2 kJ in 10 s */
+    ASSERT_OK(energy_counter_init(&c, pc_modulus, (struct energy_unit){1, 1}, 0));
+    assert_int_equal(energy_counter_update(&c, pc_modulus - 1000000000, &delta), COUNTER_FIRST);
+    lr.raw_read_ns[0] = (int64_t)later;
+    assert_int_equal(energy_counter_update(&c, 1000000000, &delta), COUNTER_WRAPPED);
+    assert_int_equal(delta, 2000000000);
+    assert_false(rapl_implausible(&lr, 0, later + UINT64_C(10) * 1000000000, delta));
+    assert_int_equal(lr.downtime_unknown_us, 10 * UINT64_C(1000000));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bridged_across_a_wrap),
@@ -144,6 +195,8 @@ int main(void) {
         cmocka_unit_test(test_each_die_from_its_own_reading),
         cmocka_unit_test(test_bound_from_the_reading_not_the_restart),
         cmocka_unit_test(test_not_after_a_reboot),
+        cmocka_unit_test(test_unknown_time_once_per_package),
+        cmocka_unit_test(test_implausible_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,7 +38,7 @@ int sampler_new(const struct config *cfg, struct snapshot_slot *slot, struct sam
         return -ENOMEM;
     s->cfg = cfg;
     s->slot = slot;
-    s->sys_fd = s->dev_fd = s->proc_fd = -1;
+    s->sys_fd = s->dev_fd = s->proc_fd = s->state_lock_fd = -1;
     ledger_init(&s->ledger);
     stopper_init(&s->stopper);
     s->sys_fd = open_root(cfg->sysfs);
@@ -125,6 +125,8 @@ struct sampler *sampler_free(struct sampler *s) {
     sampler_stop(s);
     if (s->state_dir && s->ticks > 0)
         sampler_save_state(s, clock_monotonic_ns());
+    if (s->state_lock_fd >= 0) /* after the last save */
+        (void)close(s->state_lock_fd);
     s->gpu = gpu_source_close(s->gpu);
     s->gpu_accounting = gpu_accounting_free(s->gpu_accounting);
     s->rapl = rapl_free(s->rapl);

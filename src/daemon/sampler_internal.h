@@ -95,6 +95,8 @@ struct sampler {
     bool publish_pending;            /* a scan's results wait for the next save */
     const char *state_dir;           /* --state-dir, for serve only (NULL: no state kept) */
     char boot_id[STATE_BOOT_ID_MAX]; /* this boot's, for the state file; "" unknown */
+    int state_lock_fd;               /* holds --state-dir's lock; -1 */
+    bool state_locked_out;           /* another joulestat holds it: nothing read or saved */
     uint64_t ticks;
     _Atomic uint64_t last_tick_mono_ns;
 

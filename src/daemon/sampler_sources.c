@@ -268,6 +268,17 @@ int sampler_restore_state(struct sampler *s) {
     struct state_clock now;
     int r;
 
+    r = state_file_lock(s->state_dir, &s->state_lock_fd);
+    if (r == -EWOULDBLOCK) {
+        log_error("state: --state-dir %s is in use by another joulestat (it holds the "
+                  "directory's lock); this one neither reads nor writes it, and counts from "
+                  "zero: stop the other, or give each its own directory",
+                  s->state_dir);
+        s->state_locked_out = true;
+        s->health[SOURCE_STATE].up = false; /* said once, here */
+        s->health[SOURCE_STATE].errors++;
+        return 0;
+    }
     read_boot_id(s);
     state_clock_now(s, &now);
     r = state_file_load(s->state_dir, &s->ledger, &now, baselines);
@@ -283,6 +294,8 @@ void sampler_save_state(struct sampler *s, uint64_t mono_ns) {
     struct state_clock now;
     int r;
 
+    if (s->state_locked_out)
+        return; /* the other joulestat's directory: said at start */
     gpu_accounting_baselines(s->gpu_accounting, baselines);
     state_clock_now(s, &now);
     r = state_file_save(s->state_dir, &s->ledger, baselines, &now);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,6 +81,17 @@ int state_file_load(const char *dir, struct ledger *l, const struct state_clock 
              rs.counting ? ""
                          : " (its raw counters are not continued: a reboot, or a time unknown)");
     return r;
+}
+
+int state_file_lock(const char *dir, int *ret_fd) {
+    _cleanup_(closep) int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+        return errno == EAGAIN ? -EWOULDBLOCK : -errno;
+    *ret_fd = TAKE_FD(fd);
+    return 0;
 }
 
 /* Writes all of buf to fd. */

@@ -22,6 +22,12 @@
 int state_file_load(const char *dir, struct ledger *l, const struct state_clock *now,
                     struct gpu_baseline *baselines);
 
+/* Takes dir's lock (flock on the directory, held while *ret_fd stays open): one joulestat
+ * per state directory, since two would write each other's files (a second one started by
+ * hand beside the unit, a rollout that starts the new pod first). Returns 0, -EWOULDBLOCK
+ * when another process holds it, or another -errno (the directory cannot be opened). */
+int state_file_lock(const char *dir, int *ret_fd);
+
 /* Writes l and the baselines to dir, saved now. Returns 0 or -errno; then the old file, if
  * the new one did not take its place, is removed (where it can be), since the counters
  * published next are ahead of it. */

@@ -14,7 +14,14 @@
 #define STATE_MAGIC "joulestat-state 2"
 /* Written before the boot clock and the end line: still read, as it was written. */
 #define STATE_MAGIC_1 "joulestat-state 1"
-#define MAX_FIELDS 40
+#define MAX_FIELDS 64
+/* A kind of entry (or of workload) a newer version wrote: skipped where the file has a sum
+ * (written by a version that knows to add one), so a rollback keeps the rest. */
+#define UNKNOWN_KIND 1
+/* Set in a restored process's start time after a reboot: a tick count of the last boot,
+ * which a process of this one may have again, so that no live process takes its entry (a
+ * reused pid with the same labels still continues its series). */
+#define START_TICKS_LAST_BOOT (UINT64_C(1) << 63)
 /* A reading older than a century is not one (and keeps the clock arithmetic in range). */
 #define RAPL_AGE_MAX_US (UINT64_C(100) * 366 * 86400 * 1000000)
 #define CPU_DOMAIN_KEYS "d0", "d1", "d2", "d3", "d4"
@@ -449,7 +456,8 @@ static int restore_instance(struct ledger_process *p, const struct fields *f) {
     return 0;
 }
 
-static int restore_process(struct ledger *l, const struct fields *f, uint64_t now_ns) {
+static int restore_process(struct ledger *l, const struct fields *f, uint64_t now_ns,
+                           bool rebooted) {
     uint64_t gpu, pid, start_ticks, start_us, measured, estimated;
     struct ledger_process *p;
     struct snap_identity id;
@@ -462,6 +470,8 @@ static int restore_process(struct ledger *l, const struct fields *f, uint64_t no
         get_u64(f, "measured_uj", true, &measured) < 0 ||
         get_u64(f, "estimated_uj", true, &estimated) < 0)
         return -EBADMSG;
+    if (rebooted)
+        start_ticks |= START_TICKS_LAST_BOOT;
     get_labels(f, &id);
     r = ledger_process_get(l, (unsigned)gpu, (uint32_t)pid, start_ticks, &id, &p);
     if (r < 0)
@@ -477,7 +487,8 @@ static int restore_process(struct ledger *l, const struct fields *f, uint64_t no
     return 0;
 }
 
-static int restore_cpu_process(struct ledger *l, const struct fields *f, uint64_t now_ns) {
+static int restore_cpu_process(struct ledger *l, const struct fields *f, uint64_t now_ns,
+                               bool rebooted) {
     uint64_t pid, start_ticks, uj;
     struct snap_identity id;
     int r;
@@ -485,6 +496,8 @@ static int restore_cpu_process(struct ledger *l, const struct fields *f, uint64_
     if (get_u64(f, "pid", true, &pid) < 0 || pid > UINT32_MAX ||
         get_u64(f, "start_ticks", true, &start_ticks) < 0)
         return -EBADMSG;
+    if (rebooted)
+        start_ticks |= START_TICKS_LAST_BOOT;
     get_labels(f, &id);
     for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++) {
         if (get_u64(f, cpu_domain_keys[d], false, &uj) < 0)
@@ -513,7 +526,7 @@ static int restore_workload(struct ledger *l, const struct fields *f, uint64_t n
         if (strcmp(workload_kinds[k].name, kind) == 0)
             return ledger_workload_restore(l, k, &id, gpu_uj, cpu_uj, unseen_valid ? unseen : NULL,
                                            now_ns);
-    return -EBADMSG; /* a kind this version does not know */
+    return UNKNOWN_KIND;
 }
 
 static int restore_allocation(struct ledger *l, const struct fields *f, uint64_t now_ns) {
@@ -561,11 +574,11 @@ static int restore_entry(struct ledger *l, const char *kind, const struct fields
 
     return strcmp(kind, "gpu") == 0           ? restore_gpu(l, f, rs, baselines)
            : strcmp(kind, "rapl") == 0        ? restore_rapl(l, f, rs)
-           : strcmp(kind, "process") == 0     ? restore_process(l, f, now_ns)
-           : strcmp(kind, "cpu_process") == 0 ? restore_cpu_process(l, f, now_ns)
+           : strcmp(kind, "process") == 0     ? restore_process(l, f, now_ns, rs->rebooted)
+           : strcmp(kind, "cpu_process") == 0 ? restore_cpu_process(l, f, now_ns, rs->rebooted)
            : strcmp(kind, "workload") == 0    ? restore_workload(l, f, now_ns)
            : strcmp(kind, "allocation") == 0  ? restore_allocation(l, f, now_ns)
-                                              : -EBADMSG;
+                                              : UNKNOWN_KIND;
 }
 
 int ledger_state_restore(struct ledger *l, const char *text, size_t size,
@@ -576,7 +589,7 @@ int ledger_state_restore(struct ledger *l, const char *text, size_t size,
     struct ledger_restart rs = {0};
     struct state_clock saved;
     char *save = NULL, *line;
-    unsigned line_no = 0;
+    unsigned line_no = 0, unknown_line = 0;
     bool version_1 = false, ended = false, begun = false;
     uint64_t entries;
     int n = 0;
@@ -615,14 +628,20 @@ int ledger_state_restore(struct ledger *l, const char *text, size_t size,
             if (get_u64(&f, "entries", true, &entries) < 0 || entries != (uint64_t)n ||
                 !sum_matches(&f, text, (size_t)(line - copy)))
                 goto bad;
+            if (unknown_line && !get(&f, "sum")) {
+                line_no = unknown_line; /* not known to be a newer version's */
+                goto bad;
+            }
             ended = true;
             continue;
         }
         r = restore_entry(l, kind, &f, &rs, baselines);
         if (r == -ENOMEM)
             return r;
-        if (r < 0)
+        if (r < 0 || (r == UNKNOWN_KIND && version_1))
             goto bad;
+        if (r == UNKNOWN_KIND && !unknown_line)
+            unknown_line = line_no;
         n++;
     }
     if (line_no == 0 || (!version_1 && !ended))

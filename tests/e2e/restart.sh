@@ -197,6 +197,19 @@ grep -q 'cannot save the counters to --state-dir (a last saved file that this on
     "$E2E_TMP/log13" || e2e_fail "no save error: $(cat "$E2E_TMP/log13")"
 rm -rf "$state/joulestat.state.tmp"
 
+# Two at once on one state directory (a second one started by hand beside the unit): the
+# second says so, reports the state down, and neither reads nor writes the first's file.
+serve_once 14 4 &
+first=$!
+e2e_wait 10 test -f "$state/joulestat.state" || e2e_fail "the first saved nothing"
+serve_once 15 1
+wait $first || e2e_fail "exporter 14"
+grep -q "state: --state-dir $state is in use by another joulestat" "$E2E_TMP/log15" ||
+    e2e_fail "the second did not say: $(cat "$E2E_TMP/log15")"
+grep -q '^joulestat_source_up{source="state"} 0' "$E2E_TMP/m15" || e2e_fail "state not down (second)"
+grep -q '^joulestat_source_up{source="state"} 1' "$E2E_TMP/m14" || e2e_fail "state down (first)"
+! grep -q 'state: .* counters restored' "$E2E_TMP/log15" || e2e_fail "the second read the first's state"
+
 # A state directory that cannot be written: joulestat runs, says so once, and reports the
 # state source down.
 state=$E2E_TMP/not-a-directory

@@ -8,6 +8,8 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -614,6 +616,88 @@ static void test_sum_catches_changes(void **state _unused_) {
     ledger_done(&a);
 }
 
+/* FNV-1a of the text before its end line, and that line written again with it: a file as
+ * a joulestat that adds a sum writes it, after lines were added to it. */
+static void reseal(char *text) {
+    char *end = strstr(text, "\nend\t") + 1, *sum = strstr(end, "\tsum=") + strlen("\tsum=");
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+    for (const char *p = text; p < end; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+    (void)sprintf(sum, "%016" PRIx64 "\n", h);
+}
+
+/* Rolled back past a version that added a kind of entry (or of workload): those are
+ * skipped and everything else restored, where the file has a sum; without one (written
+ * before sums) an unknown kind is not known to be a newer version's, and refused. */
+static void test_newer_kinds_skipped(void **state _unused_) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct ledger a, l;
+    unsigned bad = 0;
+    char *text, *newer, *end;
+
+    ledger_init(&a);
+    fill(&a);
+    text = format(&a, b);
+    newer = malloc(strlen(text) + 256);
+    assert_non_null(newer);
+    end = strstr(text, "\nend\t") + 1;
+    memcpy(newer, text, (size_t)(end - text));
+    strcpy(newer + (end - text), "tenant\tname=x\tenergy_uj=5\n"
+                                 "workload\tkind=ray_job\tgpu_uj=1\tcpu_uj=1\n");
+    strcat(newer, "end\tentries=11\tsum=0000000000000000\n");
+    reseal(newer);
+    ledger_init(&l);
+    assert_int_equal(restore(&l, newer, b, &bad), 11);
+    assert_int_equal(ledger_gpu(&l, 3)->energy_uj, 1000000);
+    assert_int_equal(pod_gpu_uj(&l), pod_gpu_uj(&a));
+    ledger_done(&l);
+    /* the same without a sum */
+    *strstr(newer, "\tsum=") = '\0';
+    strcat(newer, "\n");
+    ledger_init(&l);
+    assert_int_equal(restore(&l, newer, b, &bad), -EBADMSG);
+    assert_int_equal(bad, 12); /* the tenant line, after the magic, host and 9 entries */
+    ledger_done(&l);
+    free(newer);
+    free(text);
+    ledger_done(&a);
+}
+
+/* After a reboot a process of the new boot may have a saved one's pid and start tick (an
+ * early service): it is not the saved one, and does not take its entry or its labels. */
+static void test_saved_process_not_this_boots(void **state _unused_) {
+    struct state_clock now = now_clock;
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct snap_identity other = {.process_name = "nvidia-smi"};
+    struct ledger a, l;
+    struct ledger_process *p;
+    unsigned bad = 0;
+    char *text;
+
+    ledger_init(&a);
+    fill(&a);
+    text = format(&a, b);
+    strcpy(now.boot_id, "9a77-another-boot");
+    now.boot_us = 40 * SECOND_US;
+    ledger_init(&l);
+    assert_true(restore_at(&l, text, &now, b, &bad) > 0);
+    assert_false(last_restart.counting);
+    /* pid 100, start 777 on GPU 3, as the saved "python 3" */
+    ASSERT_OK(ledger_process_get(&l, 3, 100, 777, &other, &p));
+    assert_string_equal(p->id->process_name, "nvidia-smi");
+    assert_int_equal(p->estimated_uj + p->measured_uj, 0);
+    ledger_done(&l);
+    /* the same boot: it is the saved one */
+    ledger_init(&l);
+    assert_true(restore(&l, text, b, &bad) > 0);
+    ASSERT_OK(ledger_process_get(&l, 3, 100, 777, &other, &p));
+    assert_int_equal(p->estimated_uj, 600000);
+    ledger_done(&l);
+    free(text);
+    ledger_done(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -626,6 +710,8 @@ int main(void) {
         cmocka_unit_test(test_stale_reading_stays_stale),
         cmocka_unit_test(test_cut_short),
         cmocka_unit_test(test_sum_catches_changes),
+        cmocka_unit_test(test_newer_kinds_skipped),
+        cmocka_unit_test(test_saved_process_not_this_boots),
         cmocka_unit_test(test_cpu_series_goes_on_without_names),
         cmocka_unit_test(test_long_pod_name_allocation_goes_on),
     };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger_past.h"
 #include "macro.h"
 
 void ledger_init(struct ledger *l) {
@@ -16,6 +17,7 @@ void ledger_init(struct ledger *l) {
     hashmap_init(&l->cpu_processes);
     hashmap_init(&l->cpu_latest);
     hashmap_init(&l->allocations);
+    hashmap_init(&l->past_workloads);
     l->workload_gen = 1;
     l->process_gen = 1;
 }
@@ -49,6 +51,7 @@ void ledger_done(struct ledger *l) {
     free_values(&l->cpu_processes, ledger_cpu_process_free);
     hashmap_done(&l->cpu_latest);
     free_values(&l->allocations, free);
+    ledger_past_done(l);
     free(l->rapl);
     free(l->sweep_keys);
     *l = (struct ledger){0};
@@ -241,6 +244,7 @@ static int workload_touch(struct ledger *l, enum workload_kind kind, const struc
             free_workload(w);
             return r;
         }
+        ledger_past_resume(l, w, now_ns);
     }
     workload_refresh(l, w, kind, id, now_ns);
     *ret = w;
@@ -440,8 +444,10 @@ static void sweep_map(struct ledger *l, struct hashmap *m, bool processes, uint6
             if ((uint64_t)(uintptr_t)hashmap_get(&l->gpu_latest, slot) == l->sweep_keys[i])
                 (void)hashmap_remove(&l->gpu_latest, slot);
             free_process(gone);
-        } else
+        } else {
+            ledger_past_keep(l, gone, now_ns);
             free_workload(gone);
+        }
     }
     if (n > 0 && processes)
         l->process_gen++; /* cached process pointers (gpu_accounting) may dangle now */

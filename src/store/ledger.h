@@ -175,10 +175,11 @@ struct ledger {
     struct ledger_rapl *rapl;
     uint64_t *sweep_keys; /* scratch for sweeping */
     size_t sweep_cap;
-    struct hashmap allocations; /* key -> struct ledger_allocation (ledger_alloc.c) */
-    uint64_t workload_gen;      /* >= 1; bumped whenever workload entries are freed */
-    uint64_t process_gen;       /* >= 1; bumped whenever GPU process entries are freed */
-    ledger_labeler_fn labeler;  /* attaches names to new entries' labels; NULL: none */
+    struct hashmap allocations;    /* key -> struct ledger_allocation (ledger_alloc.c) */
+    struct hashmap past_workloads; /* key -> workloads retention dropped (ledger_past.c) */
+    uint64_t workload_gen;         /* >= 1; bumped whenever workload entries are freed */
+    uint64_t process_gen;          /* >= 1; bumped whenever GPU process entries are freed */
+    ledger_labeler_fn labeler;     /* attaches names to new entries' labels; NULL: none */
     void *labeler_userdata;
 };
 

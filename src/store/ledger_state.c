@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger_past.h"
 #include "macro.h"
 #include "parse_num.h"
 #include "strbuf.h"
@@ -127,9 +128,26 @@ static void put_rapl_raw(struct strbuf *out, const struct ledger_rapl *r, uint64
         put_u64(out, "raw_stale", r->raw_stale & r->raw_valid);
 }
 
+/* A workload, or one retention dropped (past: kept to go on if it comes back; an older
+ * version reads it as a workload not seen since, which it drops after retention). */
+static void put_workload(struct strbuf *out, const struct ledger_workload *w, bool past) {
+    strbuf_puts(out, "workload");
+    put_escaped(out, "kind", workload_kinds[w->kind].name);
+    put_u64(out, "gpu_uj", w->gpu_uj);
+    put_u64(out, "cpu_uj", w->cpu_uj);
+    if (w->cpu_unseen_valid)
+        for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
+            put_u64(out, cpu_domain_keys[d], w->cpu_unseen_uj[d]);
+    if (past)
+        put_u64(out, "past", 1);
+    put_labels(out, w->id);
+    strbuf_putc(out, '\n');
+}
+
 void ledger_state_format(const struct ledger *l, const struct gpu_baseline *baselines,
                          const struct state_clock *now, struct strbuf *out) {
     size_t begin = out->len;
+    struct ledger_workload past;
     uint64_t entries = 0;
     void *v;
 
@@ -218,17 +236,11 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         entries++;
     }
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
-        const struct ledger_workload *w = v;
-
-        strbuf_puts(out, "workload");
-        put_escaped(out, "kind", workload_kinds[w->kind].name);
-        put_u64(out, "gpu_uj", w->gpu_uj);
-        put_u64(out, "cpu_uj", w->cpu_uj);
-        if (w->cpu_unseen_valid)
-            for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
-                put_u64(out, cpu_domain_keys[d], w->cpu_unseen_uj[d]);
-        put_labels(out, w->id);
-        strbuf_putc(out, '\n');
+        put_workload(out, v, false);
+        entries++;
+    }
+    for (size_t i = 0; ledger_past_next(l, &i, &past);) {
+        put_workload(out, &past, true);
         entries++;
     }
     /* Older versions read the end line's entries and ignore the sum. */
@@ -524,8 +536,10 @@ static int restore_workload(struct ledger *l, const struct fields *f, uint64_t n
     get_labels(f, &id);
     for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++)
         if (strcmp(workload_kinds[k].name, kind) == 0)
-            return ledger_workload_restore(l, k, &id, gpu_uj, cpu_uj, unseen_valid ? unseen : NULL,
-                                           now_ns);
+            return get(f, "past") ? ledger_past_restore(l, k, &id, gpu_uj, cpu_uj,
+                                                        unseen_valid ? unseen : NULL, now_ns)
+                                  : ledger_workload_restore(l, k, &id, gpu_uj, cpu_uj,
+                                                            unseen_valid ? unseen : NULL, now_ns);
     return UNKNOWN_KIND;
 }
 

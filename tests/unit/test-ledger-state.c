@@ -698,6 +698,42 @@ static void test_saved_process_not_this_boots(void **state _unused_) {
     ledger_done(&a);
 }
 
+/* Workloads that retention dropped are saved as such: restored, one that comes back goes
+ * on from its counters. */
+static void test_past_workloads_kept(void **state _unused_) {
+    struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
+    struct snap_identity pod = {.process_name = "python 3\t%x",
+                                .pod_uid = "u-1",
+                                .container_id = "c0ffee",
+                                .pod = "train",
+                                .namespace_ = "ml"};
+    struct ledger a, l;
+    struct ledger_process *p;
+    unsigned bad = 0;
+    size_t workloads;
+    uint64_t was;
+    char *text;
+
+    ledger_init(&a);
+    fill(&a);
+    was = pod_gpu_uj(&a);
+    workloads = a.workloads.size;
+    ledger_sweep(&a, NOW_NS * 1000, NOW_NS * 1000, 1);
+    assert_int_equal(a.workloads.size, 0);
+    assert_int_equal(a.past_workloads.size, workloads);
+    text = format(&a, b);
+    ledger_init(&l);
+    assert_true(restore(&l, text, b, &bad) > 0);
+    assert_int_equal(l.workloads.size, 0);
+    assert_int_equal(l.past_workloads.size, workloads);
+    ASSERT_OK(ledger_process_get(&l, 3, 100, 999, &pod, &p));
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 5, true, NOW_NS));
+    assert_int_equal(pod_gpu_uj(&l), was + 5);
+    ledger_done(&l);
+    free(text);
+    ledger_done(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -712,6 +748,7 @@ int main(void) {
         cmocka_unit_test(test_sum_catches_changes),
         cmocka_unit_test(test_newer_kinds_skipped),
         cmocka_unit_test(test_saved_process_not_this_boots),
+        cmocka_unit_test(test_past_workloads_kept),
         cmocka_unit_test(test_cpu_series_goes_on_without_names),
         cmocka_unit_test(test_long_pod_name_allocation_goes_on),
     };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ledger.h"
+#include "ledger_past.h"
 #include "testutil.h"
 
 #define POD_UID "6e311cce-9b94-4a94-b353-b9546b1a9c19"
@@ -134,7 +135,10 @@ static void test_swept_workload(void **state) {
     ASSERT_OK(ledger_add_gpu_energy(&l, p, 30, false, 11 * SEC));
     c = find(&l, WORKLOAD_CONTAINER, CTR_A);
     assert_non_null(c);
-    assert_int_equal(c->gpu_uj, 30); /* a new series: the old one was dropped */
+    /* back: its series goes on from what it had when dropped, not from 0 (Prometheus would
+     * take 1030 after 1000 as 30 drawn, and 30 after 1000 as a reset: right only by luck) */
+    assert_int_equal(c->gpu_uj, 1030);
+    assert_int_equal(l.past_workloads.size, 0);
     assert_ptr_equal(p->wl[WORKLOAD_CONTAINER], c);
     assert_int_equal(find(&l, WORKLOAD_POD, POD_UID)->gpu_uj, 1030);
     assert_int_equal(p->wl_gen, l.workload_gen);
@@ -142,6 +146,36 @@ static void test_swept_workload(void **state) {
     /* Nothing swept: the generation stays. */
     ledger_sweep(&l, 11 * SEC, 11 * SEC, 5 * SEC);
     assert_int_equal(l.workload_gen, gen + 1);
+    ledger_done(&l);
+}
+
+/* A workload dropped more than LEDGER_PAST_KEEP_NS ago starts over; at most LEDGER_PAST_MAX
+ * dropped ones are kept, the oldest going first. */
+static void test_past_bounds(void **state) {
+    struct ledger_process *p;
+    struct ledger l;
+
+    (void)state;
+    ledger_init(&l);
+    p = gpu_process(&l, 200);
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 1000, false, 10 * SEC));
+    find(&l, WORKLOAD_CONTAINER, CTR_A)->last_seen_ns = 0;
+    ledger_sweep(&l, 10 * SEC, 10 * SEC, 5 * SEC);
+    assert_int_equal(l.past_workloads.size, 1);
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 30, false, 11 * SEC + LEDGER_PAST_KEEP_NS));
+    assert_int_equal(find(&l, WORKLOAD_CONTAINER, CTR_A)->gpu_uj, 30);
+    assert_int_equal(l.past_workloads.size, 0);
+
+    for (unsigned i = 0; i < LEDGER_PAST_MAX + 1; i++) {
+        struct ledger_workload w = {.key = 1000 + i, .kind = WORKLOAD_SYSTEMD_SERVICE};
+
+        ledger_past_keep(&l, &w, (uint64_t)i * SEC);
+    }
+    /* full at LEDGER_PAST_MAX: the older half went before the last one was kept */
+    assert_int_equal(l.past_workloads.size, LEDGER_PAST_MAX / 2 + 1);
+    assert_null(hashmap_get(&l.past_workloads, 1000));
+    assert_non_null(hashmap_get(&l.past_workloads, 1000 + LEDGER_PAST_MAX));
+    assert_non_null(hashmap_get(&l.past_workloads, 1000 + LEDGER_PAST_MAX - 1));
     ledger_done(&l);
 }
 
@@ -324,6 +358,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_entries),
         cmocka_unit_test(test_swept_workload),
+        cmocka_unit_test(test_past_bounds),
         cmocka_unit_test(test_no_workload),
         cmocka_unit_test(test_cpu_booking_keeps_names),
         cmocka_unit_test(test_renamed_process_ends_its_old_series),

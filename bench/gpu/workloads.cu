@@ -8,17 +8,25 @@
 //   spin    every thread polls the clock (100 % SM, low power: a busy-waiting collective)
 //   hold    only holds a context, computing nothing (the P0 uplift)
 //
-// Usage: workloads MODE ITERATIONS        a fixed amount of work (hold: seconds)
-//        workloads MODE --seconds S       as many iterations as fit in S seconds
-// Prints one JSON line: mode, pid, iterations, start and end (Unix seconds), seconds.
-// Exit 0, or 1 with a message on a CUDA error, 2 on bad arguments.
+// Usage: wl-MODE ITERATIONS                a fixed amount of work (hold: seconds)
+//        wl-MODE --seconds S               as many iterations as fit in S seconds
+//        workloads MODE ITERATIONS|--seconds S   (under any name not starting wl-)
+// scripts/gpu-bundle installs one copy per mode, named wl-MODE, so that each shows under its
+// own process name; such a copy takes its mode from its name (workload_args.h).
+// Prints one JSON line: mode, pid, iterations, launched (main() entered), start and end of
+// the measured work (Unix seconds), seconds.
+// Exit 0, or 1 with a message on a CUDA error, 2 on bad arguments (before any CUDA call).
 #include <cuda_fp16.h>
+#include <errno.h>
 #include <mma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "workload_args.h"
 
 #define CHECK(call)                                                                        \
     do {                                                                                   \
@@ -134,28 +142,29 @@ static void iteration(const char *mode, const struct work *w) {
 
 int main(int argc, char **argv) {
     struct work w = {0};
+    struct wl_args args;
+    char err[256];
     const char *mode;
-    double start, seconds = 0;
-    long iters = 0, done = 0;
+    double launched = now_s(), start, seconds;
+    long iters, done = 0;
 
-    if (argc == 4 && !strcmp(argv[2], "--seconds"))
-        seconds = atof(argv[3]);
-    else if (argc == 3)
-        iters = atol(argv[2]);
-    if (argc < 3 || (seconds <= 0 && iters <= 0)) {
-        fprintf(stderr, "usage: workloads gemm|stream|spin|hold ITERATIONS|--seconds S\n");
+    if (wl_parse_args(argc, argv, &args, err, sizeof(err))) {
+        fprintf(stderr, "workloads: %s\n%s", err, WL_USAGE);
         return 2;
     }
-    mode = argv[1];
-    if (strcmp(mode, "gemm") && strcmp(mode, "stream") && strcmp(mode, "spin") &&
-        strcmp(mode, "hold")) {
-        fprintf(stderr, "workloads: unknown mode '%s'\n", mode);
-        return 2;
-    }
+    mode = args.mode;
+    seconds = args.seconds;
+    iters = args.iterations;
     CHECK(cudaFree(0)); // the context, before the clock starts
     start = now_s();
     if (!strcmp(mode, "hold")) {
-        usleep((useconds_t)((seconds > 0 ? seconds : (double)iters) * 1e6));
+        double s = seconds > 0 ? seconds : (double)iters;
+        struct timespec ts;
+
+        ts.tv_sec = (time_t)s;
+        ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+        while (nanosleep(&ts, &ts) && errno == EINTR) {
+        }
         done = iters;
     } else {
         setup(mode, &w);
@@ -166,9 +175,6 @@ int main(int argc, char **argv) {
             done++;
         }
     }
-    double end = now_s();
-    printf("{\"mode\":\"%s\",\"pid\":%d,\"iterations\":%ld,\"start\":%.6f,\"end\":%.6f,"
-           "\"seconds\":%.6f}\n",
-           mode, (int)getpid(), done, start, end, end - start);
+    wl_print_result(stdout, mode, (int)getpid(), done, launched, start, now_s());
     return 0;
 }

@@ -50,6 +50,9 @@ else
         e2e_fail "gpu-probe failed on the simulated library"
 fi
 
+# What gpu-validate notes of the run heads the report.
+printf 'driver: 550.90.07\naccounting-mode-before: Disabled\naccounting-mode-used: Enabled\n' \
+    >"$out/conditions.txt"
 "$src/scripts/gpu-report" "$out" --json --markdown "$E2E_TMP/report.md" >"$E2E_TMP/report.json" ||
     e2e_fail "gpu-report failed: $(cat "$E2E_TMP/report.json")"
 python3 - "$E2E_TMP/report.json" <<'EOP' || e2e_fail "gpu-report: $(cat "$E2E_TMP/report.md")"
@@ -77,4 +80,75 @@ if [[ -n $probe ]]; then
     grep -Eq '^\| sim \| 70\.0 \| - \| - \| (9[0-9]|1[01][0-9])\.[0-9] \|' "$E2E_TMP/report.md" ||
         e2e_fail "probe row: $(grep '^| sim' "$E2E_TMP/report.md")"
 fi
+grep -qx -- "- accounting-mode-used: Enabled" "$E2E_TMP/report.md" ||
+    e2e_fail "conditions: $(head -8 "$E2E_TMP/report.md")"
+
+# The same data with runs.jsonl (and probe.csv) changed: what must be refused, what must
+# still be found.
+python3 - "$src/scripts/gpu-report" "$out" "$E2E_TMP/variants" <<'EOP' || e2e_fail "variants"
+import json, os, shutil, subprocess, sys
+report, out, top = sys.argv[1:4]
+runs = [json.loads(line) for line in open(os.path.join(out, 'runs.jsonl'))]
+
+def run(name, lines, *flags, probe=None):
+    d = os.path.join(top, name)
+    shutil.copytree(out, d)
+    with open(os.path.join(d, 'runs.jsonl'), 'w') as f:
+        f.writelines(json.dumps(r) + '\n' for r in lines)
+    if probe is not None:
+        with open(os.path.join(d, 'probe.csv'), 'w') as f:
+            f.write(probe)
+    p = subprocess.run([report, d, '--json', *flags], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+def refused(name, lines, *why):
+    rc, _, err = run(name, lines)
+    assert rc == 3 and 'refused' in err and all(w in err for w in why), (name, rc, err)
+    lines = err.strip().splitlines()
+    print(f'{name}: refused: {lines[min(1, len(lines) - 1)].strip()}')
+
+def pair_spin(r):
+    return r['phase'] == 'pair-gemm-spin' and r['mode'] == 'spin'
+
+# A member that failed (gpu-validate's line for it: its exit status, no result).
+failed = [{'phase': r['phase'], 'mode': r['mode'], 'status': 1, 'error': 'exit status 1'}
+          if pair_spin(r) else r for r in runs]
+refused('failed', failed, 'phase pair-gemm-spin: 1 of 2 members completed (spin: exit status 1)')
+# One member's line missing, one not run at all, no runs, no solo run, a strange phase.
+refused('short', [r for r in runs if not pair_spin(r)], '1 of 2 members completed (spin: no line)')
+notrun = [dict(r, status=None, error='not run: no solo work') if r['phase'] == 'pair-gemm-spin'
+          else r for r in runs]
+refused('not-run', notrun, '0 of 2 members completed')
+refused('empty', [], 'runs.jsonl has no runs')
+refused('no-solo', [r for r in runs if not r['phase'].startswith('solo-')],
+        'no solo run completed', 'phase pair-gemm-spin: no solo reference for gemm, spin')
+refused('twice', runs + [r for r in runs if pair_spin(r)], 'spin: 2 lines')
+refused('odd-phase', [dict(r, phase='pair-gemm') if r['phase'] == 'pair-gemm-spin' else r
+                      for r in runs], "phase 'pair-gemm': not a phase")
+
+# --partial scores the complete phases, lists the rest and exits 1.
+rc, stdout, err = run('partial', failed, '--partial')
+res = json.loads(stdout)
+assert rc == 1 and {r['phase'] for r in res['rows']} == {'hold', 'solo-gemm', 'solo-spin'}, \
+    (rc, res['rows'], err)
+assert any('pair-gemm-spin' in p for p in res['left_out']), res['left_out']
+
+# Another pid namespace: pids unknown to joulestat. Found by name and launch time; and by
+# name and a start long after the process's (the CUDA context can take that long) for a
+# line without "launched" (an earlier kit's).
+for name, change in (('launched', lambda r: dict(r, pid=r['pid'] + 5000, launched=r['start'],
+                                                 start=r['start'] + 4, end=r['end'] + 4)),
+                     ('slow-context', lambda r: dict(r, pid=r['pid'] + 5000,
+                                                     start=r['start'] + 30, end=r['end'] + 30))):
+    rc, stdout, err = run(name, [change(r) if r['phase'] == 'pair-gemm-spin' else r
+                                 for r in runs])
+    res = json.loads(stdout)
+    got = {r['mode']: r['pid'] for r in res['rows'] if r['phase'] == 'pair-gemm-spin'}
+    assert rc == 0 and got == {'gemm': '104', 'spin': '105'}, (name, rc, got, res['missing'])
+
+# Per-process samples read twice (the same timestamp): no period of 0, no division by it.
+head = 'label,kind,t_us,power_mw,instant_mw,instant_t_us,energy_mj,pid,sample_t_us,sm,mem\n'
+rc, stdout, err = run('same-sample', runs, probe=head + 'dup,util,1000,,,,,7,500,90,0\n' * 2)
+assert rc == 0 and json.loads(stdout)['rows'], (rc, err)
+EOP
 echo "gpu-report: ok"

@@ -344,7 +344,10 @@ static void clear_groups(struct cpu_accounting *c) {
 
 /* Each workload's CPU energy of the scan, and its unseen series of each domain split.
  * Workloads with live processes or a cgroup stay active even in windows without CPU. */
+/* Out of memory for one group, the others are still booked; returns the first error. */
 static int book_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger *ledger) {
+    int ret = 0;
+
     for (size_t g = 0; g < c->groups->n; g++) {
         const struct cpu_group *grp = &c->groups->v[g];
         int r;
@@ -353,18 +356,18 @@ static int book_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger 
          * that ran has its series, even with 0 J. */
         if (grp->n_live > 0 || grp->cgroup || grp->ended || c->group_uj[g] > 0) {
             r = ledger_add_cpu_energy(ledger, &grp->id, c->group_uj[g], now_ns);
-            if (r < 0)
-                return r;
+            if (r < 0 && ret == 0)
+                ret = r;
         }
         /* Workloads whose cgroup is read carry an unseen series (0 until it matters). */
         if (c->booked_domains && (grp->cgroup || c->unseen[g].unseen_us > 0)) {
             r = ledger_add_cpu_unseen(ledger, &grp->id, &c->group_unseen_uj[g * SNAP_CPU_DOMAINS],
                                       c->booked_domains, now_ns);
-            if (r < 0)
-                return r;
+            if (r < 0 && ret == 0)
+                ret = r;
         }
     }
-    return 0;
+    return ret;
 }
 
 /* Whether another group inside the same workload of kind parent as group g (another step
@@ -422,7 +425,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     uint64_t window_start_ns = c->last_tick_ns;
     struct cpu_times times;
     uint64_t active = 0, total = 0, all_seen_us = 0, node_active = 0;
-    bool have_window = false;
+    bool have_window = false, times_read;
     int r, ret = 0;
 
     /* Before anything moves: out of memory here, every counter keeps its energy for the
@@ -430,19 +433,15 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     r = reserve_counters(c, n_readings);
     if (r < 0)
         return r;
-    if (node->stat_text && proc_cpu_stat_parse(node->stat_text, node->stat_len, &times) >= 0) {
-        if (c->have_times) {
-            cpu_times_window(&c->last_times, &times, &active, &total);
-            node_active = node_active_us(
-                c, &times, active, total,
-                node->stat_ns > c->last_stat_ns ? node->stat_ns - c->last_stat_ns : 0);
-            have_window = true;
-        }
-        c->last_times = times;
-        c->last_stat_ns = node->stat_ns;
-        c->have_times = true;
-    } else
-        c->have_times = false;
+    times_read =
+        node->stat_text && proc_cpu_stat_parse(node->stat_text, node->stat_len, &times) >= 0;
+    if (times_read && c->have_times) {
+        cpu_times_window(&c->last_times, &times, &active, &total);
+        node_active =
+            node_active_us(c, &times, active, total,
+                           node->stat_ns > c->last_stat_ns ? node->stat_ns - c->last_stat_ns : 0);
+        have_window = true;
+    }
 
     ledger_cpu_scan(ledger, now_ns);
     c->n_consumers = 0;
@@ -453,6 +452,13 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     r = collect_unseen(c, node_active, all_seen_us);
     if (r < 0)
         return r;
+    /* Only now (out of memory above, the RAPL counters did not move either): the next
+     * window's busy time is that of the energy it splits. */
+    if (times_read) {
+        c->last_times = times;
+        c->last_stat_ns = node->stat_ns;
+    }
+    c->have_times = times_read;
     clear_groups(c);
 
     for (size_t i = 0; i < n_readings; i++) {
@@ -510,8 +516,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     }
     c->last_tick_ns = now_ns;
     r = book_groups(c, now_ns, ledger);
-    if (r < 0)
-        return r;
+    /* Even when a booking failed: the SLURM watch says a step ended only once. */
     mark_ended(groups, ledger);
-    return ret;
+    return r < 0 ? r : ret;
 }

@@ -206,6 +206,9 @@ void rapl_explain_error(enum rapl_mode mode, int err, const char *object, char *
             fix = "the CPU does not implement this RAPL register";
         else if (e == EOPNOTSUPP)
             fix = "CPU vendor/family has no known RAPL MSRs";
+        else if (e == EDOM)
+            fix = "this Atom encodes its RAPL energy unit the other way (2^ESU uJ), which the "
+                  "MSR source does not decode: use --rapl-source=powercap (the kernel does)";
         else
             fix = "unexpected error";
         break;

@@ -48,6 +48,8 @@ struct msr_layout {
 static int layout_for(const struct cpu_id *id, struct msr_layout *ret) {
     switch (id->vendor) {
     case CPU_VENDOR_INTEL:
+        if (rapl_model_has_inverted_units(id))
+            return -EDOM; /* read as 2^-ESU J, its counts would be about 10^3 too high */
         *ret = (struct msr_layout){MSR_RAPL_POWER_UNIT, intel_domains, ARRAY_SIZE(intel_domains)};
         return 0;
     case CPU_VENDOR_AMD:

@@ -21,6 +21,15 @@ static const uint32_t fixed_psys_models[] = {
     207, /* EMERALDRAPIDS_X */
 };
 
+/* Atoms whose power-unit register counts energy in 2^ESU uJ, not 2^-ESU J (the kernel's
+ * rapl_defaults_byt/tng/ann/cht, decoded by its rapl_check_unit_atom()). */
+static const uint32_t inverted_unit_models[] = {
+    55, /* ATOM_SILVERMONT: Bay Trail */
+    74, /* ATOM_SILVERMONT_MID: Merrifield */
+    76, /* ATOM_AIRMONT: Cherry Trail */
+    90, /* ATOM_AIRMONT_MID: Moorefield */
+};
+
 /* Exact 2^-16 J (what perf and Slurm use; powercap rounds it to 15.3 uJ). */
 #define DRAM_FIXED_ESU 16U
 
@@ -39,6 +48,15 @@ bool rapl_model_has_fixed_dram_unit(const struct cpu_id *id, enum rapl_dram_unit
         if (id->model == fixed_dram_models[i])
             return true;
     return rule == RAPL_DRAM_UNIT_FIXED_BDX_D && id->model == MODEL_BROADWELL_D;
+}
+
+bool rapl_model_has_inverted_units(const struct cpu_id *id) {
+    if (!is_intel_family6(id))
+        return false;
+    for (size_t i = 0; i < sizeof(inverted_unit_models) / sizeof(inverted_unit_models[0]); i++)
+        if (id->model == inverted_unit_models[i])
+            return true;
+    return false;
 }
 
 bool rapl_model_has_fixed_psys_unit(const struct cpu_id *id) {

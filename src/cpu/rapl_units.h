@@ -32,6 +32,9 @@ unsigned rapl_power_unit_esu(uint64_t power_unit_msr);
 
 /* True for Intel family 6 models whose DRAM counts in 2^-16 J. */
 bool rapl_model_has_fixed_dram_unit(const struct cpu_id *id, enum rapl_dram_unit_rule rule);
+/* True for the Atoms whose unit register is encoded the other way (2^ESU uJ): the MSR
+ * source does not decode them (powercap does, in the kernel). */
+bool rapl_model_has_inverted_units(const struct cpu_id *id);
 /* True for Intel models whose psys counts in 1 J. */
 bool rapl_model_has_fixed_psys_unit(const struct cpu_id *id);
 

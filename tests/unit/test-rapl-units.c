@@ -103,6 +103,16 @@ static void test_sapphire_rapids_psys(void **state) {
     assert_int_equal(unit_of(&tgl, RAPL_DOMAIN_PSYS, SKX_POWER_UNIT, 0).den, 16384);
 }
 
+/* The Atoms whose unit register counts 2^ESU uJ are known, and no server part is one. */
+static void test_inverted_atoms(void **state) {
+    assert_true(rapl_model_has_inverted_units(&(struct cpu_id){CPU_VENDOR_INTEL, 6, 76}));
+    assert_true(rapl_model_has_inverted_units(&(struct cpu_id){CPU_VENDOR_INTEL, 6, 55}));
+    assert_false(rapl_model_has_inverted_units(&(struct cpu_id){CPU_VENDOR_INTEL, 6, 77}));
+    assert_false(rapl_model_has_inverted_units(&(struct cpu_id){CPU_VENDOR_INTEL, 6, 85}));
+    assert_false(rapl_model_has_inverted_units(&spr));
+    assert_false(rapl_model_has_inverted_units(&zen4));
+}
+
 static void test_client_and_amd_use_esu(void **state) {
     for (enum rapl_domain d = 0; d < _RAPL_DOMAIN_MAX; d++)
         assert_int_equal(unit_of(&tgl, d, SKX_POWER_UNIT, 0).den, 16384);
@@ -162,6 +172,7 @@ static void test_cpuinfo_parse(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_power_unit_fields),
+        cmocka_unit_test(test_inverted_atoms),
         cmocka_unit_test(test_skylake_x_units_and_slurm_bug),
         cmocka_unit_test(test_fixed_dram_model_list),
         cmocka_unit_test(test_broadwell_d_is_a_choice),

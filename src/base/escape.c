@@ -94,3 +94,38 @@ size_t terminal_fit_columns(const char *s, int cols, int *ret_used) {
     *ret_used = used;
     return i;
 }
+
+void utf8_make_valid(char *s, size_t size) {
+    static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
+    char out[ESCAPED_SIZE(256)];
+    const unsigned char *p = (const unsigned char *)s;
+    size_t used = 0, n;
+    uint32_t cp;
+    bool changed = false;
+
+    if (size == 0 || size > 256)
+        return; /* label fields are smaller; anything else is left as it is */
+    while (*p) {
+        const char *piece = (const char *)p;
+        size_t len = 1;
+
+        if (*p >= 0x80) {
+            n = utf8_sequence(p, &cp);
+            if (n == 0) {
+                piece = replacement;
+                len = 3;
+                changed = true;
+            } else
+                len = n;
+        }
+        if (used + len >= size)
+            break; /* cut at a character's boundary */
+        memcpy(out + used, piece, len);
+        used += len;
+        p += piece == replacement ? 1 : len;
+    }
+    if (!changed)
+        return;
+    out[used] = '\0';
+    memcpy(s, out, used + 1);
+}

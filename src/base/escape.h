@@ -25,3 +25,11 @@ const char *escape_terminal(const char *s, char *buf, size_t size);
  * locale, one each). A character that does not fit whole is left out, never half drawn.
  */
 size_t terminal_fit_columns(const char *s, int cols, int *ret_used);
+
+/*
+ * s (a buffer of size bytes, NUL-terminated) made valid UTF-8 in place: every byte that is
+ * not part of a well-formed sequence becomes U+FFFD, cut at a character's boundary to fit.
+ * Labels are made so once, where they are read, so that two values the exposition would
+ * print alike (U+FFFD for what is not UTF-8) are one value, one key, one series.
+ */
+void utf8_make_valid(char *s, size_t size);

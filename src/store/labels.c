@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "workload_kind.h"
+
 struct labels {
     atomic_uint refs;
     struct snap_identity id;
@@ -23,6 +25,7 @@ const struct snap_identity *labels_new(const struct snap_identity *id) {
         return NULL;
     atomic_init(&l->refs, 1);
     l->id = *id;
+    labels_make_valid(&l->id); /* names the labeler filled in too */
     return &l->id;
 }
 

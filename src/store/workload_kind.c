@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "escape.h"
 #include "hashmap.h"
 #include "macro.h"
 
@@ -167,6 +168,11 @@ static char *label_slot(struct snap_identity *id, enum label_field f) {
     return (char *)id + label_fields[f].offset;
 }
 
+void labels_make_valid(struct snap_identity *id) {
+    for (enum label_field f = 0; f < _LABEL_FIELD_MAX; f++)
+        utf8_make_valid(label_slot(id, f), label_fields[f].size);
+}
+
 void identity_to_labels(const struct workload_identity *w, const char *comm,
                         struct snap_identity *ret) {
     struct snap_identity id = {0};
@@ -179,6 +185,7 @@ void identity_to_labels(const struct workload_identity *w, const char *comm,
         if (info->describe && label_slot(&id, info->id)[0])
             info->describe(w, &id);
     }
+    labels_make_valid(&id); /* before any key is made of it */
     *ret = id;
 }
 

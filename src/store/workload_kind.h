@@ -119,6 +119,10 @@ extern const struct workload_kind_info workload_kinds[_WORKLOAD_KIND_MAX];
 /* The labels of a process: its name (comm, may be NULL) and the id of every workload kind
  * that recognises it. Pod, namespace and container names stay empty until the Kubernetes
  * API fills them. */
+/* Every label value of id made valid UTF-8 (utf8_make_valid()): what the exposition prints
+ * is what keys and compares. */
+void labels_make_valid(struct snap_identity *id);
+
 void identity_to_labels(const struct workload_identity *w, const char *comm,
                         struct snap_identity *ret);
 

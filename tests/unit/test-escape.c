@@ -68,11 +68,35 @@ static void test_columns(void **state) {
     fits("\xe6\x97\xa5\xe6\x9c\xac", 3, 6, 2);
 }
 
+static void made_valid(const char *in, size_t size, const char *want) {
+    char buf[64];
+
+    assert_true(strlen(in) < sizeof(buf));
+    strcpy(buf, in);
+    utf8_make_valid(buf, size);
+    assert_string_equal(buf, want);
+}
+
+/* Label values made valid UTF-8 where they are read: what is not UTF-8 becomes U+FFFD, as
+ * the exposition prints it, so two names printed alike are one. */
+static void test_make_valid(void **state) {
+    made_valid("python3", 16, "python3");
+    made_valid("caf\xc3\xa9", 16, "caf\xc3\xa9");
+    made_valid("a\xff", 16, "a\xef\xbf\xbd");
+    made_valid("a\xfe", 16, "a\xef\xbf\xbd");
+    made_valid("\xc3(x", 16, "\xef\xbf\xbd(x"); /* a sequence cut short */
+    made_valid("\xed\xa0\x80", 16, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* surrogate */
+    /* cut to the buffer at a character's boundary: "ab" + U+FFFD needs 6 bytes */
+    made_valid("ab\xff\xff", 6, "ab\xef\xbf\xbd");
+    made_valid("abcd\xff", 6, "abcd");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_cut),
         cmocka_unit_test(test_columns),
+        cmocka_unit_test(test_make_valid),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

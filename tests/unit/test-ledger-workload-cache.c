@@ -286,6 +286,26 @@ static void test_renamed_process_ends_its_old_series(void **state) {
     ledger_done(&l);
 }
 
+/* Two names that are not UTF-8 and that the exposition prints alike ("a\xff" and "a\xfe"
+ * both as "a" U+FFFD) are one label value: a pid given again to the second goes on from the
+ * first's series, where two entries printed one series twice on /metrics. */
+static void test_names_not_utf8_are_one_series(void **state) {
+    struct snap_identity first = {.process_name = "a\xff"}, second = {.process_name = "a\xfe"};
+    struct ledger_process *p;
+    struct ledger l;
+
+    (void)state;
+    ledger_init(&l);
+    ASSERT_OK(ledger_process_get(&l, 0, 500, 10, &first, &p));
+    assert_string_equal(p->id->process_name, "a\xef\xbf\xbd");
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 1000, false, 1 * SEC));
+    ledger_sweep(&l, 5 * SEC, 5 * SEC, 300 * SEC);
+    assert_int_equal(ledger_process_get(&l, 0, 500, 20, &second, &p), 1);
+    assert_int_equal(p->measured_uj, 1000);
+    assert_int_equal(l.processes.size, 1);
+    ledger_done(&l);
+}
+
 /* A GPU pid given again to a process of the same labels is one series: the new process
  * goes on from the ended one's counters, which leaves the ledger, whether or not a sweep
  * has marked it inactive yet. Other labels keep two. The labels are those its series
@@ -363,6 +383,7 @@ int main(void) {
         cmocka_unit_test(test_cpu_booking_keeps_names),
         cmocka_unit_test(test_renamed_process_ends_its_old_series),
         cmocka_unit_test(test_reused_pid_is_one_series),
+        cmocka_unit_test(test_names_not_utf8_are_one_series),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

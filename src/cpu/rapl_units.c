@@ -3,6 +3,8 @@
 
 #include <errno.h>
 
+#include "macro.h"
+
 /* Family 6 models with the fixed DRAM unit; the same list in every kernel version read
  * (v5.x to 2026) and in Slurm 25.05's _is_dram_model(). */
 static const uint32_t fixed_dram_models[] = {
@@ -37,35 +39,28 @@ unsigned rapl_power_unit_esu(uint64_t power_unit_msr) {
     return (unsigned)((power_unit_msr >> 8) & 0x1fU);
 }
 
-static bool is_intel_family6(const struct cpu_id *id) {
-    return id->vendor == CPU_VENDOR_INTEL && id->family == 6;
+/* Whether id is an Intel family 6 CPU of one of the n models. */
+static bool intel_model_in(const struct cpu_id *id, const uint32_t *models, size_t n) {
+    if (id->vendor != CPU_VENDOR_INTEL || id->family != 6)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (id->model == models[i])
+            return true;
+    return false;
 }
 
 bool rapl_model_has_fixed_dram_unit(const struct cpu_id *id, enum rapl_dram_unit_rule rule) {
-    if (!is_intel_family6(id))
-        return false;
-    for (size_t i = 0; i < sizeof(fixed_dram_models) / sizeof(fixed_dram_models[0]); i++)
-        if (id->model == fixed_dram_models[i])
-            return true;
-    return rule == RAPL_DRAM_UNIT_FIXED_BDX_D && id->model == MODEL_BROADWELL_D;
+    return intel_model_in(id, fixed_dram_models, ARRAY_SIZE(fixed_dram_models)) ||
+           (rule == RAPL_DRAM_UNIT_FIXED_BDX_D &&
+            intel_model_in(id, (const uint32_t[]){MODEL_BROADWELL_D}, 1));
 }
 
 bool rapl_model_has_inverted_units(const struct cpu_id *id) {
-    if (!is_intel_family6(id))
-        return false;
-    for (size_t i = 0; i < sizeof(inverted_unit_models) / sizeof(inverted_unit_models[0]); i++)
-        if (id->model == inverted_unit_models[i])
-            return true;
-    return false;
+    return intel_model_in(id, inverted_unit_models, ARRAY_SIZE(inverted_unit_models));
 }
 
 bool rapl_model_has_fixed_psys_unit(const struct cpu_id *id) {
-    if (!is_intel_family6(id))
-        return false;
-    for (size_t i = 0; i < sizeof(fixed_psys_models) / sizeof(fixed_psys_models[0]); i++)
-        if (id->model == fixed_psys_models[i])
-            return true;
-    return false;
+    return intel_model_in(id, fixed_psys_models, ARRAY_SIZE(fixed_psys_models));
 }
 
 int rapl_msr_domain_unit(const struct cpu_id *id, enum rapl_domain domain, uint64_t power_unit_msr,

@@ -425,7 +425,7 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     uint64_t window_start_ns = c->last_tick_ns;
     struct cpu_times times;
     uint64_t active = 0, total = 0, all_seen_us = 0, node_active = 0;
-    bool have_window = false, times_read;
+    bool have_window = false;
     int r, ret = 0;
 
     /* Before anything moves: out of memory here, every counter keeps its energy for the
@@ -433,15 +433,21 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     r = reserve_counters(c, n_readings);
     if (r < 0)
         return r;
-    times_read =
-        node->stat_text && proc_cpu_stat_parse(node->stat_text, node->stat_len, &times) >= 0;
-    if (times_read && c->have_times) {
-        cpu_times_window(&c->last_times, &times, &active, &total);
-        node_active =
-            node_active_us(c, &times, active, total,
-                           node->stat_ns > c->last_stat_ns ? node->stat_ns - c->last_stat_ns : 0);
-        have_window = true;
-    }
+    if (node->stat_text && proc_cpu_stat_parse(node->stat_text, node->stat_len, &times) >= 0) {
+        if (c->have_times) {
+            cpu_times_window(&c->last_times, &times, &active, &total);
+            node_active = node_active_us(
+                c, &times, active, total,
+                node->stat_ns > c->last_stat_ns ? node->stat_ns - c->last_stat_ns : 0);
+            have_window = true;
+        }
+        /* Moved on even if the collection below runs out of memory: the processes' and
+         * groups' times move on there too, so the next window's shares stay of one window. */
+        c->last_times = times;
+        c->last_stat_ns = node->stat_ns;
+        c->have_times = true;
+    } else
+        c->have_times = false;
 
     ledger_cpu_scan(ledger, now_ns);
     c->n_consumers = 0;
@@ -452,13 +458,6 @@ int cpu_accounting_tick(struct cpu_accounting *c, struct cpu_groups *groups,
     r = collect_unseen(c, node_active, all_seen_us);
     if (r < 0)
         return r;
-    /* Only now (out of memory above, the RAPL counters did not move either): the next
-     * window's busy time is that of the energy it splits. */
-    if (times_read) {
-        c->last_times = times;
-        c->last_stat_ns = node->stat_ns;
-    }
-    c->have_times = times_read;
     clear_groups(c);
 
     for (size_t i = 0; i < n_readings; i++) {

@@ -294,8 +294,16 @@ void sampler_save_state(struct sampler *s, uint64_t mono_ns) {
     struct state_clock now;
     int r;
 
-    if (s->state_locked_out)
-        return; /* the other joulestat's directory: said at start */
+    if (s->state_locked_out) {
+        /* The other one gone (its last save done), the counters published since are this
+         * one's: saved over its file, or a restart would go back to the other's. */
+        if (state_file_lock(s->state_dir, &s->state_lock_fd) < 0)
+            return; /* still the other joulestat's: said at start */
+        s->state_locked_out = false;
+        log_info("state: --state-dir %s is free now; this joulestat's counters are saved "
+                 "there from now on",
+                 s->state_dir);
+    }
     gpu_accounting_baselines(s->gpu_accounting, baselines);
     state_clock_now(s, &now);
     r = state_file_save(s->state_dir, &s->ledger, baselines, &now);

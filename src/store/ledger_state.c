@@ -128,9 +128,10 @@ static void put_rapl_raw(struct strbuf *out, const struct ledger_rapl *r, uint64
         put_u64(out, "raw_stale", r->raw_stale & r->raw_valid);
 }
 
-/* A workload, or one retention dropped (past: kept to go on if it comes back; an older
- * version reads it as a workload not seen since, which it drops after retention). */
-static void put_workload(struct strbuf *out, const struct ledger_workload *w, bool past) {
+/* A workload, or one retention dropped past_age_us ago (kept to go on if it comes back; an
+ * older version reads it as a workload not seen since, which it drops after retention). */
+static void put_workload(struct strbuf *out, const struct ledger_workload *w, bool past,
+                         uint64_t past_age_us) {
     strbuf_puts(out, "workload");
     put_escaped(out, "kind", workload_kinds[w->kind].name);
     put_u64(out, "gpu_uj", w->gpu_uj);
@@ -139,7 +140,7 @@ static void put_workload(struct strbuf *out, const struct ledger_workload *w, bo
         for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
             put_u64(out, cpu_domain_keys[d], w->cpu_unseen_uj[d]);
     if (past)
-        put_u64(out, "past", 1);
+        put_u64(out, "past_age_us", past_age_us);
     put_labels(out, w->id);
     strbuf_putc(out, '\n');
 }
@@ -148,7 +149,7 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
                          const struct state_clock *now, struct strbuf *out) {
     size_t begin = out->len;
     struct ledger_workload past;
-    uint64_t entries = 0;
+    uint64_t entries = 0, past_age_us;
     void *v;
 
     strbuf_puts(out, STATE_MAGIC "\n");
@@ -236,11 +237,11 @@ void ledger_state_format(const struct ledger *l, const struct gpu_baseline *base
         entries++;
     }
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
-        put_workload(out, v, false);
+        put_workload(out, v, false, 0);
         entries++;
     }
-    for (size_t i = 0; ledger_past_next(l, &i, &past);) {
-        put_workload(out, &past, true);
+    for (size_t i = 0; ledger_past_next(l, &i, now->mono_ns, &past, &past_age_us);) {
+        put_workload(out, &past, true, past_age_us);
         entries++;
     }
     /* Older versions read the end line's entries and ignore the sum. */
@@ -326,6 +327,7 @@ static int get_labels(const struct fields *f, struct snap_identity *id) {
         if (v)
             copy_cut((char *)id + label_fields[lf].offset, label_fields[lf].size, v);
     }
+    labels_make_valid(id); /* keyed as a live one is (a file written before this) */
     return 0;
 }
 
@@ -522,13 +524,17 @@ static int restore_cpu_process(struct ledger *l, const struct fields *f, uint64_
     return 0;
 }
 
-static int restore_workload(struct ledger *l, const struct fields *f, uint64_t now_ns) {
+/* downtime_us: from the save to now, which a dropped workload's age adds. */
+static int restore_workload(struct ledger *l, const struct fields *f, uint64_t now_ns,
+                            uint64_t downtime_us) {
     const char *kind = get(f, "kind");
-    uint64_t gpu_uj, cpu_uj, unseen[SNAP_CPU_DOMAINS];
+    uint64_t gpu_uj, cpu_uj, unseen[SNAP_CPU_DOMAINS], past_age_us;
     bool unseen_valid = get(f, cpu_domain_keys[0]) != NULL;
     struct snap_identity id;
 
-    if (!kind || get_u64(f, "gpu_uj", true, &gpu_uj) < 0 || get_u64(f, "cpu_uj", true, &cpu_uj) < 0)
+    if (!kind || get_u64(f, "gpu_uj", true, &gpu_uj) < 0 ||
+        get_u64(f, "cpu_uj", true, &cpu_uj) < 0 ||
+        get_u64(f, "past_age_us", false, &past_age_us) < 0 || past_age_us > RAPL_AGE_MAX_US)
         return -EBADMSG;
     for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
         if (get_u64(f, cpu_domain_keys[d], false, &unseen[d]) < 0)
@@ -536,10 +542,12 @@ static int restore_workload(struct ledger *l, const struct fields *f, uint64_t n
     get_labels(f, &id);
     for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++)
         if (strcmp(workload_kinds[k].name, kind) == 0)
-            return get(f, "past") ? ledger_past_restore(l, k, &id, gpu_uj, cpu_uj,
-                                                        unseen_valid ? unseen : NULL, now_ns)
-                                  : ledger_workload_restore(l, k, &id, gpu_uj, cpu_uj,
-                                                            unseen_valid ? unseen : NULL, now_ns);
+            return get(f, "past_age_us")
+                       ? ledger_past_restore(
+                             l, k, &id, gpu_uj, cpu_uj, unseen_valid ? unseen : NULL,
+                             past_age_us + MIN(downtime_us, RAPL_AGE_MAX_US), now_ns)
+                       : ledger_workload_restore(l, k, &id, gpu_uj, cpu_uj,
+                                                 unseen_valid ? unseen : NULL, now_ns);
     return UNKNOWN_KIND;
 }
 
@@ -590,7 +598,7 @@ static int restore_entry(struct ledger *l, const char *kind, const struct fields
            : strcmp(kind, "rapl") == 0        ? restore_rapl(l, f, rs)
            : strcmp(kind, "process") == 0     ? restore_process(l, f, now_ns, rs->rebooted)
            : strcmp(kind, "cpu_process") == 0 ? restore_cpu_process(l, f, now_ns, rs->rebooted)
-           : strcmp(kind, "workload") == 0    ? restore_workload(l, f, now_ns)
+           : strcmp(kind, "workload") == 0    ? restore_workload(l, f, now_ns, rs->downtime_us)
            : strcmp(kind, "allocation") == 0  ? restore_allocation(l, f, now_ns)
                                               : UNKNOWN_KIND;
 }

@@ -209,6 +209,17 @@ grep -q "state: --state-dir $state is in use by another joulestat" "$E2E_TMP/log
 grep -q '^joulestat_source_up{source="state"} 0' "$E2E_TMP/m15" || e2e_fail "state not down (second)"
 grep -q '^joulestat_source_up{source="state"} 1' "$E2E_TMP/m14" || e2e_fail "state down (first)"
 ! grep -q 'state: .* counters restored' "$E2E_TMP/log15" || e2e_fail "the second read the first's state"
+# The first gone, the second, still running, takes the directory over at its next save.
+serve_once 16 1 &
+second=$!
+e2e_wait 10 grep -q 'state: .* counters restored' "$E2E_TMP/log16" || e2e_fail "exporter 16 restored nothing"
+serve_once 17 6
+wait $second || e2e_fail "exporter 16"
+grep -q "state: --state-dir $state is in use by another joulestat" "$E2E_TMP/log17" ||
+    e2e_fail "the second did not wait: $(cat "$E2E_TMP/log17")"
+grep -q "state: --state-dir $state is free now" "$E2E_TMP/log17" ||
+    e2e_fail "the second never took the directory over: $(cat "$E2E_TMP/log17")"
+grep -q '^joulestat_source_up{source="state"} 1' "$E2E_TMP/m17" || e2e_fail "state still down"
 
 # A state directory that cannot be written: joulestat runs, says so once, and reports the
 # state source down.

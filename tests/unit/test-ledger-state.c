@@ -698,38 +698,48 @@ static void test_saved_process_not_this_boots(void **state _unused_) {
     ledger_done(&a);
 }
 
-/* Workloads that retention dropped are saved as such: restored, one that comes back goes
- * on from its counters. */
-static void test_past_workloads_kept(void **state _unused_) {
+/* systemd services that retention dropped are saved with their age: restored, one that
+ * comes back goes on from its counters; one whose age, with the time down, passed a week
+ * is not kept. */
+static void test_past_services_saved(void **state _unused_) {
     struct gpu_baseline b[LEDGER_MAX_GPUS] = {0};
-    struct snap_identity pod = {.process_name = "python 3\t%x",
-                                .pod_uid = "u-1",
-                                .container_id = "c0ffee",
-                                .pod = "train",
-                                .namespace_ = "ml"};
+    struct snap_identity svc = {.process_name = "fwupd", .systemd_unit = "fwupd-refresh.service"};
+    struct state_clock save_at = saved_clock, later = now_clock;
     struct ledger a, l;
     struct ledger_process *p;
     unsigned bad = 0;
-    size_t workloads;
-    uint64_t was;
-    char *text;
+    char *text, *text_old;
+    void *v;
 
     ledger_init(&a);
     fill(&a);
-    was = pod_gpu_uj(&a);
-    workloads = a.workloads.size;
-    ledger_sweep(&a, NOW_NS * 1000, NOW_NS * 1000, 1);
+    ASSERT_OK(ledger_process_get(&a, 0, 300, 10, &svc, &p));
+    ASSERT_OK(ledger_add_gpu_energy(&a, p, 4000, false, 1));
+    ledger_sweep(&a, saved_clock.mono_ns, saved_clock.mono_ns, 1);
     assert_int_equal(a.workloads.size, 0);
-    assert_int_equal(a.past_workloads.size, workloads);
+    assert_int_equal(a.past_workloads.size, 1); /* the service alone: pods, jobs are not */
     text = format(&a, b);
+    assert_non_null(strstr(text, "\tpast_age_us=0\t"));
     ledger_init(&l);
     assert_true(restore(&l, text, b, &bad) > 0);
-    assert_int_equal(l.workloads.size, 0);
-    assert_int_equal(l.past_workloads.size, workloads);
-    ASSERT_OK(ledger_process_get(&l, 3, 100, 999, &pod, &p));
-    ASSERT_OK(ledger_add_gpu_energy(&l, p, 5, true, NOW_NS));
-    assert_int_equal(pod_gpu_uj(&l), was + 5);
+    assert_int_equal(l.past_workloads.size, 1);
+    ASSERT_OK(ledger_process_get(&l, 0, 301, 20, &svc, &p));
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 5, false, NOW_NS));
+    for (size_t i = 0; hashmap_next(&l.workloads, &i, NULL, &v);)
+        if (((struct ledger_workload *)v)->kind == WORKLOAD_SYSTEMD_SERVICE)
+            assert_int_equal(((struct ledger_workload *)v)->gpu_uj, 4005);
     ledger_done(&l);
+
+    /* saved 6 days after it was dropped, restored 2 days later: past the week */
+    save_at.mono_ns += UINT64_C(6) * 86400 * 1000000000;
+    text_old = format_at(&a, b, &save_at);
+    later.boot_us = save_at.boot_us + UINT64_C(2) * 86400 * SECOND_US;
+    later.wall_us = save_at.wall_us + UINT64_C(2) * 86400 * SECOND_US;
+    ledger_init(&l);
+    assert_true(restore_at(&l, text_old, &later, b, &bad) > 0);
+    assert_int_equal(l.past_workloads.size, 0);
+    ledger_done(&l);
+    free(text_old);
     free(text);
     ledger_done(&a);
 }
@@ -748,7 +758,7 @@ int main(void) {
         cmocka_unit_test(test_sum_catches_changes),
         cmocka_unit_test(test_newer_kinds_skipped),
         cmocka_unit_test(test_saved_process_not_this_boots),
-        cmocka_unit_test(test_past_workloads_kept),
+        cmocka_unit_test(test_past_services_saved),
         cmocka_unit_test(test_cpu_series_goes_on_without_names),
         cmocka_unit_test(test_long_pod_name_allocation_goes_on),
     };

@@ -21,9 +21,10 @@ static struct ledger_workload *find(struct ledger *l, enum workload_kind kind, c
 
     for (size_t i = 0; hashmap_next(&l->workloads, &i, NULL, &v);) {
         struct ledger_workload *w = v;
-        const char *id = kind == WORKLOAD_CONTAINER ? w->id->container_id
-                         : kind == WORKLOAD_POD     ? w->id->pod_uid
-                                                    : w->id->slurm_job;
+        const char *id = kind == WORKLOAD_CONTAINER         ? w->id->container_id
+                         : kind == WORKLOAD_POD             ? w->id->pod_uid
+                         : kind == WORKLOAD_SYSTEMD_SERVICE ? w->id->systemd_unit
+                                                            : w->id->slurm_job;
 
         if (w->kind == kind && strcmp(id, name) == 0)
             return w;
@@ -135,9 +136,8 @@ static void test_swept_workload(void **state) {
     ASSERT_OK(ledger_add_gpu_energy(&l, p, 30, false, 11 * SEC));
     c = find(&l, WORKLOAD_CONTAINER, CTR_A);
     assert_non_null(c);
-    /* back: its series goes on from what it had when dropped, not from 0 (Prometheus would
-     * take 1030 after 1000 as 30 drawn, and 30 after 1000 as a reset: right only by luck) */
-    assert_int_equal(c->gpu_uj, 1030);
+    /* a container id is new each time: one that comes back is not kept for (ledger_past.h) */
+    assert_int_equal(c->gpu_uj, 30);
     assert_int_equal(l.past_workloads.size, 0);
     assert_ptr_equal(p->wl[WORKLOAD_CONTAINER], c);
     assert_int_equal(find(&l, WORKLOAD_POD, POD_UID)->gpu_uj, 1030);
@@ -149,33 +149,54 @@ static void test_swept_workload(void **state) {
     ledger_done(&l);
 }
 
-/* A workload dropped more than LEDGER_PAST_KEEP_NS ago starts over; at most LEDGER_PAST_MAX
- * dropped ones are kept, the oldest going first. */
-static void test_past_bounds(void **state) {
+/* A systemd service that comes back after retention dropped its series goes on from what it
+ * had (a timer's service started again at 0 and scraped once at or above its last total
+ * reads to Prometheus as grown by the difference only); one dropped more than
+ * LEDGER_PAST_KEEP_NS ago starts over; at most LEDGER_PAST_MAX are kept, the oldest going
+ * first, however many were dropped at one instant. */
+static void test_past_services(void **state) {
+    struct snap_identity svc = {.process_name = "fwupd", .systemd_unit = "fwupd-refresh.service"};
+    struct ledger_workload *w;
     struct ledger_process *p;
     struct ledger l;
 
     (void)state;
     ledger_init(&l);
-    p = gpu_process(&l, 200);
+    ASSERT_OK(ledger_process_get(&l, 0, 300, 10, &svc, &p));
     ASSERT_OK(ledger_add_gpu_energy(&l, p, 1000, false, 10 * SEC));
-    find(&l, WORKLOAD_CONTAINER, CTR_A)->last_seen_ns = 0;
-    ledger_sweep(&l, 10 * SEC, 10 * SEC, 5 * SEC);
+    ledger_sweep(&l, 400 * SEC, 400 * SEC, 5 * SEC);
+    assert_null(find(&l, WORKLOAD_SYSTEMD_SERVICE, "fwupd-refresh.service"));
     assert_int_equal(l.past_workloads.size, 1);
-    ASSERT_OK(ledger_add_gpu_energy(&l, p, 30, false, 11 * SEC + LEDGER_PAST_KEEP_NS));
-    assert_int_equal(find(&l, WORKLOAD_CONTAINER, CTR_A)->gpu_uj, 30);
+    ASSERT_OK(ledger_process_get(&l, 0, 301, 20, &svc, &p));
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 30, false, 500 * SEC));
+    w = find(&l, WORKLOAD_SYSTEMD_SERVICE, "fwupd-refresh.service");
+    assert_non_null(w);
+    assert_int_equal(w->gpu_uj, 1030); /* went on */
     assert_int_equal(l.past_workloads.size, 0);
 
-    for (unsigned i = 0; i < LEDGER_PAST_MAX + 1; i++) {
-        struct ledger_workload w = {.key = 1000 + i, .kind = WORKLOAD_SYSTEMD_SERVICE};
+    /* dropped again; back after more than a week: a new series */
+    ledger_sweep(&l, 900 * SEC, 900 * SEC, 5 * SEC);
+    assert_int_equal(l.past_workloads.size, 1);
+    ASSERT_OK(ledger_process_get(&l, 0, 302, 30, &svc, &p));
+    ASSERT_OK(ledger_add_gpu_energy(&l, p, 7, false, 901 * SEC + LEDGER_PAST_KEEP_NS));
+    assert_int_equal(find(&l, WORKLOAD_SYSTEMD_SERVICE, "fwupd-refresh.service")->gpu_uj, 7);
+    ledger_done(&l);
 
-        ledger_past_keep(&l, &w, (uint64_t)i * SEC);
+    /* Full, all dropped at one instant: one goes per one kept, not all of them. */
+    ledger_init(&l);
+    for (unsigned i = 0; i < LEDGER_PAST_MAX + 3; i++) {
+        struct ledger_workload gone = {.key = 1000 + i, .kind = WORKLOAD_SYSTEMD_SERVICE};
+
+        ledger_past_keep(&l, &gone, 5 * SEC);
     }
-    /* full at LEDGER_PAST_MAX: the older half went before the last one was kept */
-    assert_int_equal(l.past_workloads.size, LEDGER_PAST_MAX / 2 + 1);
-    assert_null(hashmap_get(&l.past_workloads, 1000));
-    assert_non_null(hashmap_get(&l.past_workloads, 1000 + LEDGER_PAST_MAX));
-    assert_non_null(hashmap_get(&l.past_workloads, 1000 + LEDGER_PAST_MAX - 1));
+    assert_int_equal(l.past_workloads.size, LEDGER_PAST_MAX);
+    assert_non_null(hashmap_get(&l.past_workloads, 1000 + LEDGER_PAST_MAX + 2));
+    /* a kind not kept (a pod) is not */
+    ledger_past_keep(&l, &(struct ledger_workload){.key = 1, .kind = WORKLOAD_POD}, 6 * SEC);
+    assert_null(hashmap_get(&l.past_workloads, 1));
+    /* a week later, pruned at a sweep */
+    ledger_sweep(&l, 6 * SEC + LEDGER_PAST_KEEP_NS, 6 * SEC + LEDGER_PAST_KEEP_NS, 5 * SEC);
+    assert_int_equal(l.past_workloads.size, 0);
     ledger_done(&l);
 }
 
@@ -378,7 +399,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_entries),
         cmocka_unit_test(test_swept_workload),
-        cmocka_unit_test(test_past_bounds),
+        cmocka_unit_test(test_past_services),
         cmocka_unit_test(test_no_workload),
         cmocka_unit_test(test_cpu_booking_keeps_names),
         cmocka_unit_test(test_renamed_process_ends_its_old_series),

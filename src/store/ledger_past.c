@@ -91,7 +91,7 @@ void ledger_past_prune(struct ledger *l, uint64_t now_ns) {
     void *v;
 
     /* Removing moves entries: one at a time, from the start (few are kept, fewer expire). */
-    for (bool again = true; again;) {
+    for (bool again = l->past_workloads.size > 0; again;) {
         again = false;
         for (size_t i = 0; hashmap_next(&l->past_workloads, &i, &key, &v);)
             if (now_ns - ((struct past_workload *)v)->dropped_ns > LEDGER_PAST_KEEP_NS) {

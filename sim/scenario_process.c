@@ -221,7 +221,6 @@ static int process_key(struct parser *p, const struct sim_directive *d, const st
     return r;
 }
 
-/* MIG processes name an instance; others must not. */
 /* gi/ci only on a MIG GPU (its mig=on is known when the process is read). */
 static int check_instance_given(struct parser *p, const struct sim_directive *d,
                                 const struct sim_process *proc) {

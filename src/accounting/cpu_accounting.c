@@ -343,8 +343,8 @@ static void clear_groups(struct cpu_accounting *c) {
 }
 
 /* Each workload's CPU energy of the scan, and its unseen series of each domain split.
- * Workloads with live processes or a cgroup stay active even in windows without CPU. */
-/* Out of memory for one group, the others are still booked; returns the first error. */
+ * Workloads with live processes or a cgroup stay active even in windows without CPU. Out
+ * of memory for one group, the others are still booked; returns the first error. */
 static int book_groups(struct cpu_accounting *c, uint64_t now_ns, struct ledger *ledger) {
     int ret = 0;
 

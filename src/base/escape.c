@@ -97,7 +97,7 @@ size_t terminal_fit_columns(const char *s, int cols, int *ret_used) {
 
 void utf8_make_valid(char *s, size_t size) {
     static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
-    char out[ESCAPED_SIZE(256)];
+    char out[256];
     const unsigned char *p = (const unsigned char *)s;
     size_t used = 0, n;
     uint32_t cp;

@@ -193,7 +193,8 @@ static void gpu_label(struct render *r, const struct snap_gpu *g) {
 
 static const struct family gpu_energy = {
     "joulestat_", "gpu_energy_joules_total", "counter",
-    "Energy measured by the GPU since joulestat started, in joules."};
+    "Energy measured by the GPU since joulestat first counted it (across restarts with "
+    "--state-dir), in joules."};
 static const struct family gpu_energy_estimated = {
     "joulestat_", "gpu_energy_estimated", "gauge",
     "1 when the GPU has no energy counter and its energy is integrated from power samples."};

@@ -12,7 +12,8 @@
 
 static const struct family rapl_energy = {
     "joulestat_", "rapl_energy_joules_total", "counter",
-    "Energy measured by a RAPL domain since joulestat started, in joules."};
+    "Energy measured by a RAPL domain since joulestat first counted it (across restarts with "
+    "--state-dir), in joules."};
 static const struct family cpu_unattr = {"joulestat_", "cpu_unattributed_energy_joules_total",
                                          "counter",
                                          "RAPL energy given to no workload, by reason, in joules."};

@@ -105,6 +105,11 @@ void utf8_make_valid(char *s, size_t size) {
 
     if (size == 0 || size > 256)
         return; /* label fields are smaller; anything else is left as it is */
+    while (*p && *p < 0x80)
+        p++; /* ASCII, nearly every label: nothing to copy */
+    if (!*p)
+        return;
+    p = (const unsigned char *)s;
     while (*p) {
         const char *piece = (const char *)p;
         size_t len = 1;

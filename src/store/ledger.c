@@ -461,5 +461,4 @@ void ledger_sweep(struct ledger *l, uint64_t tick_start_ns, uint64_t now_ns,
     sweep_map(l, &l->workloads, false, tick_start_ns, now_ns, retention_ns);
     ledger_sweep_cpu_processes(l, now_ns, retention_ns);
     ledger_sweep_allocations(l, tick_start_ns, now_ns, retention_ns);
-    ledger_past_prune(l, now_ns);
 }

@@ -86,22 +86,6 @@ void ledger_past_resume(struct ledger *l, struct ledger_workload *w, uint64_t no
     free_past(p);
 }
 
-void ledger_past_prune(struct ledger *l, uint64_t now_ns) {
-    uint64_t key;
-    void *v;
-
-    /* Removing moves entries: one at a time, from the start (few are kept, fewer expire). */
-    for (bool again = l->past_workloads.size > 0; again;) {
-        again = false;
-        for (size_t i = 0; hashmap_next(&l->past_workloads, &i, &key, &v);)
-            if (now_ns - ((struct past_workload *)v)->dropped_ns > LEDGER_PAST_KEEP_NS) {
-                free_past(hashmap_remove(&l->past_workloads, key));
-                again = true;
-                break;
-            }
-    }
-}
-
 int ledger_past_restore(struct ledger *l, enum workload_kind kind, const struct snap_identity *id,
                         uint64_t gpu_uj, uint64_t cpu_uj, const uint64_t *cpu_unseen_uj,
                         uint64_t age_us, uint64_t now_ns) {
@@ -130,15 +114,18 @@ int ledger_past_restore(struct ledger *l, enum workload_kind kind, const struct 
 
 bool ledger_past_next(const struct ledger *l, size_t *iter, uint64_t now_ns,
                       struct ledger_workload *ret, uint64_t *ret_age_us) {
-    const struct past_workload *p;
     void *v;
 
-    if (!hashmap_next(&l->past_workloads, iter, NULL, &v))
-        return false;
-    p = v;
-    *ret = p->counters;
-    *ret_age_us = now_ns > p->dropped_ns ? (now_ns - p->dropped_ns) / 1000 : 0;
-    return true;
+    while (hashmap_next(&l->past_workloads, iter, NULL, &v)) {
+        const struct past_workload *p = v;
+
+        if (now_ns - p->dropped_ns > LEDGER_PAST_KEEP_NS)
+            continue; /* expired: not resumed, not saved, gone when the set is full */
+        *ret = p->counters;
+        *ret_age_us = now_ns > p->dropped_ns ? (now_ns - p->dropped_ns) / 1000 : 0;
+        return true;
+    }
+    return false;
 }
 
 void ledger_past_done(struct ledger *l) {

@@ -30,9 +30,6 @@ void ledger_past_keep(struct ledger *l, const struct ledger_workload *w, uint64_
 /* A workload just created at now_ns: it takes the counters it had when dropped, if any. */
 void ledger_past_resume(struct ledger *l, struct ledger_workload *w, uint64_t now_ns);
 
-/* Forgets those dropped more than LEDGER_PAST_KEEP_NS before now_ns. */
-void ledger_past_prune(struct ledger *l, uint64_t now_ns);
-
 /* One restored from a saved state, dropped age_us before now_ns. Returns 0 (an expired one,
  * or one of a kind not kept, is left out), -EINVAL (id names no workload of that kind) or
  * -ENOMEM. cpu_unseen_uj: SNAP_CPU_DOMAINS values, or NULL. */
@@ -41,7 +38,9 @@ int ledger_past_restore(struct ledger *l, enum workload_kind kind, const struct 
                         uint64_t age_us, uint64_t now_ns);
 
 /* Iteration for the state file: `for (size_t i = 0; ledger_past_next(l, &i, now, &w, &age);)`:
- * w a workload entry's copy with the kept counters and labels, age_us since it was dropped. */
+ * w a workload entry's copy with the kept counters and labels, age_us since it was dropped;
+ * those expired at now_ns are left out (and so not saved). Nothing scans the set at a
+ * sweep: an expired one costs its memory until the set is full or the next restart. */
 bool ledger_past_next(const struct ledger *l, size_t *iter, uint64_t now_ns,
                       struct ledger_workload *ret, uint64_t *ret_age_us);
 

@@ -23,8 +23,9 @@
  * which a process of this one may have again, so that no live process takes its entry (a
  * reused pid with the same labels still continues its series). */
 #define START_TICKS_LAST_BOOT (UINT64_C(1) << 63)
-/* A reading older than a century is not one (and keeps the clock arithmetic in range). */
-#define RAPL_AGE_MAX_US (UINT64_C(100) * 366 * 86400 * 1000000)
+/* An age (a RAPL reading's, a dropped workload's) over a century is not one, and keeps the
+ * clock arithmetic in range. */
+#define AGE_MAX_US (UINT64_C(100) * 366 * 86400 * 1000000)
 #define CPU_DOMAIN_KEYS "d0", "d1", "d2", "d3", "d4"
 #define FNV1A_64_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV1A_64_PRIME UINT64_C(0x100000001b3)
@@ -431,7 +432,7 @@ static int restore_rapl(struct ledger *l, const struct fields *f, const struct l
         if (get_u64(f, name, true, &r->raw[die]) < 0)
             return -EBADMSG;
         rapl_age_field(die, name, sizeof(name));
-        if (get_u64(f, name, false, &age_us) < 0 || age_us > RAPL_AGE_MAX_US)
+        if (get_u64(f, name, false, &age_us) < 0 || age_us > AGE_MAX_US)
             return -EBADMSG;
         r->raw_read_ns[die] = ledger_restart_read_ns(rs, age_us);
         r->raw_valid |= 1u << die;
@@ -534,7 +535,7 @@ static int restore_workload(struct ledger *l, const struct fields *f, uint64_t n
 
     if (!kind || get_u64(f, "gpu_uj", true, &gpu_uj) < 0 ||
         get_u64(f, "cpu_uj", true, &cpu_uj) < 0 ||
-        get_u64(f, "past_age_us", false, &past_age_us) < 0 || past_age_us > RAPL_AGE_MAX_US)
+        get_u64(f, "past_age_us", false, &past_age_us) < 0 || past_age_us > AGE_MAX_US)
         return -EBADMSG;
     for (unsigned d = 0; d < SNAP_CPU_DOMAINS; d++)
         if (get_u64(f, cpu_domain_keys[d], false, &unseen[d]) < 0)
@@ -543,9 +544,9 @@ static int restore_workload(struct ledger *l, const struct fields *f, uint64_t n
     for (enum workload_kind k = 0; k < _WORKLOAD_KIND_MAX; k++)
         if (strcmp(workload_kinds[k].name, kind) == 0)
             return get(f, "past_age_us")
-                       ? ledger_past_restore(
-                             l, k, &id, gpu_uj, cpu_uj, unseen_valid ? unseen : NULL,
-                             past_age_us + MIN(downtime_us, RAPL_AGE_MAX_US), now_ns)
+                       ? ledger_past_restore(l, k, &id, gpu_uj, cpu_uj,
+                                             unseen_valid ? unseen : NULL,
+                                             past_age_us + MIN(downtime_us, AGE_MAX_US), now_ns)
                        : ledger_workload_restore(l, k, &id, gpu_uj, cpu_uj,
                                                  unseen_valid ? unseen : NULL, now_ns);
     return UNKNOWN_KIND;
